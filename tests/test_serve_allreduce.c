@@ -196,7 +196,18 @@ END_TEST
  *   3 + 2 x 1 + 2 x 1/2 x 4,194,304 / 360e9 (11.650844 us)
  *   + 3 x 4,194,304 / 3.015e12 (4.173436 us) = 20.824281 us.
  * The trtllm row runs both, trtllm-cpp the gather alone; nothing at TP1 or under
- * attention DP (LM head and embedding whole on each rank). */
+ * attention DP (LM head and embedding whole on each rank).
+ * The vLLM and SGLang rows run both too. vllm-v0 gathers the logits to
+ * rank 0 (torch.distributed.gather: one ncclSend into the root at once):
+ *   (2 - 1) x 32,833,536 B at SM stores' 4/5 of 450 GB/s (360e9)
+ *   = 91.204267 us, + the route's 1 us (2 links x 0.5 us) = 92.204267 us,
+ * below the all-gather's NCCL figure; its embedding's all-reduce is vLLM's
+ * custom kernel, 1-stage at 2 ranks (in a CUDA graph, no staging copy):
+ *   3 + 2 x 1 + 1 x 4,194,304 / 360e9 (11.650844 us)
+ *   + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 19.433135 us.
+ * sglang-v0.3: NCCL's all-gather (as above) + the same 19.433135 us;
+ * vllm-v1 (no --engine): NCCL's all-gather + NCCL's all-reduce of the
+ * 4,194,304 B (the collective row's estimate). */
 START_TEST(vocab_collectives_by_hand)
 {
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
@@ -222,19 +233,38 @@ START_TEST(vocab_collectives_by_hand)
         ck_assert_msg(c, "%s", err ? err->message : "");
         ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find(engines[i], NULL), c, &err));
         double with = strata_serve_cost_step(c, d, 256);
-        strata_serve_cost_set_vocab_collectives(c, false, false);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
         double without = strata_serve_cost_step(c, d, 256);
         ck_assert_msg(fabs(with - without - more[i]) < 1e-12 * with, "%s: %.17g vs %.17g", engines[i], with - without,
                       more[i]);
+        strata_serve_cost_free(c);
+    }
+    const double root = 32833536.0 / 360e9 + 1e-6, custom = 5e-6 + 4194304.0 / 360e9 + 2.0 * 4194304.0 / 3.015e12;
+    ck_assert_msg(fabs(root - 92.204267e-6) < 1e-12, "%.17g", root);
+    ck_assert_msg(fabs(custom - 19.433135e-6) < 1e-12, "%.17g", custom);
+    ck_assert(root < gather);
+    strata_coll_tuning ar = {0};
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 2, 2, 4194304, 0, &ar, NULL));
+    const char *vllm[3] = {"vllm-v0", "sglang-v0.3", NULL};
+    const double vmore[3] = {root + custom, gather + custom, gather + ar.estimate_s};
+    for (int i = 0; i < 3; i++) {
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 256, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert(strata_serve_engine_set_kernels(vllm[i] ? strata_serve_engine_find(vllm[i], NULL) : NULL, c, &err));
+        double with = strata_serve_cost_step(c, d, 256);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
+        double without = strata_serve_cost_step(c, d, 256);
+        ck_assert_msg(fabs(with - without - vmore[i]) < 1e-12 * with, "%s: %.17g vs %.17g", vllm[i] ? vllm[i] : "vllm-v1",
+                      with - without, vmore[i]);
         strata_serve_cost_free(c);
     }
     /* TP1 and attention DP: no collective joins the vocabulary */
     for (int dp = 0; dp < 2; dp++) {
         strata_serve_cost *c = strata_serve_cost_new(hw, &m, dp ? 2 : 1, dp, 256, &err);
         ck_assert_msg(c, "%s", err ? err->message : "");
-        strata_serve_cost_set_vocab_collectives(c, true, true);
+        strata_serve_cost_set_vocab_collectives(c, true, false, true);
         double with = strata_serve_cost_step(c, d, 256);
-        strata_serve_cost_set_vocab_collectives(c, false, false);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
         ck_assert(strata_serve_cost_step(c, d, 256) == with);
         strata_serve_cost_free(c);
     }

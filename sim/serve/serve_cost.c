@@ -5,6 +5,7 @@
 #include "serve/serve_cost.h"
 #include <math.h>
 #include <string.h>
+#include "collective/coll_sched.h"
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
@@ -31,6 +32,7 @@ struct strata_serve_cost {
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
+    bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -313,8 +315,10 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
         c->dense[t] = NAN;
 }
 
-void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce)
+void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
+                                             bool embed_allreduce)
 {
+    c->logits_to_root = to_root;
     c->gather_logits = gather_logits;
     c->embed_allreduce = embed_allreduce;
 }
@@ -803,7 +807,6 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     return t;
 }
 
-
 /* The collectives joining the vocabulary split over tp ranks (no
  * attention DP), where the engine runs them (serve_cost.h): the sampled
  * rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the
@@ -815,9 +818,14 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     if (c->tp < 2 || c->dp > 1)
         return 0;
     uint64_t cols = ((uint64_t)c->m.vocab + c->tp - 1) / c->tp;
+    uint64_t share = (uint64_t)((double)(sampled * cols) * act_bytes(c));
     double t = 0;
-    if (c->gather_logits && sampled)
-        t += collective(c, STRATA_OP_ALL_GATHER, (uint64_t)((double)(sampled * cols) * act_bytes(c)));
+    /* to root: torch/csrc/cuda/nccl.cpp gather, one group of the root's ncclRecv from each rank: tp - 1
+     * shares into its link at SM stores' 4/5 of the wire (coll_sched.h), one latency (NCCL's per-call cost not in) */
+    if (c->gather_logits && sampled && c->logits_to_root && c->ar_bw > 0)
+        t += (double)(c->tp - 1) * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->ar_bw + c->ar_lat;
+    else if (c->gather_logits && sampled)
+        t += collective(c, STRATA_OP_ALL_GATHER, share);
     if (c->embed_allreduce && tokens)
         t += allreduce(c, tokens);
     return t;

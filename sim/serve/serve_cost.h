@@ -51,7 +51,8 @@
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
  *   sample a token; with tp > 1, where the engine runs them
  *   (strata_serve_cost_set_vocab_collectives), the all-gather of those
- *   logits and the embedding's all-reduce.
+ *   logits (or their gather to rank 0)
+ *   and the embedding's all-reduce.
  * With attention data parallelism (TensorRT-LLM's enable_attention_dp,
  * SGLang's --enable-dp-attention) the step's chunks are all ranks' and a
  * rank's time is its share: attention, its projections, norms, dense MLPs,
@@ -119,7 +120,13 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
  * rows (a vocabulary-parallel embedding, each rank's rows masked to its
  * own vocabulary), as the engine's all-reduce runs it, no norm fused.
  * Both off by default. */
-void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce);
+/* to_root: gather_logits's logits go to rank 0 only, each other rank
+ * sending its share point to point (torch.distributed.gather on NCCL,
+ * vLLM v0's LogitsProcessor on GPUs), timed as the root's inbound link
+ * carrying tp - 1 shares plus the route's latency, in place of the
+ * all-gather. */
+void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
+                                             bool embed_allreduce);
 /* What a step of `tokens` tokens run outside a CUDA graph adds to its
  * time (strata_serve_cost_step's assume one): its 2 x layers TP
  * all-reduces as the implementation runs them eagerly less as in a graph

@@ -118,6 +118,28 @@
  *   embedding all-reduce. The C++ executor overlaps nothing of the kind
  *   unless ExecutorConfig's enableTrtOverlap is set (false by default,
  *   cpp/include/tensorrt_llm/executor/executor.h): no lag.
+ * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
+ *   (vllm-v0, sglang-v0.3, vllm-v1: embed_allreduce and logits_gather;
+ *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
+ *   vLLM's VocabParallelEmbedding.forward masks each rank's rows and calls
+ *   tensor_model_parallel_all_reduce ("Reduce across all the model
+ *   parallel GPUs"; vllm/model_executor/layers/vocab_parallel_embedding.py,
+ *   the vllm-0.6.0 wheel), the engine's all-reduce (vllm-custom on the v0
+ *   rows, NCCL's on vllm-v1 here). vLLM 0.6.0's LogitsProcessor._get_logits
+ *   gathers the pruned (sampled) rows' logits to rank 0 on every platform
+ *   but TPU (use_gather = not current_platform.is_tpu();
+ *   tensor_model_parallel_gather -> GroupCoordinator.gather ->
+ *   torch.distributed.gather, vllm/distributed/parallel_state.py; on NCCL
+ *   torch/csrc/cuda/nccl.cpp gather: the root's ncclRecv from each rank,
+ *   their ncclSend, one group): logits_to_root. vLLM v1 all-gathers them
+ *   (LogitsProcessor._gather_logits: use_all_gather =
+ *   current_platform.use_all_gather(), which the base Platform returns as
+ *   envs.VLLM_USE_V1, vllm/platforms/interface.py; CUDA does not override
+ *   it). SGLang 0.3.0's LogitsProcessor.forward all-gathers the last
+ *   (sampled) rows' logits when tp > 1 (tensor_model_parallel_all_gather,
+ *   python/sglang/srt/layers/logits_processor.py, sglang-0.3.0 wheel),
+ *   and its LlamaModel's embed_tokens is vLLM 0.5.5's VocabParallelEmbedding
+ *   (srt/models/llama.py). The overlap row stands for no one engine: none.
  * vllm-v1, the row behind no --engine (not in the table: --engine cannot
  *   name it): vLLM v1, no CPU time per step, and the one row with
  *   fa3_prefill, its FLASH_ATTN backend running FlashAttention-3 on Hopper
@@ -150,7 +172,10 @@ static const strata_serve_engine engines[] = {
      .scheduler = "vllm-v0",
      .allreduce = "vllm-custom",
      .graph_align = GRAPH_ALIGN,
-     .attn_aux = "vllm-0.6-flash-attn"},
+     .attn_aux = "vllm-0.6-flash-attn",
+     .logits_gather = true,
+     .logits_to_root = true,
+     .embed_allreduce = true},
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
      .step_s = 1e-3,
@@ -163,7 +188,9 @@ static const strata_serve_engine engines[] = {
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.3-flashinfer",
      .per_prompt_token_s = 5.4e-9,
-     .per_output_token_s = 25e-9},
+     .per_output_token_s = 25e-9,
+     .logits_gather = true,
+     .embed_allreduce = true},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
      .step_s = 4e-3,
@@ -200,7 +227,9 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
                                                     "prefill",
                                             .fa3_prefill = true,
-                                            .window_blocks = true};
+                                            .window_blocks = true,
+                                            .logits_gather = true,
+                                            .embed_allreduce = true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
@@ -231,7 +260,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
             return false;
         strata_serve_cost_set_allreduce(cost, ar);
     }
-    strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->embed_allreduce);
+    strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->logits_to_root, e->embed_allreduce);
     return true;
 }
 

@@ -76,6 +76,8 @@ typedef struct strata_serve_engine {
                             * all-gathered (gather_output: serve_cost.h) */
     bool embed_allreduce;  /* with tp > 1 (no attention DP) the vocabulary-split embedding's output is
                             * all-reduced (serve_cost.h) */
+    bool logits_to_root;   /* with logits_gather, the logits are gathered to rank 0 only by p2p sends
+                            * (torch.distributed.gather: vLLM v0), not all-gathered (serve_cost.h) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
