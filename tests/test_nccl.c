@@ -30,6 +30,7 @@
  *   LL = NVLS at 10 us / (1/80571.4 - 1/272000) = 1,144,836 B; LL128 and
  *   Simple ring (40.6, 56 us; 189.3, 205.7 GB/s) never beat NVLS.
  */
+#include <inttypes.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
 #include "hw/hw.h"
@@ -501,6 +502,62 @@ START_TEST(hw_declares_the_implementation)
 }
 END_TEST
 
+/* enqueue.cc calcCollChunking (v2.30.7-1 l. 2222-2281, the same from
+ * v2.25.1-1): NVLS's chunk starts at the Simple step, buffSizes[SIMPLE] /
+ * NCCL_STEPS, and is cut to nvlsChunkSize: min(buffer / 8, NVLS chunk);
+ * NVLS_TREE's starts at nvlsChunkSize (no buffer cap). H100, one node of
+ * 8: 16 channels x 8 heads = 128 concurrent ops; at 32 GiB no halving row
+ * binds for chunks up to 4 MiB (64 x 128 x 4 MiB = 32 GiB, not <):
+ *   NCCL_NVLS_CHUNKSIZE 2 MiB, buffer unset (4 MiB): 4 MiB / 8 = 512 KiB
+ *   (without the cap: 2 MiB);
+ *   2 MiB, NCCL_BUFFSIZE 8 MiB: 1 MiB; 16 MiB: 2 MiB (the cap does not
+ *   bind); 256 KiB with the default buffer: 256 KiB (nor here).
+ * v2.19.3-1 (computeColl l. 1360): min(buffer / 8, 131072), no
+ * NCCL_NVLS_CHUNKSIZE: 2 MiB set gives 128 KiB; with a 512 KiB buffer the
+ * step, 64 KiB. */
+START_TEST(nvls_chunk_is_capped_by_the_simple_step)
+{
+    const struct {
+        const char *version;
+        uint64_t nvls_chunk, buff, chunk;
+    } rows[] = {{NULL, 2u << 20, 0, 512u << 10},        {NULL, 2u << 20, 8u << 20, 1u << 20},
+                {NULL, 2u << 20, 16u << 20, 2u << 20},  {NULL, 256u << 10, 0, 256u << 10},
+                {NULL, 0, 0, 128u << 10},               {"2.19", 2u << 20, 0, 128u << 10},
+                {"2.19", 0, 512u << 10, 64u << 10},     {"2.25", 2u << 20, 0, 512u << 10},
+                {"2.28", 2u << 20, 8u << 20, 1u << 20}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_nccl_comm c = h100;
+        c.version = rows[i].version ? strata_nccl_version_find(rows[i].version) : NULL;
+        ck_assert(!rows[i].version || c.version);
+        c.nvls_chunk_bytes = rows[i].nvls_chunk;
+        c.simple_buff_bytes = rows[i].buff;
+        strata_nccl_choice ch = choose(&c, STRATA_OP_ALL_REDUCE, 32ull << 30);
+        ck_assert_int_eq(ch.algo, STRATA_NCCL_NVLS);
+        ck_assert_msg(ch.chunk_bytes == rows[i].chunk, "row %zu: chunk %" PRIu64 ", want %" PRIu64, i,
+                      ch.chunk_bytes, rows[i].chunk);
+    }
+}
+END_TEST
+
+/* NVLS_TREE across 2 nodes of 8 H100s (h100-16x8-ib; 16 channels x 8 NIC
+ * heads = 128 ops): chunkSize = min(nvlsChunkSize, the tree's maximum,
+ * unset at 2 nodes: the chunk), no buffer cap, so NCCL_NVLS_CHUNKSIZE 2
+ * MiB with the default 4 MiB buffer runs 2 MiB at 16 GiB (not < 32 x 128
+ * x 2 MiB = 8 GiB), not the NVLS step cap's 512 KiB. */
+START_TEST(nvls_tree_chunk_is_not_capped_by_the_buffer)
+{
+    const char *env[] = {"interconnect.nvlink.nccl_nvls_chunksize=2MiB", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", env);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 16ull << 30,
+                                            1u << STRATA_NCCL_NVLS_TREE, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS_TREE);
+    ck_assert_uint_eq(t.chunk_bytes, 2u << 20);
+    strata_hw_free(hw);
+}
+END_TEST
+
+
 /* NCCL 2.27.7's choice at 8 GiB on 4 to 8 GPUs of one node, as its log
  * shows on a p6-b200 and an H200 node (validation/nccl-tests.ini, the
  * "8GiB Ngpu" cases). By hand from tuning.cc (v2.27.7-1) and search.cc:
@@ -564,6 +621,8 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, model_figures_are_nccls);
     tcase_add_test(tc, protocol_choice_at_the_crossovers);
     tcase_add_test(tc, nvls_by_gpu_count_at_8_gib);
+    tcase_add_test(tc, nvls_chunk_is_capped_by_the_simple_step);
+    tcase_add_test(tc, nvls_tree_chunk_is_not_capped_by_the_buffer);
     tcase_add_test(tc, channels_follow_enqueue);
     tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
     tcase_add_test(tc, simple_waits_its_sync_per_step);

@@ -188,7 +188,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
                           .algos = p->algos, .protos = p->protos, .version = p->version,
                           .min_ctas = p->min_ctas, .plugin = p->plugin,
                           .net_latency_us = p->net_latency * 1e6, .nvls_chunk_bytes = p->nvls_chunk,
-                          .nvlstree_max_bytes = p->nvlstree_max};
+                          .nvlstree_max_bytes = p->nvlstree_max, .simple_buff_bytes = p->buffsize};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts',

@@ -40,6 +40,10 @@ static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
  * NCCL_NVLS_CHUNKSIZE. */
 #define NCCL_MAX_NVLS_ARITY 32u
 #define NVLS_CHUNKSIZE (128u << 10)
+/* init.cc DEFAULT_BUFFSIZE (1 << 22): Simple's buffer per connection
+ * (comm->buffSizes[NCCL_PROTO_SIMPLE]) when NCCL_BUFFSIZE is unset, in
+ * every release modelled (v2.19.3-1 l. 531, v2.30.7-1 l. 813) */
+#define NCCL_DEFAULT_BUFFSIZE (4u << 20)
 static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 static const double inter_speeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
@@ -417,10 +421,26 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
 }
 
 /* enqueue.cc calcCollChunking's chunk for NVLS and NVLS_TREE (one head
- * per rank on one node, per NIC GPU across), unregistered buffers: from
- * the NVLS chunk (NVLS_TREE: at most the tree's maximum; nvls_tuning),
- * halved to each row's chunk while bytes < its factor x
- * concurrentOps (channels x heads) x the chunk so far. */
+ * per rank on one node, per NIC GPU across), unregistered buffers, then
+ * halved to each row's chunk while bytes < its factor x concurrentOps
+ * (channels x heads) x the chunk so far. The start (v2.25.1-1 to
+ * v2.30.7-1, calcCollChunking l. 1797-1834 at v2.25.1-1, l. 2222-2281 at
+ * v2.30.7-1): chunkSize = stepSize = buffSizes[SIMPLE] / NCCL_STEPS (NVLS
+ * runs Simple only; chunkSteps is 1 off the ring), so
+ *   NVLS:      min(buffer / 8, nvlsChunkSize) ("if (chunkSize >
+ *              maxChunkSize) chunkSize = maxChunkSize"): the Simple step
+ *              caps the NVLS chunk (a 2 MiB NCCL_NVLS_CHUNKSIZE runs 512
+ *              KiB with the 4 MiB buffer);
+ *   NVLS_TREE: chunkSize = nvlsChunkSize, then min with the tree's
+ *              maximum (nvls_tuning): not capped by the buffer.
+ * nvls.cc takes NCCL_NVLS_CHUNKSIZE as it is (ncclParamNvlsChunkSize, no
+ * clamp, lower bound or rounding in any release; coll_impl_nccl.c refuses
+ * sizes outside 4 KiB-16 MiB or not a multiple of 512 B). NVLS's
+ * maxChunkSize of 32768 across nodes where NVLS's Simple all-reduce
+ * bandwidth is under 150 is not modelled: NVLS runs on one node here.
+ * v2.19.3-1 (nvls_chunk_fixed; computeColl l. 1328-1378): NVLS
+ * min(buffer / 8, 131072), NVLS_TREE buffer / 8, 65536 from 4 nodes; no
+ * environment variable moves either. */
 static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64_t bytes, uint64_t ops)
 {
     static const uint64_t nvls_rows[][2] = {{64, 65536}, {8, 32768}, {2, 16384}};
@@ -428,8 +448,14 @@ static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64
     bool tree = a == STRATA_NCCL_NVLS_TREE;
     const uint64_t(*rows)[2] = tree ? tree_rows : nvls_rows;
     size_t n_rows = tree ? G_N_ELEMENTS(tree_rows) : G_N_ELEMENTS(nvls_rows);
-    nvls_tune t = nvls_tuning(c);
-    uint64_t chunk = tree ? MIN(t.chunk, t.tree_max) : t.chunk;
+    uint64_t step = (c->simple_buff_bytes ? c->simple_buff_bytes : NCCL_DEFAULT_BUFFSIZE) / STRATA_NCCL_STEPS;
+    uint64_t chunk;
+    if (ver(c)->nvls_chunk_fixed) {
+        chunk = tree ? (nodes_of(c) >= 4 ? 65536 : step) : MIN(step, NVLS_CHUNKSIZE);
+    } else {
+        nvls_tune t = nvls_tuning(c);
+        chunk = tree ? MIN(t.chunk, t.tree_max) : MIN(step, t.chunk);
+    }
     for (size_t i = 0; i < n_rows; i++)
         if (bytes < rows[i][0] * ops * chunk && chunk > rows[i][1])
             chunk = rows[i][1];

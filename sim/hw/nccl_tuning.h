@@ -115,6 +115,10 @@ typedef struct strata_nccl_comm {
      * "User overrides take priority over tuning"; v2.28.7-1 reads the same
      * parameters, nvls.cc l. 153 and enqueue.cc l. 1977) */
     uint64_t nvls_chunk_bytes, nvlstree_max_bytes;
+    /* NCCL_BUFFSIZE as a run sets it (comm->buffSizes[NCCL_PROTO_SIMPLE],
+     * bytes; 0: unset, init.cc DEFAULT_BUFFSIZE 4 MiB): NVLS's chunk is at
+     * most one step of it (nccl_tuning.c nvls_chunk) */
+    uint64_t simple_buff_bytes;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {

@@ -81,7 +81,7 @@ static const strata_nccl_version versions[] = {
      .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .ring_ll_quarter = true,
-     .ring_chunk_grain = true, .one_node = true},
+     .ring_chunk_grain = true, .one_node = true, .nvls_chunk_fixed = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557) */
     {.name = "2.25",

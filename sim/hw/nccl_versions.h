@@ -64,6 +64,12 @@ typedef struct strata_nccl_version {
      * a Blackwell communicator follow the nodes, the GPUs per node and the
      * NICs' bandwidth (nccl_tuning.c nvls_tuning) */
     bool nvls_sm100_tuning;
+    /* v2.19.3-1 has neither NCCL_NVLS_CHUNKSIZE nor
+     * NCCL_NVLSTREE_MAX_CHUNKSIZE: enqueue.cc computeColl caps NVLS's chunk
+     * at a fixed 131072 and takes NVLS_TREE's from the Simple step (64 KiB
+     * from 4 nodes); from v2.25.1-1 both come from comm->nvlsChunkSize
+     * (nccl_tuning.c nvls_chunk) */
+    bool nvls_chunk_fixed;
     /* tuning.cc to v2.19.3-1: the ring's LL bus bandwidth is a quarter of
      * the graph's for an all-reduce or across nodes, a third for one
      * node's all-gather or reduce-scatter (from v2.21.5-1: a half) */
