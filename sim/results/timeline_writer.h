@@ -92,8 +92,8 @@ typedef struct strata_tl_tag_count {
  * and whose span has no length. A wait stays a slice, even unblocked. */
 static inline bool strata_tl_instant(const strata_op_span *sp, int64_t start_ns, int64_t end_ns)
 {
-    return end_ns <= start_ns && (sp->kind == STRATA_OP_RECORD || sp->kind == STRATA_OP_ALLOC ||
-                                  sp->kind == STRATA_OP_FREE || sp->kind == STRATA_OP_RELEASE);
+    enum { KINDS = 1u << STRATA_OP_RECORD | 1u << STRATA_OP_ALLOC | 1u << STRATA_OP_FREE | 1u << STRATA_OP_RELEASE };
+    return end_ns <= start_ns && (unsigned)sp->kind < 32 && (KINDS >> (unsigned)sp->kind & 1u);
 }
 
 typedef struct strata_tl_writer {
