@@ -281,7 +281,7 @@ END_TEST
 /* ---- Perfetto's protobuf trace (timeline_perfetto.c) ------------------- */
 
 typedef struct pf_counts {
-    guint begins, ends, counters, processes, threads, counter_tracks, absolute;
+    guint begins, ends, instants, counters, processes, threads, counter_tracks, absolute;
     uint64_t extra_values;
     uint64_t *ns; /* per packet: its time, as trace_processor reads it */
 } pf_counts;
@@ -357,6 +357,9 @@ static Perfetto__Protos__Trace *unpack_pftrace(const char *path, pf_counts *c)
             ck_assert_uint_eq(open_on, e->track_uuid);
             open_on = 0;
             c->ends++;
+        } else if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT) {
+            ck_assert_uint_eq(open_on, 0); /* one packet, between slices */
+            c->instants++;
         } else if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER) {
             c->counters++;
             c->extra_values += e->n_extra_counter_values;
@@ -657,6 +660,91 @@ START_TEST(pftrace_slices_are_the_json_slices)
 }
 END_TEST
 
+/* A record takes no time (engine.c: only a copy, a compute and a wait move
+ * the clock): sample_results plus, on stream dma at 0.95 ms, "record e1"
+ * (op 5, line 6) and then "wait e1" (op 6, line 7), which did not block
+ * (0 long). Each takes the lane of dma that frees first: the record
+ * dma #2 (free since w2's end, 0.75 ms; tid 6, uuid 12), then the wait
+ * dma (free since w3's end, 0.9 ms). The record is an instant event,
+ * "ph":"i" with "s":"t" at ts 950 us, args {op 5, line 6, bytes 0}, and
+ * no "X"; in the .pftrace one TYPE_INSTANT packet at 950,000 ns with the
+ * same name and args and no slice; the wait stays a slice of length 0
+ * (10 slices: the 9 of pftrace_same_events_as_json and the wait). */
+START_TEST(a_record_is_an_instant_event)
+{
+    strata_results *r = sample_results();
+    const char *names[2] = {"e1", "e1"};
+    const strata_op_kind kinds[2] = {STRATA_OP_RECORD, STRATA_OP_WAIT};
+    for (int i = 0; i < 2; i++) {
+        strata_op_span *s = strata_results_add_span(r, names[i]);
+        s->op_index = 5 + (uint64_t)i;
+        s->line = 6 + (uint64_t)i;
+        s->kind = kinds[i];
+        s->stream = 1;
+        s->start_s = s->end_s = 0.95e-3;
+        s->memory = s->src_memory = s->dst_memory = -1;
+    }
+    char *json = write_sample(r), *pf = write_sample_as(r, "t.pftrace");
+    parsed p = parse_timeline(json);
+    guint instants = 0;
+    for (guint i = 0; i < json_array_get_length(p.events); i++) {
+        JsonObject *e = json_array_get_object_element(p.events, i);
+        if (strcmp(json_object_get_string_member(e, "ph"), "i") != 0)
+            continue;
+        instants++;
+        ck_assert_str_eq(json_object_get_string_member(e, "name"), "record e1");
+        ck_assert_str_eq(json_object_get_string_member(e, "cat"), "record");
+        ck_assert_str_eq(json_object_get_string_member(e, "s"), "t");
+        ck_assert_str_eq(track_of(&p, e), "dma #2");
+        ck_assert_double_eq(json_object_get_double_member(e, "ts"), 950);
+        ck_assert(!json_object_has_member(e, "dur"));
+        JsonObject *args = json_object_get_object_member(e, "args");
+        ck_assert_int_eq(json_object_get_int_member(args, "op"), 5);
+        ck_assert_int_eq(json_object_get_int_member(args, "line"), 6);
+        ck_assert_int_eq(json_object_get_int_member(args, "bytes"), 0);
+    }
+    ck_assert_uint_eq(instants, 1);
+    JsonObject *wait = NULL;
+    ck_assert_uint_eq(count_x(&p, "record e1", NULL, NULL), 0);
+    ck_assert_uint_eq(count_x(&p, "wait e1", NULL, &wait), 1);
+    ck_assert_str_eq(track_of(&p, wait), "dma");
+    ck_assert_double_eq(json_object_get_double_member(wait, "dur"), 0);
+    ck_assert_uint_eq(count_x(&p, NULL, NULL, NULL), 10);
+
+    pf_counts c;
+    Perfetto__Protos__Trace *t = unpack_pftrace(pf, &c);
+    ck_assert_uint_eq(c.begins, 10);
+    ck_assert_uint_eq(c.ends, 10);
+    ck_assert_uint_eq(c.instants, 1);
+    for (size_t i = 0; i < t->n_packet; i++) {
+        const Perfetto__Protos__TracePacket *k = t->packet[i];
+        if (k->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT ||
+            k->track_event->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT)
+            continue;
+        const Perfetto__Protos__TrackEvent *e = k->track_event;
+        ck_assert_uint_eq(c.ns[i], 950000);
+        ck_assert_uint_eq(e->track_uuid, 12); /* lane dma #2: tid 6 */
+        ck_assert_int_eq(e->name_field_case, PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME);
+        ck_assert_str_eq(e->name, "record e1");
+        ck_assert_uint_eq(e->n_category_iids, 1);
+        ck_assert_str_eq(interned(t, INTERNED_CATEGORY, e->category_iids[0]), "record");
+        ck_assert_uint_eq(e->n_debug_annotations, 3);
+        const char *want[3] = {"op", "line", "bytes"};
+        const uint64_t values[3] = {5, 6, 0};
+        for (int a = 0; a < 3; a++) {
+            ck_assert_str_eq(interned(t, INTERNED_ARG_NAME, e->debug_annotations[a]->name_iid), want[a]);
+            ck_assert_uint_eq(e->debug_annotations[a]->uint_value, values[a]);
+        }
+    }
+    g_free(c.ns);
+    perfetto__protos__trace__free_unpacked(t, NULL);
+    parsed_clear(&p);
+    g_free(json);
+    g_free(pf);
+    strata_results_free(r);
+}
+END_TEST
+
 START_TEST(no_spans_is_a_valid_empty_timeline)
 {
     strata_results *r = strata_results_new("engine");
@@ -847,6 +935,7 @@ int main(void)
     tcase_add_test(tc, pftrace_same_events_as_json);
     tcase_add_test(tc, pftrace_exact_times);
     tcase_add_test(tc, pftrace_slices_are_the_json_slices);
+    tcase_add_test(tc, a_record_is_an_instant_event);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);

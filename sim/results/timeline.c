@@ -5,7 +5,10 @@
  * reads it for the memory, address-space and link plots.
  *
  * Layout (pids and tids are small integers, names come from "M" metadata):
- *   pid 1 "streams"   one track per stream: an "X" event per op
+ *   pid 1 "streams"   one track per stream: an "X" event per op, an "i"
+ *                     event of thread scope ("s":"t") for an op that takes
+ *                     no time (strata_tl_instant: a record, an alloc, a
+ *                     free, a release), with the same args
  *   pid 2 "links"     one track per link: an "X" event per copy on it
  *                     (links named by results->links; a copy's span names
  *                     its route, which the results resolve to its links,
@@ -347,15 +350,16 @@ static int place(strata_timeline *tl, track *t, double start, double end, int64_
     return tid;
 }
 
-/* Starts an "X" event on lane tid of t, named name then " " and label
- * (NULL: none), up to its args, with room for `args` more bytes: the
- * caller writes the args object and the closing brace. */
-static char *x_event(strata_timeline *tl, const track *t, int tid, int64_t start_ns, int64_t end_ns,
+/* Starts an "X" event on lane tid of t (instant: an "i" event of thread
+ * scope at start_ns, no "dur"), named name then " " and label (NULL:
+ * none), up to its args, with room for `args` more bytes: the caller
+ * writes the args object and the closing brace. */
+static char *x_event(strata_timeline *tl, const track *t, int tid, int64_t start_ns, int64_t end_ns, bool instant,
                      const strata_jc_piece *name, const char *label, const strata_jc_piece *cat, size_t args)
 {
     size_t label_n = label ? strlen(label) : 0;
     char *p = begin_event(tl, EVENT_ROOM + name->n + 6 * label_n + cat->n + args);
-    p = STRATA_JC_LIT(p, "{\"ph\":\"X\",\"name\":\"");
+    p = instant ? STRATA_JC_LIT(p, "{\"ph\":\"i\",\"name\":\"") : STRATA_JC_LIT(p, "{\"ph\":\"X\",\"name\":\"");
     p = strata_jc_put_piece(p, name);
     if (label) {
         *p++ = ' ';
@@ -369,6 +373,8 @@ static char *x_event(strata_timeline *tl, const track *t, int tid, int64_t start
     p = strata_jc_i64(p, tid);
     p = STRATA_JC_LIT(p, ",\"ts\":");
     p = w_ts(tl, p, start_ns);
+    if (instant)
+        return STRATA_JC_LIT(p, ",\"s\":\"t\",\"args\":");
     p = STRATA_JC_LIT(p, ",\"dur\":");
     p = strata_jc_micros(p, end_ns > start_ns ? end_ns - start_ns : 0);
     return STRATA_JC_LIT(p, ",\"args\":");
@@ -476,7 +482,8 @@ static void json_span(void *w, const track *t, int tid, int64_t start_ns, int64_
     }
     size_t args = SPAN_ARGS_ROOM + (m1 ? m1->n : 0) + (m2 ? m2->n : 0);
     const char *label = sp->label && *sp->label ? sp->label : NULL;
-    char *p = x_event(tl, t, tid, start_ns, end_ns, kind, label, cat ? cat : kind, args);
+    char *p = x_event(tl, t, tid, start_ns, end_ns, strata_tl_instant(sp, start_ns, end_ns), kind, label,
+                      cat ? cat : kind, args);
     done(tl, w_span_args(p, sp, m1, m2));
 }
 
@@ -521,7 +528,7 @@ static void json_buffer(void *w, const track *t, int tid, int64_t start_ns, int6
 {
     strata_timeline *tl = w;
     const strata_jc_piece *tag = tag_piece(tl, b->tag);
-    char *p = x_event(tl, t, tid, start_ns, end_ns, tag, NULL, &tl->buffer_cat, EVENT_ROOM + tag->n);
+    char *p = x_event(tl, t, tid, start_ns, end_ns, false, tag, NULL, &tl->buffer_cat, EVENT_ROOM + tag->n);
     p = STRATA_JC_LIT(p, "{\"offset\":");
     p = strata_jc_u64(p, b->offset);
     p = STRATA_JC_LIT(p, ",\"size\":");

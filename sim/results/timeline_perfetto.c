@@ -12,7 +12,9 @@
  *   - a slice per JSON "X" event: TYPE_SLICE_BEGIN at its start (name,
  *     category, args as debug annotations) and TYPE_SLICE_END at its end on
  *     the lane's track, both written at once (the lane's next event starts
- *     at or after this end); times are whole nanoseconds;
+ *     at or after this end); times are whole nanoseconds; an op that takes
+ *     no time (strata_tl_instant: a record, an alloc, a free, a release)
+ *     is one TYPE_INSTANT event instead, with the same fields and args;
  *   - a counter track per JSON counter series, named as Perfetto names a
  *     JSON counter's series ("hbm in use allocated", "hbm in use reserved",
  *     "hbm by tag weights"), under the "memories" process: allocated and
@@ -133,7 +135,7 @@ typedef struct pf_writer {
     pre packet, timestamp, track_event, counter, extra_uuid, extra_value, name, name_iid, category, annotation;
     pre absolute;  /* a timestamp's clock when it is absolute (BOOTTIME) */
     pre after_ts;  /* sequence id, flags (SEQ_NEEDS_INCREMENTAL_STATE) and the event's tag */
-    pre slice_begin, slice_end, counter_event;
+    pre slice_begin, slice_end, instant, counter_event;
     pre arg_uint[ARG__END];
     /* String args, whole (a debug annotation of an interned value): */
     pre tag_arg[STRATA_TAG__COUNT + 1];
@@ -564,9 +566,10 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     }
     uint64_t uuid = 2 * (uint64_t)tid;
     size_t body = kind_n + label_n + 8 * ARG_ROOM;
+    bool instant = strata_tl_instant(sp, start_ns, end_ns);
     open_event o;
-    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT), body, start_ns, &w->slice_begin,
-                             uuid);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT), body, start_ns,
+                             instant ? &w->instant : &w->slice_begin, uuid);
     if (label) {
         p = varint(put_pre(p, &w->name), kind_n + 1 + label_n);
         memcpy(p, w->kind_text[kind], KIND_TEXT); /* "KIND " */
@@ -583,7 +586,7 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     if (m2)
         p = put_pre(p, m2);
     end_event(&o, p);
-    taken(w, slice_end(w, p, uuid, end_ns));
+    taken(w, instant ? p : slice_end(w, p, uuid, end_ns));
 }
 
 static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
@@ -649,6 +652,7 @@ static void encode_constants(pf_writer *w)
                   g->track_event));
     w->slice_begin = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN), g->track_uuid));
     w->slice_end = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END), g->track_uuid));
+    w->instant = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT), g->track_uuid));
     w->counter_event = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER), g->track_uuid));
     for (int a = 1; a < ARG__END; a++) { /* the annotation's tag, its length (set by arg_uint), name and value's tag */
         uint8_t *p = varint(b, g->annotation);

@@ -84,6 +84,18 @@ typedef struct strata_tl_tag_count {
     char text[STRATA_TL_TAG_TEXT];    /* MAX(bytes, 0) printed; copied whole */
 } strata_tl_tag_count;
 
+/* Whether span sp, from start_ns to end_ns, is written as an instant event
+ * (Perfetto TYPE_INSTANT, JSON "ph":"i" with thread scope) rather than a
+ * slice: an op of a kind that takes no time by construction (the engine's
+ * loop, engine.c, moves a stream's clock only for a copy, a compute and a
+ * wait: a record, an alloc, a free and a release end where they start)
+ * and whose span has no length. A wait stays a slice, even unblocked. */
+static inline bool strata_tl_instant(const strata_op_span *sp, int64_t start_ns, int64_t end_ns)
+{
+    enum { KINDS = 1u << STRATA_OP_RECORD | 1u << STRATA_OP_ALLOC | 1u << STRATA_OP_FREE | 1u << STRATA_OP_RELEASE };
+    return end_ns <= start_ns && (unsigned)sp->kind < 32 && (KINDS >> (unsigned)sp->kind & 1u);
+}
+
 typedef struct strata_tl_writer {
     /* The writer's state on out, for results r (borrowed); NULL: the
      * timeline's own (the JSON writer). */
@@ -93,7 +105,8 @@ typedef struct strata_tl_writer {
     void (*process)(void *w, int pid, const char *name_a, const char *name_b, long sort);
     /* Lane `index` of track t, thread tid, sorted by sort. */
     void (*lane)(void *w, const strata_tl_track *t, int tid, guint index, long sort);
-    /* Span sp on a lane; on_link: a copy's event on a link track. */
+    /* Span sp on a lane; on_link: a copy's event on a link track; an
+     * instant event where strata_tl_instant(). */
     void (*span)(void *w, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
                  const strata_op_span *sp, bool on_link);
     void (*buffer)(void *w, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
