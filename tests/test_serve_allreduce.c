@@ -28,6 +28,28 @@ static strata_serve_ar_in dgx(uint32_t ranks, uint64_t tokens, uint64_t bytes)
     return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9, false};
 }
 
+
+/* configs/hw/dgx-h100.ini, loaded (the figures the tests below derive from). */
+static strata_hw *dgx_h100(void)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    g_free(path);
+    return hw;
+}
+
+/* Llama-3-70B in FP8, one layer. */
+static strata_serve_model f8_70b_one_layer(void)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
+    m.dtype = STRATA_DTYPE_F8;
+    m.layers = 1;
+    return m;
+}
 /* One-shot of one Llama-3.1-405B token (16,384 bf16 = 32,768 B) over 8
  * ranks: SM stores at 450 x 4/5 = 360 GB/s;
  *   3 + 1 + 7 x 32,768 / 360e9 (0.637156 us) + 10 x 32,768 / 3.015e12
@@ -114,10 +136,8 @@ static strata_serve_model f8_405b(void)
  * row again drops the cached step times. */
 START_TEST(trtllm_engine_runs_it_in_the_step)
 {
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw = dgx_h100();
     strata_serve_model m = f8_405b();
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
@@ -137,7 +157,6 @@ START_TEST(trtllm_engine_runs_it_in_the_step)
     g_free(d);
     strata_serve_cost_free(c);
     strata_hw_free(hw);
-    g_free(path);
 }
 END_TEST
 
@@ -153,14 +172,9 @@ END_TEST
  * with NCCL's row (the same NCCL all-reduces, the quantization fused). */
 START_TEST(nccl_fallback_quantizes_apart)
 {
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
-    m.dtype = STRATA_DTYPE_F8;
-    m.layers = 1;
+    strata_hw *hw = dgx_h100();
+    strata_serve_model m = f8_70b_one_layer();
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 1024, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
     const strata_serve_allreduce *ar = strata_serve_allreduce_find("trtllm-auto", NULL);
@@ -179,7 +193,6 @@ START_TEST(nccl_fallback_quantizes_apart)
     }
     strata_serve_cost_free(c);
     strata_hw_free(hw);
-    g_free(path);
 }
 END_TEST
 
@@ -210,14 +223,9 @@ END_TEST
  * 4,194,304 B (the collective row's estimate). */
 START_TEST(vocab_collectives_by_hand)
 {
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
-    m.dtype = STRATA_DTYPE_F8;
-    m.layers = 1;
+    strata_hw *hw = dgx_h100();
+    strata_serve_model m = f8_70b_one_layer();
     strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
     for (uint32_t i = 0; i < 256; i++)
         d[i] = (strata_serve_chunk){i, 1, 100, true};
@@ -270,7 +278,6 @@ START_TEST(vocab_collectives_by_hand)
     }
     g_free(d);
     strata_hw_free(hw);
-    g_free(path);
 }
 END_TEST
 
@@ -344,10 +351,8 @@ END_TEST
  * NCCL, so nothing is added and the step is NCCL's. */
 START_TEST(vllm_engines_run_it_in_the_step)
 {
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw = dgx_h100();
     strata_serve_model m;
     ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 4, false, 1024, &err);
@@ -373,7 +378,6 @@ START_TEST(vllm_engines_run_it_in_the_step)
     g_free(d);
     strata_serve_cost_free(c);
     strata_hw_free(hw);
-    g_free(path);
 }
 END_TEST
 
