@@ -41,11 +41,8 @@ static char *child_line(const char *hw_path, const char *const *sets, const gen_
     strata_results *r = NULL;
     strata_run_spec_options o = {.hw_path = hw_path, .open = open_gen, .open_data = (void *)g, .expand_spmd = true,
                                  .hw_overrides = sets};
-    strata_run_spec *spec = strata_run_spec_new(&o, &err);
-    strata_engine_options opt;
-    strata_engine_options_init(&opt);
     char *line;
-    if (spec && strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &r, &err)) {
+    if (strata_run_spec_run(&o, &r, &err)) {
         const strata_collective_result *c =
             r->collectives && r->collectives->len ? &g_array_index(r->collectives, strata_collective_result, 0) : NULL;
         if (r->oom || !c || !(c->end_s > c->start_s))
@@ -59,7 +56,6 @@ static char *child_line(const char *hw_path, const char *const *sets, const gen_
     }
     g_clear_error(&err);
     strata_results_free(r);
-    strata_run_spec_free(spec);
     return line;
 }
 

@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <string.h>
 #include "core/mesh.h"
+#include "engine/engine.h"
 #include "placement/placement_hw.h"
 #include "policy/policy.h"
 #include "spmd/spmd.h"
@@ -175,3 +176,16 @@ void strata_run_spec_free(strata_run_spec *spec)
 const strata_hw *strata_run_spec_hw(const strata_run_spec *spec) { return spec->hw; }
 
 strata_source *strata_run_spec_source(const strata_run_spec *spec) { return spec->src; }
+
+bool strata_run_spec_run(const strata_run_spec_options *opt, strata_results **out, GError **err)
+{
+    *out = NULL;
+    strata_run_spec *spec = strata_run_spec_new(opt, err);
+    if (!spec)
+        return false;
+    strata_engine_options eo;
+    strata_engine_options_init(&eo);
+    bool ok = strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &eo, out, err);
+    strata_run_spec_free(spec);
+    return ok;
+}

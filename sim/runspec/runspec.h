@@ -47,6 +47,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include "hw/hw.h"
+#include "results/results.h"
 #include "trace/source.h"
 
 typedef struct strata_run_spec strata_run_spec;
@@ -76,6 +77,12 @@ typedef struct strata_run_spec_options {
 /* Builds the spec; NULL with err set by the first step that failed. */
 strata_run_spec *strata_run_spec_new(const strata_run_spec_options *opt, GError **err);
 void strata_run_spec_free(strata_run_spec *spec);
+
+/* Builds the spec and runs its stream through the engine with the engine's
+ * default options: the results in *out (strata_results_free; they hold
+ * nothing of the spec), false with err set by the step that failed (*out
+ * may then hold partial results, to be freed as well). */
+bool strata_run_spec_run(const strata_run_spec_options *opt, strata_results **out, GError **err);
 
 /* The hardware model, or NULL without one. */
 const strata_hw *strata_run_spec_hw(const strata_run_spec *spec);

@@ -498,11 +498,8 @@ static char *child_value(const strata_published_case *c)
     strata_run_spec_options spec_opt = {.hw_path = c->hw, .trace_path = c->gen ? NULL : c->trace,
                                         .open = c->gen ? case_source : NULL, .open_data = (void *)c,
                                         .expand_spmd = true, .hw_overrides = (const char *const *)c->set};
-    strata_run_spec *spec = strata_run_spec_new(&spec_opt, &err);
-    strata_engine_options opt;
-    strata_engine_options_init(&opt);
     char *line = NULL;
-    if (spec && strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &r, &err)) {
+    if (strata_run_spec_run(&spec_opt, &r, &err)) {
         if (r->oom || !(r->makespan_s > 0))
             line = g_strdup_printf("%s %s: the trace %s", r->oom ? "oom" : "error", c->where,
                                    r->oom ? "ran out of memory" : "takes no time");
@@ -513,7 +510,6 @@ static char *child_value(const strata_published_case *c)
     }
     g_clear_error(&err);
     strata_results_free(r);
-    strata_run_spec_free(spec);
     return line;
 }
 
