@@ -237,6 +237,55 @@ START_TEST(cli_plan_without_gpu)
 }
 END_TEST
 
+/* kernel=gemm ops in a dtype cuBLAS takes become cublasGemmStridedBatchedEx
+ * calls over one scratch region as large as the largest GEMM's A, B and C:
+ *   gemm 128x256x64 bf16 (no dtype: bf16): A 128*256*2 = 65536, B 256*64*2
+ *   = 32768, C 128*64*2 = 16384 -> 114688 B, 2*128*256*64 = 4194304 flops;
+ *   tf32 2x64x32x16: A 2*64*32*4 = 16384, B 2*32*16*4 = 4096, C 2*64*16*4 =
+ *   8192 -> 28672 B; f16 8x8x8: 128 + 128 + 128 -> 256 each (768 B).
+ * An f8 gemm (cuBLASLt's) and a gemm with time= keep the FMA kernel and the spin. */
+START_TEST(plan_gemm_ops_run_cublas)
+{
+    const char *trace = "strata-trace 1\n"
+                        "alloc w 1MiB\n"
+                        "compute g0 kernel=gemm dims=128x256x64 in=w\n"
+                        "compute g1 kernel=gemm dims=2x64x32x16 dtype=tf32 stream=s1\n"
+                        "compute g2 kernel=gemm dims=8x8x8 dtype=f16\n"
+                        "compute g3 kernel=gemm dims=8x8x8 dtype=f8 flops=1024\n"
+                        "compute g4 kernel=gemm dims=8x8x8 time=2us\n"
+                        "compute e0 kernel=elementwise dims=1024 flops=1024\n"
+                        "free w\n";
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(trace, &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ARENA);
+    char *text = plan_text(cp);
+    const char *expected =
+        "cudaStreamCreate stream=0\n"
+        "cudaStreamCreate stream=1\n"
+        "cudaMalloc r0 bytes=1048576\n"
+        "cudaMalloc r1 bytes=114688 (GEMM scratch, filled) + cublasCreate\n"
+        "nop stream=0 op=0\n"
+        "cublasGemmStridedBatchedEx bf16 batch=1 m=128 k=256 n=64 scratch=r1 stream=0 op=1\n"
+        "cublasGemmStridedBatchedEx tf32 batch=2 m=64 k=32 n=16 scratch=r1 stream=1 op=2\n"
+        "cublasGemmStridedBatchedEx f16 batch=1 m=8 k=8 n=8 scratch=r1 stream=0 op=3\n"
+        "launch compute flops=1024 bytes=0 operands= stream=0 op=4\n"
+        "launch spin time=2e-06s stream=0 op=5\n"
+        "launch compute flops=1024 bytes=0 operands= stream=0 op=6\n"
+        "nop stream=0 op=7\n";
+    ck_assert_str_eq(text, expected);
+    ck_assert_uint_eq(cp->n_setup, 4);
+    ck_assert(cp->calls[5].flops == 4194304.0);
+    strata_cuda_gemm tf = {STRATA_CUDA_GEMM_TF32, 2, 64, 32, 16};
+    ck_assert_uint_eq(strata_cuda_gemm_scratch_bytes(&tf), 28672);
+    strata_cuda_gemm h = {STRATA_CUDA_GEMM_F16, 1, 8, 8, 8};
+    ck_assert_uint_eq(strata_cuda_gemm_scratch_bytes(&h), 768);
+    g_free(text);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The GPU path: a real replay, or the "no CUDA device" error (exit 2). */
 START_TEST(gpu_replay_or_skip)
 {
@@ -261,6 +310,40 @@ START_TEST(gpu_replay_or_skip)
         ck_assert_str_eq(r->producer, "cuda");
         ck_assert_uint_eq(r->spans->len, 12);
         ck_assert(r->makespan_s > 0);
+        strata_results_free(r);
+    }
+    strata_source_free(src);
+    g_free(path);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The GPU path of a GEMM: cuBLAS runs it, or the test skips. A 4096^3 bf16
+ * GEMM is 2 * 4096^3 = 1.374e11 flops: no GPU of 2026 reaches 5 PFLOP/s
+ * dense, so it takes more than 27.5 us, and far less than a second. */
+START_TEST(gpu_gemm_or_skip)
+{
+    strata_hw *hw = NULL;
+    strata_plan_free(make_plan(TRACE, &hw));
+    char *path = strata_test_write_temp("cuda-XXXXXX.trace",
+                                        "strata-trace 1\ncompute g kernel=gemm dims=4096x4096x4096 dtype=bf16\n");
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    const strata_backend *cuda = strata_backend_find("cuda", NULL);
+    strata_backend_options opt;
+    strata_backend_options_init(&opt);
+    opt.repeats = 3;
+    strata_results *r = NULL;
+    if (!cuda->run(hw, src, &opt, &r, &err)) {
+        ck_assert_msg(err->code == STRATA_ERROR_NO_DEVICE, "%s", err->message);
+        printf("SKIP: %s\n", err->message);
+        g_clear_error(&err);
+    } else {
+        ck_assert_uint_eq(r->spans->len, 1);
+        const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, 0);
+        double t = sp->end_s - sp->start_s;
+        printf("gemm 4096^3 bf16: %.3f us, %.1f TFLOP/s\n", t * 1e6, 2.0 * 4096.0 * 4096.0 * 4096.0 / t / 1e12);
+        ck_assert_msg(t > 2.0 * 4096.0 * 4096.0 * 4096.0 / 5e15 && t < 1.0, "%g s", t);
         strata_results_free(r);
     }
     strata_source_free(src);
@@ -301,11 +384,13 @@ static Suite *cuda_plan_suite(void)
     tcase_add_test(tc, plan_copy_directions);
     tcase_add_test(tc, mode_names);
     tcase_add_test(tc, cli_plan_without_gpu);
+    tcase_add_test(tc, plan_gemm_ops_run_cublas);
     suite_add_tcase(s, tc);
     tc = tcase_create("gpu");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, gpu_replay_or_skip);
     tcase_add_test(tc, gpu_cli_or_no_device);
+    tcase_add_test(tc, gpu_gemm_or_skip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,11 +18,25 @@
  *    thread a step, grid-stride), then runs multiply-adds for the op's flops
  *    (8 flops per step of 4 FMAs); pageable operands are not touched (the
  *    device cannot reach them). The spin kernel waits on %globaltimer.
+ *  - a GEMM call is cublasGemmStridedBatchedEx on the op's stream, over
+ *    the scratch region that its setup call made and filled with finite
+ *    values of random mantissa and sign (0x2C00 | 10 random mantissa bits |
+ *    sign, as 16-bit words: 2^-4 scale as f16, 2^-39 as bf16 and as the
+ *    high half of an f32, so no sum overflows; zeros would run faster than
+ *    real data, as a tensor core's power falls with toggling bits). cuBLAS
+ *    is loaded with dlopen (libcublas.so.13, .12, then unversioned, then
+ *    the toolkit's lib64) only when the plan has a GEMM, so strata neither
+ *    links it nor needs it for anything else.
  *
  * Invariants: every CUDA error is reported in msg with the call that
  * failed; all resources are released on every path.
  */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#if __has_include(<cublas_api.h>)
+#include <cublas_api.h>
+#define STRATA_HAVE_CUBLAS_H 1
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -86,6 +100,17 @@ __global__ void spin_kernel(unsigned long long ns)
 }
 
 __global__ void empty_kernel() {}
+
+/* The GEMM scratch's values: 16-bit words 0x2C00 | mantissa | sign from a hash of the index. */
+__global__ void fill_gemm_scratch(unsigned short *p, unsigned long long n)
+{
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned int h = (unsigned int)(i * 2654435761ull) ^ (unsigned int)(i >> 16) * 40503u;
+        h ^= h >> 13;
+        p[i] = (unsigned short)(0x2C00u | (h & 0x03FFu) | (h & 0x8000u));
+    }
+}
 
 /* Error state of one executor or calibration run. */
 struct cuda_status {
@@ -165,7 +190,127 @@ int no_device(char *msg, size_t len)
     return 0;
 }
 
+/* cuBLAS, loaded on demand: the library, its entry points and one handle. */
+struct cublas_lib {
+    void *so = nullptr;
+#ifdef STRATA_HAVE_CUBLAS_H
+    cublasHandle_t handle = nullptr;
+    decltype(&cublasCreate_v2) create = nullptr;
+    decltype(&cublasDestroy_v2) destroy = nullptr;
+    decltype(&cublasSetStream_v2) set_stream = nullptr;
+    /* the C entry point (C++ also sees an inline overload taking cudaDataType as the compute type) */
+    cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
+                           const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long,
+                           const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t,
+                           cublasGemmAlgo_t) = nullptr;
+#endif
+    void close()
+    {
+#ifdef STRATA_HAVE_CUBLAS_H
+        if (handle && destroy)
+            destroy(handle);
+        handle = nullptr;
+#endif
+        if (so)
+            dlclose(so);
+        so = nullptr;
+    }
+    ~cublas_lib() { close(); }
+};
+
+/* Loads cuBLAS and makes its handle; false with msg set where it cannot. */
+bool cublas_open(cuda_status &st, cublas_lib &lib)
+{
+#ifdef STRATA_HAVE_CUBLAS_H
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                        "/usr/local/cuda/lib64/libcublas.so"};
+    const char *why = "";
+    for (const char *n : names) {
+        lib.so = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+        if (lib.so)
+            break;
+        why = dlerror();
+    }
+    if (!lib.so) {
+        st.failed = true;
+        snprintf(st.msg, st.len,
+                 "kernel=gemm ops run through cuBLAS, which could not be loaded (%s); put the CUDA toolkit's "
+                 "lib64 on LD_LIBRARY_PATH",
+                 why);
+        return false;
+    }
+    *(void **)&lib.create = dlsym(lib.so, "cublasCreate_v2");
+    *(void **)&lib.destroy = dlsym(lib.so, "cublasDestroy_v2");
+    *(void **)&lib.set_stream = dlsym(lib.so, "cublasSetStream_v2");
+    *(void **)&lib.gemm = dlsym(lib.so, "cublasGemmStridedBatchedEx");
+    if (!lib.create || !lib.destroy || !lib.set_stream || !lib.gemm) {
+        st.failed = true;
+        snprintf(st.msg, st.len, "cuBLAS lacks cublasCreate_v2, cublasSetStream_v2 or cublasGemmStridedBatchedEx");
+        return false;
+    }
+    cublasStatus_t e = lib.create(&lib.handle);
+    if (e != CUBLAS_STATUS_SUCCESS) {
+        st.failed = true;
+        snprintf(st.msg, st.len, "cublasCreate: status %d", (int)e);
+        return false;
+    }
+    return true;
+#else
+    (void)lib;
+    st.failed = true;
+    snprintf(st.msg, st.len, "kernel=gemm ops need cuBLAS: strata was built without the cuBLAS headers");
+    return false;
+#endif
+}
+
+/* One GEMM of the plan, row-major C = A B, as cuBLAS's column-major C^T = B^T A^T. */
+bool launch_gemm(cuda_status &st, cublas_lib &lib, const strata_cuda_call &c, void *scratch, cudaStream_t stream)
+{
+#ifdef STRATA_HAVE_CUBLAS_H
+    const strata_cuda_gemm &g = c.gemm;
+    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.batch > INT32_MAX) {
+        st.failed = true;
+        snprintf(st.msg, st.len, "gemm %llux%llux%llu: cuBLAS takes extents below 2^31", (unsigned long long)g.m,
+                 (unsigned long long)g.k, (unsigned long long)g.n);
+        return false;
+    }
+    cudaDataType_t type = CUDA_R_16BF;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    size_t es = 2;
+    switch (g.type) {
+    case STRATA_CUDA_GEMM_BF16: break;
+    case STRATA_CUDA_GEMM_F16: type = CUDA_R_16F; break;
+    case STRATA_CUDA_GEMM_F32: type = CUDA_R_32F; es = 4; break;
+    case STRATA_CUDA_GEMM_TF32: type = CUDA_R_32F; es = 4; compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
+    }
+    auto r256 = [](unsigned long long x) { return (x + 255) / 256 * 256; };
+    unsigned char *a = static_cast<unsigned char *>(scratch);
+    unsigned char *b = a + r256(g.batch * g.m * g.k * es);
+    unsigned char *cc = b + r256(g.batch * g.k * g.n * es);
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasStatus_t e = lib.set_stream(lib.handle, stream);
+    if (e == CUBLAS_STATUS_SUCCESS)
+        e = lib.gemm(lib.handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)g.n, (int)g.m, (int)g.k, &alpha, b, type, (int)g.n,
+                     (long long)(g.k * g.n), a, type, (int)g.k, (long long)(g.m * g.k), &beta, cc, type, (int)g.n,
+                     (long long)(g.m * g.n), (int)g.batch, compute, CUBLAS_GEMM_DEFAULT);
+    if (e != CUBLAS_STATUS_SUCCESS) {
+        st.failed = true;
+        snprintf(st.msg, st.len, "cublasGemmStridedBatchedEx %llux%llux%llu (batch %llu): status %d",
+                 (unsigned long long)g.m, (unsigned long long)g.k, (unsigned long long)g.n,
+                 (unsigned long long)g.batch, (int)e);
+        return false;
+    }
+    return true;
+#else
+    (void)lib, (void)c, (void)scratch, (void)stream;
+    st.failed = true;
+    snprintf(st.msg, st.len, "kernel=gemm ops need cuBLAS: strata was built without the cuBLAS headers");
+    return false;
+#endif
+}
+
 struct exec_resources {
+    cublas_lib cublas; /* closed first, while the streams it was bound to live */
     std::vector<cudaStream_t> streams;
     std::vector<cudaEvent_t> events, ev_start, ev_end;
     std::vector<void *> base;
@@ -176,6 +321,7 @@ struct exec_resources {
     ~exec_resources()
     {
         cudaDeviceSynchronize();
+        cublas.close();
         for (size_t r = 0; r < base.size(); r++) {
             if (!base[r])
                 continue;
@@ -243,6 +389,13 @@ bool exec_setup(cuda_status &st, const strata_cuda_plan *plan, exec_resources &r
                 memset(res.base[c.region], 0, c.bytes);
             }
             break;
+        case STRATA_CUDA_CALL_GEMM_SETUP:
+            if (st.ok(cudaMalloc(&res.base[c.region], c.bytes), "cudaMalloc GEMM scratch")) {
+                fill_gemm_scratch<<<1024, 256>>>(static_cast<unsigned short *>(res.base[c.region]), c.bytes / 2);
+                if (st.ok(cudaGetLastError(), "GEMM scratch fill"))
+                    cublas_open(st, res.cublas);
+            }
+            break;
         case STRATA_CUDA_CALL_MEMPOOL_RETAIN: {
             cudaMemPool_t pool;
             uint64_t threshold = UINT64_MAX;
@@ -291,6 +444,8 @@ bool exec_call(cuda_status &st, const strata_cuda_plan *plan, const strata_cuda_
         return st.ok(cudaStreamWaitEvent(s, res.events[c.event], 0), "cudaStreamWaitEvent");
     case STRATA_CUDA_CALL_LAUNCH_COMPUTE:
         return launch_compute(st, plan, c, res.base, s, res.sink);
+    case STRATA_CUDA_CALL_LAUNCH_GEMM:
+        return launch_gemm(st, res.cublas, c, res.base[c.region], s);
     case STRATA_CUDA_CALL_LAUNCH_SPIN:
         spin_kernel<<<1, 1, 0, s>>>((unsigned long long)(c.time_s * 1e9 + 0.5));
         return st.ok(cudaGetLastError(), "spin kernel launch");

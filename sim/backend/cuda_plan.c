@@ -38,6 +38,7 @@ typedef struct cuda_builder {
     int64_t *mem_region;
     uint32_t *buf_region;
     uint64_t *buf_offset;
+    uint32_t gemm_region; /* the GEMMs' scratch region (when the plan has one) */
 } cuda_builder;
 
 static uint32_t add_region(cuda_builder *b, strata_cuda_region_kind kind, uint64_t bytes, uint32_t memory,
@@ -154,11 +155,69 @@ static void add_copy_call(cuda_builder *b, const strata_plan_op *op, int64_t idx
     c->dir = sh ? (dh ? STRATA_CUDA_H2H : STRATA_CUDA_H2D) : (dh ? STRATA_CUDA_D2H : STRATA_CUDA_D2D);
 }
 
-/* A compute op: a timed spin, or a kernel over its inputs then outputs as operands. */
+/* Whether a compute op runs as a cuBLAS GEMM (kernel=gemm in a dtype cuBLAS
+ * takes, no time=), and its problem. */
+static bool gemm_of(const strata_plan_op *op, strata_cuda_gemm *g)
+{
+    if (op->kind != STRATA_OP_COMPUTE || op->has_time || !op->kernel || strcmp(op->kernel, "gemm") != 0 ||
+        (op->n_kdims != 3 && op->n_kdims != 4))
+        return false;
+    switch (op->dtype) {
+    case STRATA_DTYPE_NONE: /* the kernel model's default */
+    case STRATA_DTYPE_BF16: g->type = STRATA_CUDA_GEMM_BF16; break;
+    case STRATA_DTYPE_F16: g->type = STRATA_CUDA_GEMM_F16; break;
+    case STRATA_DTYPE_F32: g->type = STRATA_CUDA_GEMM_F32; break;
+    case STRATA_DTYPE_TF32: g->type = STRATA_CUDA_GEMM_TF32; break;
+    default: return false; /* FP8 and integers need cuBLASLt: the FMA kernel runs them */
+    }
+    const uint64_t *d = op->kdims + (op->n_kdims == 4 ? 1 : 0);
+    g->batch = op->n_kdims == 4 ? op->kdims[0] : 1;
+    g->m = d[0];
+    g->k = d[1];
+    g->n = d[2];
+    return true;
+}
+
+static uint64_t round256(uint64_t x)
+{
+    return (x + 255) / 256 * 256;
+}
+
+uint64_t strata_cuda_gemm_scratch_bytes(const strata_cuda_gemm *g)
+{
+    uint64_t es = g->type == STRATA_CUDA_GEMM_BF16 || g->type == STRATA_CUDA_GEMM_F16 ? 2 : 4;
+    return round256(g->batch * g->m * g->k * es) + round256(g->batch * g->k * g->n * es) +
+           round256(g->batch * g->m * g->n * es);
+}
+
+/* Setup: the GEMMs' scratch, as large as the largest GEMM's operands, when the plan has a GEMM. */
+static void add_gemm_setup(cuda_builder *b, const strata_plan *plan)
+{
+    uint64_t need = 0;
+    strata_cuda_gemm g;
+    for (guint i = 0; i < plan->ops->len; i++)
+        if (gemm_of(strata_plan_op_at(plan, i), &g))
+            need = MAX(need, strata_cuda_gemm_scratch_bytes(&g));
+    if (need == 0)
+        return;
+    b->gemm_region = add_region(b, STRATA_CUDA_REGION_DEVICE, need, 0, -1);
+    add_region_alloc(b, STRATA_CUDA_CALL_GEMM_SETUP, b->gemm_region);
+}
+
+/* A compute op: a timed spin, a cuBLAS GEMM, or a kernel over its inputs then outputs as operands. */
 static void add_compute_call(cuda_builder *b, const strata_plan *plan, const strata_plan_op *op, int64_t idx)
 {
     if (op->has_time) {
         add_call(b, STRATA_CUDA_CALL_LAUNCH_SPIN, idx, op->stream)->time_s = op->time_s;
+        return;
+    }
+    strata_cuda_gemm g;
+    if (gemm_of(op, &g)) {
+        strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_GEMM, idx, op->stream);
+        c->region = b->gemm_region;
+        c->gemm = g;
+        c->flops = 2.0 * (double)g.batch * (double)g.m * (double)g.k * (double)g.n;
+        c->bytes = strata_cuda_gemm_scratch_bytes(&g);
         return;
     }
     uint32_t first = b->operands->len;
@@ -209,11 +268,13 @@ strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_de
                       g_array_new(FALSE, TRUE, sizeof(strata_cuda_operand)),
                       g_new(int64_t, n_mem ? n_mem : 1),
                       g_new0(uint32_t, n_buf ? n_buf : 1),
-                      g_new0(uint64_t, n_buf ? n_buf : 1)};
+                      g_new0(uint64_t, n_buf ? n_buf : 1),
+                      0};
 
     add_handle_setup(&b, plan, mode);
     add_memory_regions(&b, plan, mode);
     add_buffer_regions(&b, plan, mode);
+    add_gemm_setup(&b, plan);
     size_t n_setup = b.calls->len;
 
     uint32_t *op_stream = g_new0(uint32_t, n_ops ? n_ops : 1);
@@ -305,6 +366,17 @@ char *strata_cuda_call_to_text(const strata_cuda_plan *plan, const strata_cuda_c
     case STRATA_CUDA_CALL_LAUNCH_SPIN:
         g_string_printf(s, "launch spin time=%.9gs", c->time_s);
         break;
+    case STRATA_CUDA_CALL_GEMM_SETUP:
+        g_string_printf(s, "cudaMalloc r%u bytes=%" G_GUINT64_FORMAT " (GEMM scratch, filled) + cublasCreate", c->region,
+                        c->bytes);
+        break;
+    case STRATA_CUDA_CALL_LAUNCH_GEMM: {
+        static const char *const gemm_type_names[] = {"bf16", "f16", "f32", "tf32"};
+        g_string_printf(s, "cublasGemmStridedBatchedEx %s batch=%" G_GUINT64_FORMAT " m=%" G_GUINT64_FORMAT
+                           " k=%" G_GUINT64_FORMAT " n=%" G_GUINT64_FORMAT " scratch=r%u",
+                        gemm_type_names[c->gemm.type], c->gemm.batch, c->gemm.m, c->gemm.k, c->gemm.n, c->region);
+        break;
+    }
     case STRATA_CUDA_CALL_NOP:
         g_string_printf(s, "nop");
         break;

@@ -20,6 +20,13 @@
  *    per record, so a wait waits for exactly the record the checker
  *    resolved), a compute kernel doing the op's flops and touching its
  *    operands (or a spin kernel for time=), NOP for ops with nothing to do.
+ *    A compute that names `kernel=gemm dims=[B]xMxKxN` in bf16, f16, f32 or
+ *    tf32 (no dtype: bf16, as the simulator's kernel model) is instead one
+ *    cuBLAS strided-batched GEMM (cublasGemmStridedBatchedEx, loaded with
+ *    dlopen when the plan has one) on tensor cores, over a scratch region
+ *    made and filled at setup: A[M,K], B[K,N], C[M,N] row-major, B
+ *    products, FP32 accumulation, output in the input's type. The op's own
+ *    buffers are not touched by it (they need not hold the operands' shape).
  *    The executor brackets every op with timing events on its stream.
  *
  * This header is plain C (no GLib types in the executor's interface) so
@@ -74,10 +81,22 @@ typedef enum {
     STRATA_CUDA_CALL_STREAM_WAIT_EVENT,/* timed: stream waits for event */
     STRATA_CUDA_CALL_LAUNCH_COMPUTE,   /* timed: flops, operands[first, first+n) */
     STRATA_CUDA_CALL_LAUNCH_SPIN,      /* timed: busy for time_s */
+    STRATA_CUDA_CALL_GEMM_SETUP,       /* setup: region (scratch, cudaMalloc + fill) and a cuBLAS handle */
+    STRATA_CUDA_CALL_LAUNCH_GEMM,      /* timed: gemm over the scratch region */
     STRATA_CUDA_CALL_NOP,              /* timed: op with no CUDA call */
 } strata_cuda_call_kind;
 
 typedef enum { STRATA_CUDA_H2H, STRATA_CUDA_H2D, STRATA_CUDA_D2H, STRATA_CUDA_D2D } strata_cuda_dir;
+
+/* A GEMM's element type: inputs and output; FP32 accumulation (TF32: FP32
+ * data through the tensor cores' TF32 path). */
+typedef enum { STRATA_CUDA_GEMM_BF16, STRATA_CUDA_GEMM_F16, STRATA_CUDA_GEMM_F32, STRATA_CUDA_GEMM_TF32 } strata_cuda_gemm_type;
+
+/* A GEMM's problem: `batch` products C[m,n] = A[m,k] B[k,n]. */
+typedef struct strata_cuda_gemm {
+    strata_cuda_gemm_type type;
+    uint64_t batch, m, k, n;
+} strata_cuda_gemm;
 
 typedef struct strata_cuda_operand {
     uint32_t region;
@@ -97,6 +116,7 @@ typedef struct strata_cuda_call {
     double flops;                  /* LAUNCH_COMPUTE */
     double time_s;                 /* LAUNCH_SPIN */
     uint32_t first_operand, n_operands; /* LAUNCH_COMPUTE */
+    strata_cuda_gemm gemm;         /* LAUNCH_GEMM (region: the scratch) */
 } strata_cuda_call;
 
 typedef struct strata_cuda_plan {
@@ -113,6 +133,9 @@ typedef struct strata_cuda_plan {
     uint64_t n_ops;
     uint32_t *op_stream;       /* stream of each op (n_ops) */
 } strata_cuda_plan;
+
+/* Bytes of the scratch a GEMM reads and writes: A, B and C, each rounded up to 256 B. */
+uint64_t strata_cuda_gemm_scratch_bytes(const strata_cuda_gemm *g);
 
 /* From a backend plan (plan.h); never fails (the plan is checked). */
 struct strata_plan;

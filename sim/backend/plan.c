@@ -36,6 +36,7 @@ typedef struct plan_builder {
 static void plan_op_clear(strata_plan_op *op)
 {
     g_free(op->label);
+    g_free(op->kernel);
     g_free(op->ins);
     g_free(op->outs);
 }
@@ -198,7 +199,11 @@ static bool plan_add(plan_builder *b, const strata_bound_op *op, GError **err)
         po.n_outs = op->n_outs;
         po.ins = g_memdup2(op->ins, sizeof(uint64_t) * op->n_ins);
         po.outs = g_memdup2(op->outs, sizeof(uint64_t) * op->n_outs);
-        po.dtype = op->dtype;
+        /* dtype= is the type the op computes in; absent, its first operand's (traces/FORMAT.md) */
+        po.dtype = op->op->dtype != STRATA_DTYPE_NONE ? op->op->dtype : op->dtype;
+        po.kernel = g_strdup(op->op->kernel);
+        po.n_kdims = op->op->n_kdims;
+        memcpy(po.kdims, op->op->dims, sizeof po.kdims);
         break;
     case STRATA_OP_RECORD: {
         while (b->records_of_event->len <= op->event) {

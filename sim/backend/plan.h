@@ -44,11 +44,14 @@ typedef struct strata_plan_op {
     int32_t memory;          /* ALLOC, FREE: memory; else -1 */
     int32_t src_memory, dst_memory; /* COPY; else -1 */
     uint32_t unit;           /* COMPUTE: compute unit */
-    strata_dtype dtype;      /* COMPUTE: dtype of its first operand (for the peak) */
+    strata_dtype dtype;      /* COMPUTE: its dtype=, else its first operand's (for the peak) */
     bool has_flops;
     double flops;
     bool has_time;
     double time_s;
+    char *kernel;            /* COMPUTE: kernel= (gemm, flash-attention, ...) or NULL */
+    uint32_t n_kdims;        /* COMPUTE: dims= extents, outermost first */
+    uint64_t kdims[STRATA_MAX_DIMS];
     uint32_t n_ins, n_outs;  /* COMPUTE operands */
     uint64_t *ins, *outs;    /* buffer ids */
     uint64_t record;         /* RECORD: its record number. WAIT: the record awaited */
