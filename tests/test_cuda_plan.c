@@ -238,7 +238,8 @@ START_TEST(cli_plan_without_gpu)
 END_TEST
 
 /* kernel=gemm ops in a dtype cuBLAS takes become cublasGemmStridedBatchedEx
- * calls over one scratch region as large as the largest GEMM's A, B and C:
+ * calls over one scratch region per element family (bf16, f16, f32 for f32
+ * and tf32), each as large as its family's largest GEMM's A, B and C:
  *   gemm 128x256x64 bf16 (no dtype: bf16): A 128*256*2 = 65536, B 256*64*2
  *   = 32768, C 128*64*2 = 16384 -> 114688 B, 2*128*256*64 = 4194304 flops;
  *   tf32 2x64x32x16: A 2*64*32*4 = 16384, B 2*32*16*4 = 4096, C 2*64*16*4 =
@@ -263,18 +264,20 @@ START_TEST(plan_gemm_ops_run_cublas)
         "cudaStreamCreate stream=0\n"
         "cudaStreamCreate stream=1\n"
         "cudaMalloc r0 bytes=1048576\n"
-        "cudaMalloc r1 bytes=114688 (GEMM scratch, filled) + cublasCreate\n"
+        "cudaMalloc r1 bytes=114688 (GEMM scratch, bf16 values)\n"
+        "cudaMalloc r2 bytes=768 (GEMM scratch, f16 values)\n"
+        "cudaMalloc r3 bytes=28672 (GEMM scratch, f32 values)\n"
         "nop stream=0 op=0\n"
         "cublasGemmStridedBatchedEx bf16 batch=1 m=128 k=256 n=64 scratch=r1 stream=0 op=1\n"
-        "cublasGemmStridedBatchedEx tf32 batch=2 m=64 k=32 n=16 scratch=r1 stream=1 op=2\n"
-        "cublasGemmStridedBatchedEx f16 batch=1 m=8 k=8 n=8 scratch=r1 stream=0 op=3\n"
+        "cublasGemmStridedBatchedEx tf32 batch=2 m=64 k=32 n=16 scratch=r3 stream=1 op=2\n"
+        "cublasGemmStridedBatchedEx f16 batch=1 m=8 k=8 n=8 scratch=r2 stream=0 op=3\n"
         "launch compute flops=1024 bytes=0 operands= stream=0 op=4\n"
         "launch spin time=2e-06s stream=0 op=5\n"
         "launch compute flops=1024 bytes=0 operands= stream=0 op=6\n"
         "nop stream=0 op=7\n";
     ck_assert_str_eq(text, expected);
-    ck_assert_uint_eq(cp->n_setup, 4);
-    ck_assert(cp->calls[5].flops == 4194304.0);
+    ck_assert_uint_eq(cp->n_setup, 6);
+    ck_assert(cp->calls[7].flops == 4194304.0);
     strata_cuda_gemm tf = {STRATA_CUDA_GEMM_TF32, 2, 64, 32, 16};
     ck_assert_uint_eq(strata_cuda_gemm_scratch_bytes(&tf), 28672);
     strata_cuda_gemm h = {STRATA_CUDA_GEMM_F16, 1, 8, 8, 8};

@@ -38,7 +38,7 @@ typedef struct cuda_builder {
     int64_t *mem_region;
     uint32_t *buf_region;
     uint64_t *buf_offset;
-    uint32_t gemm_region; /* the GEMMs' scratch region (when the plan has one) */
+    uint32_t gemm_region[3]; /* the GEMMs' scratch regions by element family (gemm_family) */
 } cuda_builder;
 
 static uint32_t add_region(cuda_builder *b, strata_cuda_region_kind kind, uint64_t bytes, uint32_t memory,
@@ -190,18 +190,31 @@ uint64_t strata_cuda_gemm_scratch_bytes(const strata_cuda_gemm *g)
            round256(g->batch * g->m * g->n * es);
 }
 
-/* Setup: the GEMMs' scratch, as large as the largest GEMM's operands, when the plan has a GEMM. */
+/* The scratch a GEMM type reads: bf16, f16, or f32 (f32 and tf32 alike). */
+static unsigned gemm_family(strata_cuda_gemm_type t)
+{
+    return t == STRATA_CUDA_GEMM_BF16 ? 0 : t == STRATA_CUDA_GEMM_F16 ? 1 : 2;
+}
+
+/* Setup: a scratch region per element family the plan's GEMMs use, as
+ * large as that family's largest GEMM's operands, filled with values of
+ * that type. */
 static void add_gemm_setup(cuda_builder *b, const strata_plan *plan)
 {
-    uint64_t need = 0;
+    static const strata_cuda_gemm_type fill[3] = {STRATA_CUDA_GEMM_BF16, STRATA_CUDA_GEMM_F16,
+                                                  STRATA_CUDA_GEMM_F32};
+    uint64_t need[3] = {0, 0, 0};
     strata_cuda_gemm g;
     for (guint i = 0; i < plan->ops->len; i++)
         if (gemm_of(strata_plan_op_at(plan, i), &g))
-            need = MAX(need, strata_cuda_gemm_scratch_bytes(&g));
-    if (need == 0)
-        return;
-    b->gemm_region = add_region(b, STRATA_CUDA_REGION_DEVICE, need, 0, -1);
-    add_region_alloc(b, STRATA_CUDA_CALL_GEMM_SETUP, b->gemm_region);
+            need[gemm_family(g.type)] = MAX(need[gemm_family(g.type)], strata_cuda_gemm_scratch_bytes(&g));
+    for (unsigned f = 0; f < 3; f++) {
+        if (need[f] == 0)
+            continue;
+        b->gemm_region[f] = add_region(b, STRATA_CUDA_REGION_DEVICE, need[f], 0, -1);
+        add_region_alloc(b, STRATA_CUDA_CALL_GEMM_SETUP, b->gemm_region[f]);
+        g_array_index(b->calls, strata_cuda_call, b->calls->len - 1).gemm.type = fill[f];
+    }
 }
 
 /* A compute op: a timed spin, a cuBLAS GEMM, or a kernel over its inputs then outputs as operands. */
@@ -214,7 +227,7 @@ static void add_compute_call(cuda_builder *b, const strata_plan *plan, const str
     strata_cuda_gemm g;
     if (gemm_of(op, &g)) {
         strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_GEMM, idx, op->stream);
-        c->region = b->gemm_region;
+        c->region = b->gemm_region[gemm_family(g.type)];
         c->gemm = g;
         c->flops = 2.0 * (double)g.batch * (double)g.m * (double)g.k * (double)g.n;
         c->bytes = strata_cuda_gemm_scratch_bytes(&g);
@@ -269,7 +282,7 @@ strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_de
                       g_new(int64_t, n_mem ? n_mem : 1),
                       g_new0(uint32_t, n_buf ? n_buf : 1),
                       g_new0(uint64_t, n_buf ? n_buf : 1),
-                      0};
+                      {0, 0, 0}};
 
     add_handle_setup(&b, plan, mode);
     add_memory_regions(&b, plan, mode);
@@ -315,6 +328,7 @@ void strata_cuda_plan_free(strata_cuda_plan *plan)
 }
 
 static const char *const dir_names[] = {"H2H", "H2D", "D2H", "D2D"};
+static const char *const gemm_type_names[] = {"bf16", "f16", "f32", "tf32"};
 
 char *strata_cuda_call_to_text(const strata_cuda_plan *plan, const strata_cuda_call *c)
 {
@@ -367,11 +381,10 @@ char *strata_cuda_call_to_text(const strata_cuda_plan *plan, const strata_cuda_c
         g_string_printf(s, "launch spin time=%.9gs", c->time_s);
         break;
     case STRATA_CUDA_CALL_GEMM_SETUP:
-        g_string_printf(s, "cudaMalloc r%u bytes=%" G_GUINT64_FORMAT " (GEMM scratch, filled) + cublasCreate", c->region,
-                        c->bytes);
+        g_string_printf(s, "cudaMalloc r%u bytes=%" G_GUINT64_FORMAT " (GEMM scratch, %s values)",
+                        c->region, c->bytes, gemm_type_names[c->gemm.type]);
         break;
     case STRATA_CUDA_CALL_LAUNCH_GEMM: {
-        static const char *const gemm_type_names[] = {"bf16", "f16", "f32", "tf32"};
         g_string_printf(s, "cublasGemmStridedBatchedEx %s batch=%" G_GUINT64_FORMAT " m=%" G_GUINT64_FORMAT
                            " k=%" G_GUINT64_FORMAT " n=%" G_GUINT64_FORMAT " scratch=r%u",
                         gemm_type_names[c->gemm.type], c->gemm.batch, c->gemm.m, c->gemm.k, c->gemm.n, c->region);

@@ -24,7 +24,8 @@
  *    tf32 (no dtype: bf16, as the simulator's kernel model) is instead one
  *    cuBLAS strided-batched GEMM (cublasGemmStridedBatchedEx, loaded with
  *    dlopen when the plan has one) on tensor cores, over a scratch region
- *    made and filled at setup: A[M,K], B[K,N], C[M,N] row-major, B
+ *    per element family (bf16, f16, f32 for f32 and tf32) made and filled
+ *    at setup with values of that type: A[M,K], B[K,N], C[M,N] row-major, B
  *    products, FP32 accumulation, output in the input's type. The op's own
  *    buffers are not touched by it (they need not hold the operands' shape).
  *    The executor brackets every op with timing events on its stream.
@@ -81,7 +82,7 @@ typedef enum {
     STRATA_CUDA_CALL_STREAM_WAIT_EVENT,/* timed: stream waits for event */
     STRATA_CUDA_CALL_LAUNCH_COMPUTE,   /* timed: flops, operands[first, first+n) */
     STRATA_CUDA_CALL_LAUNCH_SPIN,      /* timed: busy for time_s */
-    STRATA_CUDA_CALL_GEMM_SETUP,       /* setup: region (scratch, cudaMalloc + fill) and a cuBLAS handle */
+    STRATA_CUDA_CALL_GEMM_SETUP,       /* setup: region (scratch, cudaMalloc + fill as gemm.type) and cuBLAS */
     STRATA_CUDA_CALL_LAUNCH_GEMM,      /* timed: gemm over the scratch region */
     STRATA_CUDA_CALL_NOP,              /* timed: op with no CUDA call */
 } strata_cuda_call_kind;
