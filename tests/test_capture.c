@@ -307,6 +307,50 @@ START_TEST(cli_capture_interceptors)
 }
 END_TEST
 
+/* The interceptors under a program nvcc compiled (capture_demo_nvcc.cu), so
+ * that the launches are the toolkit's own generated code: with CUDA 13,
+ * __cudaGetKernel once per kernel, then __cudaLaunchKernel per launch. */
+START_TEST(cli_capture_nvcc_launches)
+{
+    char *demo = g_build_filename(STRATA_BUILD_DIR, "strata_capture_demo_nvcc", NULL);
+    if (!g_file_test(demo, G_FILE_TEST_IS_EXECUTABLE)) {
+        printf("SKIP: strata_capture_demo_nvcc not built (no CUDA toolkit)\n");
+        g_free(demo);
+        return;
+    }
+    char *dir = strata_test_temp_dir();
+    char *out = g_build_filename(dir, "nvcc.trace", NULL);
+    strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "capture_demo_nvcc done"), "%s", r.out);
+    ck_assert_int_eq(check_trace(out), 7);
+    char *ops = op_lines(out);
+    GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
+    char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
+    /* The program's calls in order; its stream (the first non-NULL one) is
+     * s0. The kernels are named by the runtime's cudaFuncGetName from nvcc's
+     * __cudaRegisterFunction (the executable exports no symbols): demo_fill
+     * has C linkage, demo_scale(float *, int, float) mangles to
+     * _Z10demo_scalePfif. Three <<<...>>>: three compute lines. */
+    const char *expected =
+        "alloc d0 256 hbm\n" /* cudaMalloc, 64 floats */
+        "compute demo_fill\n"
+        "compute _Z10demo_scalePfif stream=s0\n"
+        "compute _Z10demo_scalePfif stream=s0\n" /* the cached handle, launched again */
+        "record sync0 stream=s0\n"               /* cudaStreamSynchronize */
+        "wait sync0\n"
+        "free d0\n";
+    ck_assert_str_eq(plain, expected);
+    g_free(plain);
+    g_regex_unref(at);
+    g_free(ops);
+    strata_cli_result_clear(&r);
+    g_free(out);
+    g_free(dir);
+    g_free(demo);
+}
+END_TEST
+
 static Suite *capture_suite(void)
 {
     Suite *s = suite_create("capture");
@@ -320,6 +364,7 @@ static Suite *capture_suite(void)
     tc = tcase_create("cli");
     tcase_add_test(tc, cli_capture);
     tcase_add_test(tc, cli_capture_interceptors);
+    tcase_add_test(tc, cli_capture_nvcc_launches);
     suite_add_tcase(s, tc);
     return s;
 }

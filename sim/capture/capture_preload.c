@@ -299,8 +299,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
  * starting exactly at the stub (an executable built without -rdynamic, or a
  * library with hidden stubs, exports none, and dladdr would name the nearest
  * exported symbol below it: another function); else the device function's
- * name from the runtime's cudaFuncGetName (CUDA >= 12.3; it takes a stub or
- * a cudaKernel_t); else NULL ("kernel_<address>"). */
+ * name from the runtime's cudaFuncGetName (CUDA >= 12.3: CUPTI's
+ * cupti_runtime_cbid.h lists it as cudaFuncGetName_v12030; it takes a stub
+ * or a cudaKernel_t); else NULL ("kernel_<address>"). */
 static const char *kernel_name(const void *func)
 {
     Dl_info info;

@@ -12,7 +12,9 @@
  * other through the PLT (cudaLaunchKernelExC, cudaLaunchKernel_ptsz and
  * __cudaLaunchKernel_ptsz -> cudaLaunchKernel -> __cudaLaunchKernel), so a
  * capture that counted nested launches would record them twice. The table is
- * this stand-in's process-wide state, as it is the real runtime's.
+ * this stand-in's process-wide state, as it is the real runtime's. It also
+ * takes what nvcc's generated host code calls (fat binary registration,
+ * __cudaPush/PopCallConfiguration), for capture_demo_nvcc.cu.
  */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -29,6 +31,11 @@ cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, si
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *f, void **args);
 void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
                             int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
 
 cudaError_t cudaMalloc(void **p, size_t size) { *p = malloc(size ? size : 1); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
 cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
@@ -51,6 +58,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { (void)e; (void)s; r
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f) { (void)s; (void)e; (void)f; return cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return cudaSuccess; }
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+const char *cudaGetErrorString(cudaError_t e) { (void)e; return "error of the stand-in CUDA runtime"; }
 
 typedef struct fake_kernel {
     const void *stub;
@@ -79,6 +87,43 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
     fake_kernel *k = kernel_of(hostFun);
     if (k)
         k->name = deviceFun;
+}
+
+/* What nvcc's generated host code calls besides (crt/host_runtime.h): the
+ * registration of its fat binary around the __cudaRegisterFunction calls,
+ * and <<<...>>>'s configuration, pushed by the caller and popped by the
+ * stub (per thread, as in the real runtime). */
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    static void *handle;
+    (void)fatCubin;
+    return &handle;
+}
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) { (void)fatCubinHandle; }
+void __cudaUnregisterFatBinary(void **fatCubinHandle) { (void)fatCubinHandle; }
+
+static _Thread_local struct {
+    dim3 grid, block;
+    size_t shared_mem;
+    cudaStream_t stream;
+} call_config;
+
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
+{
+    call_config.grid = gridDim;
+    call_config.block = blockDim;
+    call_config.shared_mem = sharedMem;
+    call_config.stream = stream;
+    return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream)
+{
+    *gridDim = call_config.grid;
+    *blockDim = call_config.block;
+    *sharedMem = call_config.shared_mem;
+    *(cudaStream_t *)stream = call_config.stream;
+    return cudaSuccess;
 }
 
 /* Takes a stub or a cudaKernel_t, as the real one does. */
