@@ -170,6 +170,29 @@ START_TEST(many_streams_and_buffers)
 }
 END_TEST
 
+/* The handle -> stub table for CUDA 13 launches (__cudaGetKernel). */
+START_TEST(kernel_handles)
+{
+    char *dir = strata_test_temp_dir();
+    char *path = g_build_filename(dir, "kh.trace", NULL);
+    strata_capture *c = strata_capture_open(path, NULL, false, NULL);
+    ck_assert(c != NULL);
+    ck_assert_uint_eq(strata_capture_kernel_func(c, 0xa000), 0); /* never given */
+    strata_capture_kernel_handle(c, 0xa000, 0x401000);
+    strata_capture_kernel_handle(c, 0xb000, 0x402000);
+    ck_assert_uint_eq(strata_capture_kernel_func(c, 0xa000), 0x401000);
+    ck_assert_uint_eq(strata_capture_kernel_func(c, 0xb000), 0x402000);
+    strata_capture_kernel_handle(c, 0xa000, 0x403000); /* asked again (a module reloaded): replaced */
+    ck_assert_uint_eq(strata_capture_kernel_func(c, 0xa000), 0x403000);
+    ck_assert_uint_eq(strata_capture_kernel_func(c, 0x401000), 0); /* a stub is not a handle */
+    ck_assert_uint_eq(strata_capture_op_count(c), 0);              /* writes nothing */
+    ck_assert(strata_capture_close(c, NULL));
+    ck_assert_int_eq(check_trace(path), 0);
+    g_free(path);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(cli_capture)
 {
     strata_cli_result r = strata_test_cli("capture", NULL);
@@ -226,34 +249,97 @@ START_TEST(cli_capture_interceptors)
     strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "capture_demo done"), "%s", r.out);
-    ck_assert_msg(strstr(r.err, "21 ops captured"), "%s", r.err);
-    ck_assert_int_eq(check_trace(out), 21);
+    ck_assert_msg(strstr(r.err, "27 ops captured"), "%s", r.err);
+    ck_assert_int_eq(check_trace(out), 27);
+    /* the handle the demo launched without __cudaGetKernel: named by its address */
+    const char *unknown = strstr(r.out, "unknown handle ");
+    ck_assert_msg(unknown != NULL, "%s", r.out);
+    char *unknown_name = g_strndup(unknown + 15, strcspn(unknown + 15, "\n"));
+    ck_assert_msg(g_str_has_prefix(unknown_name, "kernel_"), "%s", unknown_name);
     /* the op lines without their at= times */
     char *ops = op_lines(out);
     GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
     char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
-    const char *expected =
-        "alloc d0 1048576 hbm\n"                 /* cudaMalloc */
-        "alloc p0 65536 host\n"                  /* cudaHostAlloc */
-        "alloc d1 65536 hbm stream=s0\n"         /* cudaMallocAsync on the second stream */
-        "alloc h0 4096 pageable\n"               /* cudaMemcpy from malloc'd memory */
+    /* Streams by first use: s2 (cudaMallocAsync) is s0, s1 (first copy) is s1.
+     * One compute line per launch call of the demo, however the stand-in
+     * runtime's entry points call each other (cudaLaunchKernelExC ->
+     * cudaLaunchKernel -> __cudaLaunchKernel, ...): 7 launches. */
+    char *expected = g_strdup_printf(
+        "alloc d0 1048576 hbm\n"                   /* cudaMalloc */
+        "alloc p0 65536 host\n"                    /* cudaHostAlloc */
+        "alloc d1 65536 hbm stream=s0\n"           /* cudaMallocAsync on the second stream */
+        "alloc h0 4096 pageable\n"                 /* cudaMemcpy from malloc'd memory */
         "copy d0 h0 bytes=4096\n"
         "free h0\n"
-        "copy d0 p0 bytes=65536 stream=s1\n"     /* cudaMemcpyAsync */
-        "record e0 stream=s1\n"                  /* cudaEventRecord */
-        "wait e0 stream=s0\n"                    /* cudaStreamWaitEvent */
-        "compute strata_demo_kernel stream=s0\n" /* cudaLaunchKernel, named by its symbol */
+        "copy d0 p0 bytes=65536 stream=s1\n"       /* cudaMemcpyAsync */
+        "record e0 stream=s1\n"                    /* cudaEventRecord */
+        "wait e0 stream=s0\n"                      /* cudaStreamWaitEvent */
+        "compute strata_demo_kernel stream=s0\n"   /* cudaLaunchKernel, named by its symbol */
+        "compute strata_demo_kernel13 stream=s1\n" /* __cudaLaunchKernel: the handle's stub, by __cudaGetKernel */
+        "compute strata_demo_kernel13 stream=s0\n" /* the same handle again */
+        "compute _Z13hidden_kernelv\n"             /* __cudaLaunchKernel_ptsz, NULL stream; an unexported
+                                                      stub, named by cudaFuncGetName from its registration */
+        "compute %s stream=s1\n"                   /* __cudaLaunchKernel of a handle never seen made */
+        "compute strata_demo_kernel stream=s0\n"   /* cudaLaunchKernelExC: config.stream */
+        "compute strata_demo_kernel13 stream=s1\n" /* cudaLaunchKernel_ptsz */
         "copy d1 d0 bytes=65536 stream=s0\n"
         "copy p0 d1 bytes=65536 stream=s0\n"
-        "record sync0 stream=s0\n"               /* cudaStreamSynchronize */
+        "record sync0 stream=s0\n"                 /* cudaStreamSynchronize */
         "wait sync0\n"
-        "free d1 stream=s0\n"                    /* cudaFreeAsync (its nested cudaFree not recorded) */
-        "record sync1 stream=s0\n"               /* cudaDeviceSynchronize */
+        "free d1 stream=s0\n"                      /* cudaFreeAsync (its nested cudaFree not recorded) */
+        "record sync1 stream=s0\n"                 /* cudaDeviceSynchronize */
         "wait sync1\n"
         "record sync2 stream=s1\n"
         "wait sync2\n"
         "free d0\n"
-        "free p0\n";
+        "free p0\n",
+        unknown_name);
+    ck_assert_str_eq(plain, expected);
+    g_free(expected);
+    g_free(unknown_name);
+    g_free(plain);
+    g_regex_unref(at);
+    g_free(ops);
+    strata_cli_result_clear(&r);
+    g_free(out);
+    g_free(dir);
+    g_free(demo);
+}
+END_TEST
+
+/* The interceptors under a program nvcc compiled (capture_demo_nvcc.cu), so
+ * that the launches are the toolkit's own generated code: with CUDA 13,
+ * __cudaGetKernel once per kernel, then __cudaLaunchKernel per launch. */
+START_TEST(cli_capture_nvcc_launches)
+{
+    char *demo = g_build_filename(STRATA_BUILD_DIR, "strata_capture_demo_nvcc", NULL);
+    if (!g_file_test(demo, G_FILE_TEST_IS_EXECUTABLE)) {
+        printf("SKIP: strata_capture_demo_nvcc not built (no CUDA toolkit)\n");
+        g_free(demo);
+        return;
+    }
+    char *dir = strata_test_temp_dir();
+    char *out = g_build_filename(dir, "nvcc.trace", NULL);
+    strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "capture_demo_nvcc done"), "%s", r.out);
+    ck_assert_int_eq(check_trace(out), 7);
+    char *ops = op_lines(out);
+    GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
+    char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
+    /* The program's calls in order; its stream (the first non-NULL one) is
+     * s0. The kernels are named by the runtime's cudaFuncGetName from nvcc's
+     * __cudaRegisterFunction (the executable exports no symbols): demo_fill
+     * has C linkage, demo_scale(float *, int, float) mangles to
+     * _Z10demo_scalePfif. Three <<<...>>>: three compute lines. */
+    const char *expected =
+        "alloc d0 256 hbm\n" /* cudaMalloc, 64 floats */
+        "compute demo_fill\n"
+        "compute _Z10demo_scalePfif stream=s0\n"
+        "compute _Z10demo_scalePfif stream=s0\n" /* the cached handle, launched again */
+        "record sync0 stream=s0\n"               /* cudaStreamSynchronize */
+        "wait sync0\n"
+        "free d0\n";
     ck_assert_str_eq(plain, expected);
     g_free(plain);
     g_regex_unref(at);
@@ -273,10 +359,12 @@ static Suite *capture_suite(void)
     tcase_add_test(tc, timestamps_and_reuse);
     tcase_add_test(tc, unwritable_output);
     tcase_add_test(tc, many_streams_and_buffers);
+    tcase_add_test(tc, kernel_handles);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
     tcase_add_test(tc, cli_capture);
     tcase_add_test(tc, cli_capture_interceptors);
+    tcase_add_test(tc, cli_capture_nvcc_launches);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,25 +9,53 @@
  * cudaHostAlloc, cudaFreeHost, cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D,
  * cudaMemcpy2DAsync, cudaMemcpyPeer, cudaMemcpyPeerAsync,
  * cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventRecord,
- * cudaStreamWaitEvent, cudaLaunchKernel (what <<<...>>> compiles to).
+ * cudaStreamWaitEvent, and the kernel launches: cudaLaunchKernel[_ptsz]
+ * (what <<<...>>> compiles to before CUDA 13, or with __NV_LEGACY_LAUNCH),
+ * cudaLaunchKernelExC[_ptsz] (launches with attributes), and CUDA 13's
+ * <<<...>>>: __cudaGetKernel(&handle, stub) once per kernel, then
+ * __cudaLaunchKernel[_ptsz](handle, grid, block, args, shmem, stream)
+ * (crt/host_runtime.h __cudaLaunch, crt/device_functions.h). A launch is
+ * named by its host stub (the one __cudaGetKernel gave the handle for).
  *
  * The program must link the CUDA runtime dynamically (nvcc -cudart shared;
  * PyTorch and most frameworks do): calls inside a statically linked cudart
  * never reach a preloaded symbol.
  *
- * Nested calls (an entry point that calls another) are recorded once, by the
+ * Nested calls (an entry point that calls another, e.g. cudaLaunchKernel
+ * and __cudaLaunchKernel either way round) are recorded once, by the
  * outermost interceptor (a per-thread nesting count).
  *
  * Invariant: the one recorder below is the only process-wide state in
- * strata. An LD_PRELOAD library has no caller to hand it a context, so it
- * is made in the constructor (path from STRATA_CAPTURE_OUT, default
+ * strata (the handle -> stub table of CUDA 13 launches lives inside it). An
+ * LD_PRELOAD library has no caller to hand it a context, so it is made in
+ * the constructor (path from STRATA_CAPTURE_OUT, default
  * strata-capture.trace) and written in the destructor.
  */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "capture/capture_trace.h"
+
+/* Entry points the C headers do not declare. CUDA 13's launch path is
+ * declared only for nvcc's C++ (crt/device_functions.h, extern "C"); its
+ * cudaKernel_t is `struct CUkern_st *` (driver_types.h, CUDA >= 12.0),
+ * spelled as the struct here so that older headers compile too. The _ptsz
+ * variants (per-thread default stream) are declared by cuda_runtime_api.h
+ * only under CUDA_API_PER_THREAD_DEFAULT_STREAM. */
+typedef struct CUkern_st *strata_cuda_kernel;
+cudaError_t CUDARTAPI __cudaGetKernel(strata_cuda_kernel *kernel, const void *func);
+cudaError_t CUDARTAPI __cudaLaunchKernel(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                         size_t sharedMem, cudaStream_t stream);
+cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                              size_t sharedMem, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                            size_t sharedMem, cudaStream_t stream);
+#if CUDART_VERSION >= 11080 /* cudaLaunchConfig_t, cudaLaunchKernelExC */
+#define STRATA_CAPTURE_LAUNCH_EX 1
+cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+#endif
 
 static strata_capture *recorder;
 /* Calls of this thread inside an intercepted call: a runtime entry point that
@@ -267,6 +295,43 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     return e;
 }
 
+/* A launched kernel's name: its host stub's symbol when dladdr finds one
+ * starting exactly at the stub (an executable built without -rdynamic, or a
+ * library with hidden stubs, exports none, and dladdr would name the nearest
+ * exported symbol below it: another function); else the device function's
+ * name from the runtime's cudaFuncGetName (CUDA >= 12.3: CUPTI's
+ * cupti_runtime_cbid.h lists it as cudaFuncGetName_v12030; it takes a stub
+ * or a cudaKernel_t); else NULL ("kernel_<address>"). */
+static const char *kernel_name(const void *func)
+{
+    Dl_info info;
+    if (dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
+        return info.dli_sname;
+    static cudaError_t (*get_name)(const char **, const void *);
+    static gsize looked;
+    if (g_once_init_enter(&looked)) {
+        *(void **)(&get_name) = dlsym(RTLD_NEXT, "cudaFuncGetName");
+        g_once_init_leave(&looked, 1);
+    }
+    const char *name = NULL;
+    if (get_name) {
+        nesting++; /* nothing it calls is recorded */
+        if (get_name(&name, func) != cudaSuccess)
+            name = NULL;
+        nesting--;
+    }
+    return name;
+}
+
+/* A successful outermost launch of func: a host stub, or a cudaKernel_t
+ * handle (then named by the stub __cudaGetKernel gave it for, when seen). */
+static void record_launch(const void *func, cudaStream_t stream)
+{
+    uintptr_t stub = strata_capture_kernel_func(recorder, (uintptr_t)func);
+    const void *f = stub ? (const void *)stub : func;
+    strata_capture_launch(recorder, kernel_name(f), (uintptr_t)f, (uintptr_t)stream);
+}
+
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                              cudaStream_t stream)
 {
@@ -274,10 +339,81 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void
     nesting++;
     cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
     nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0) {
-        Dl_info info;
-        const char *name = dladdr(func, &info) && info.dli_sname ? info.dli_sname : NULL;
-        strata_capture_launch(recorder, name, (uintptr_t)func, (uintptr_t)stream);
-    }
+    if (e == cudaSuccess && recorder && nesting == 0)
+        record_launch(func, stream);
+    return e;
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                  cudaStream_t stream)
+{
+    REAL(cudaLaunchKernel_ptsz);
+    nesting++;
+    cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
+        record_launch(func, stream);
+    return e;
+}
+
+#ifdef STRATA_CAPTURE_LAUNCH_EX
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+    REAL(cudaLaunchKernelExC);
+    nesting++;
+    cudaError_t e = real_fn(config, func, args);
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0 && config)
+        record_launch(func, config->stream);
+    return e;
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+    REAL(cudaLaunchKernelExC_ptsz);
+    nesting++;
+    cudaError_t e = real_fn(config, func, args);
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0 && config)
+        record_launch(func, config->stream);
+    return e;
+}
+#endif
+
+/* CUDA 13 <<<...>>>: the handle for a stub, asked once per kernel (kept in a
+ * static by the generated code). Remembered whatever the nesting: it names
+ * the launches, it records nothing. */
+cudaError_t __cudaGetKernel(strata_cuda_kernel *kernel, const void *func)
+{
+    REAL(__cudaGetKernel);
+    nesting++;
+    cudaError_t e = real_fn(kernel, func);
+    nesting--;
+    if (e == cudaSuccess && recorder && kernel && *kernel)
+        strata_capture_kernel_handle(recorder, (uintptr_t)*kernel, (uintptr_t)func);
+    return e;
+}
+
+cudaError_t __cudaLaunchKernel(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream)
+{
+    REAL(__cudaLaunchKernel);
+    nesting++;
+    cudaError_t e = real_fn(kernel, gridDim, blockDim, args, sharedMem, stream);
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
+        record_launch(kernel, stream);
+    return e;
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                    size_t sharedMem, cudaStream_t stream)
+{
+    REAL(__cudaLaunchKernel_ptsz);
+    nesting++;
+    cudaError_t e = real_fn(kernel, gridDim, blockDim, args, sharedMem, stream);
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
+        record_launch(kernel, stream);
     return e;
 }

@@ -33,6 +33,7 @@ struct strata_capture {
     GHashTable *streams;      /* stream handle -> name */
     GPtrArray *stream_order;  /* names of non-main streams, in order of first use */
     GHashTable *events;       /* event handle -> name, once recorded */
+    GHashTable *kernels;      /* cudaKernel_t handle -> host stub (__cudaGetKernel) */
     uint64_t n_device, n_pinned, n_pageable_tmp, n_device_tmp, n_streams, n_events, n_sync, ops;
 };
 
@@ -86,6 +87,7 @@ strata_capture *strata_capture_open(const char *path, const char *comment, bool 
     c->streams = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     c->stream_order = g_ptr_array_new();
     c->events = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->kernels = g_hash_table_new(g_direct_hash, g_direct_equal);
     fprintf(out, "strata-trace 1\n# captured by strata capture (sim/capture)%s%s\n", comment ? ": " : "",
             comment ? comment : "");
     return c;
@@ -123,6 +125,7 @@ bool strata_capture_close(strata_capture *c, GError **err)
     g_hash_table_destroy(c->streams);
     g_ptr_array_free(c->stream_order, TRUE);
     g_hash_table_destroy(c->events);
+    g_hash_table_destroy(c->kernels);
     g_mutex_clear(&c->lock);
     g_free(c->path);
     g_free(c->tmp);
@@ -318,4 +321,19 @@ void strata_capture_launch(strata_capture *c, const char *name, uintptr_t func, 
     emit(c, s, "compute %s", label);
     g_free(label);
     g_mutex_unlock(&c->lock);
+}
+
+void strata_capture_kernel_handle(strata_capture *c, uintptr_t handle, uintptr_t func)
+{
+    g_mutex_lock(&c->lock);
+    g_hash_table_insert(c->kernels, (gpointer)handle, (gpointer)func);
+    g_mutex_unlock(&c->lock);
+}
+
+uintptr_t strata_capture_kernel_func(strata_capture *c, uintptr_t handle)
+{
+    g_mutex_lock(&c->lock);
+    uintptr_t func = (uintptr_t)g_hash_table_lookup(c->kernels, (gpointer)handle);
+    g_mutex_unlock(&c->lock);
+    return func;
 }

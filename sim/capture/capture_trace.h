@@ -21,7 +21,11 @@
  *  - cudaStreamSynchronize(S) is `record syncN stream=S` + `wait syncN` on
  *    main (the host blocks, and main stands for the host's program order);
  *    cudaDeviceSynchronize does the same for every stream seen;
- *  - a kernel launch is `compute NAME stream=S` (NAME from its symbol).
+ *  - a kernel launch is `compute NAME stream=S` (NAME from its symbol);
+ *    CUDA 13's <<<...>>> launches through a cudaKernel_t handle that
+ *    __cudaGetKernel made for the host stub, so the capture keeps a table
+ *    handle -> stub (strata_capture_kernel_handle) to name such launches by
+ *    their stub.
  * Every op carries at=, its time since the capture started (unless
  * timestamps are off), for comparison with a replay.
  *
@@ -70,5 +74,10 @@ void strata_capture_stream_sync(strata_capture *c, uintptr_t stream);
 void strata_capture_device_sync(strata_capture *c);
 /* name: the kernel's symbol, or NULL (then "kernel_<address>"). */
 void strata_capture_launch(strata_capture *c, const char *name, uintptr_t func, uintptr_t stream);
+/* __cudaGetKernel gave `handle` for the host stub `func`: remembered (a later
+ * call for the same handle replaces it). Writes nothing. */
+void strata_capture_kernel_handle(strata_capture *c, uintptr_t handle, uintptr_t func);
+/* The host stub remembered for `handle`, or 0 when none was. */
+uintptr_t strata_capture_kernel_func(strata_capture *c, uintptr_t handle);
 
 #endif
