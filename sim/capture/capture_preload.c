@@ -332,52 +332,39 @@ static void record_launch(const void *func, cudaStream_t stream)
     strata_capture_launch(recorder, kernel_name(f), (uintptr_t)f, (uintptr_t)stream);
 }
 
-cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                             cudaStream_t stream)
-{
-    REAL(cudaLaunchKernel);
-    nesting++;
-    cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0)
-        record_launch(func, stream);
-    return e;
-}
+/* A launch entry point of the runtime's signature (func a stub or a
+ * cudaKernel_t handle): calls the real one, records the outermost success. */
+#define LAUNCH_HOOK(fn, func_type)                                                                                  \
+    cudaError_t fn(func_type func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) \
+    {                                                                                                              \
+        REAL(fn);                                                                                                  \
+        nesting++;                                                                                                 \
+        cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);                                 \
+        nesting--;                                                                                                 \
+        if (e == cudaSuccess && recorder && nesting == 0)                                                          \
+            record_launch(func, stream);                                                                           \
+        return e;                                                                                                  \
+    }
 
-cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                                  cudaStream_t stream)
-{
-    REAL(cudaLaunchKernel_ptsz);
-    nesting++;
-    cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0)
-        record_launch(func, stream);
-    return e;
-}
+LAUNCH_HOOK(cudaLaunchKernel, const void *)
+LAUNCH_HOOK(cudaLaunchKernel_ptsz, const void *)
 
 #ifdef STRATA_CAPTURE_LAUNCH_EX
-cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
-{
-    REAL(cudaLaunchKernelExC);
-    nesting++;
-    cudaError_t e = real_fn(config, func, args);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0 && config)
-        record_launch(func, config->stream);
-    return e;
-}
+/* The extensible launch: grid, block and stream in its config. */
+#define LAUNCH_EX_HOOK(fn)                                                                                          \
+    cudaError_t fn(const cudaLaunchConfig_t *config, const void *func, void **args)                                \
+    {                                                                                                              \
+        REAL(fn);                                                                                                  \
+        nesting++;                                                                                                 \
+        cudaError_t e = real_fn(config, func, args);                                                               \
+        nesting--;                                                                                                 \
+        if (e == cudaSuccess && recorder && nesting == 0 && config)                                                \
+            record_launch(func, config->stream);                                                                   \
+        return e;                                                                                                  \
+    }
 
-cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
-{
-    REAL(cudaLaunchKernelExC_ptsz);
-    nesting++;
-    cudaError_t e = real_fn(config, func, args);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0 && config)
-        record_launch(func, config->stream);
-    return e;
-}
+LAUNCH_EX_HOOK(cudaLaunchKernelExC)
+LAUNCH_EX_HOOK(cudaLaunchKernelExC_ptsz)
 #endif
 
 /* CUDA 13 <<<...>>>: the handle for a stub, asked once per kernel (kept in a
@@ -394,26 +381,5 @@ cudaError_t __cudaGetKernel(strata_cuda_kernel *kernel, const void *func)
     return e;
 }
 
-cudaError_t __cudaLaunchKernel(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                               cudaStream_t stream)
-{
-    REAL(__cudaLaunchKernel);
-    nesting++;
-    cudaError_t e = real_fn(kernel, gridDim, blockDim, args, sharedMem, stream);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0)
-        record_launch(kernel, stream);
-    return e;
-}
-
-cudaError_t __cudaLaunchKernel_ptsz(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                    size_t sharedMem, cudaStream_t stream)
-{
-    REAL(__cudaLaunchKernel_ptsz);
-    nesting++;
-    cudaError_t e = real_fn(kernel, gridDim, blockDim, args, sharedMem, stream);
-    nesting--;
-    if (e == cudaSuccess && recorder && nesting == 0)
-        record_launch(kernel, stream);
-    return e;
-}
+LAUNCH_HOOK(__cudaLaunchKernel, strata_cuda_kernel)
+LAUNCH_HOOK(__cudaLaunchKernel_ptsz, strata_cuda_kernel)
