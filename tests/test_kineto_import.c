@@ -321,6 +321,8 @@ START_TEST(copies_device_ends_not_reserved)
     ck_assert_ptr_nonnull(strstr(r.out, "\nalloc xfer.hbm.src 32MiB hbm note=setup\n"
                                         "alloc xfer.hbm.dst 32MiB hbm note=setup\n"
                                         "alloc pre.cache.0 32MiB note=setup\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\n# the copies' device ends, each a segment of its own: 2 (67108864 bytes, "
+                                        "xfer.hbm.*), not in the real run: a replay's reserved bytes include them\n"));
     strata_cli_result_clear(&r);
     strata_hw_free(hw);
     g_unlink(path);
