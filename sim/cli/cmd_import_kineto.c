@@ -85,16 +85,23 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
 static char *kineto_comment(const char *path, const strata_kineto_summary *s)
 {
     char *base = g_path_get_basename(path);
+    char *staging = s->n_staging_device
+                        ? g_strdup_printf("\nthe copies' device ends, each a segment of its own: %" G_GUINT64_FORMAT " (%"
+                                          G_GUINT64_FORMAT " bytes, xfer.hbm.*), not in the real run: a replay's "
+                                          "reserved bytes include them",
+                                          s->n_staging_device, s->staging_device_bytes)
+                        : g_strdup("");
     char *c = g_strdup_printf(
         "imported by strata import kineto from %s (device %d): %" G_GUINT64_FORMAT
         " memory events, %" G_GUINT64_FORMAT " kernels, %" G_GUINT64_FORMAT " memsets, %"
         G_GUINT64_FORMAT " memcpys; %" G_GUINT64_FORMAT " setup ops rebuild the state at the "
         "first event (reserved %" G_GUINT64_FORMAT ", allocated %" G_GUINT64_FORMAT
         "); peak Total Reserved %" G_GUINT64_FORMAT "\ninferred cached segments at the start: %"
-        G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes, pre.cache.N)",
+        G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes, pre.cache.N)%s",
         base, s->device, s->n_memory, s->n_kernels, s->n_memsets, s->n_memcpys, s->n_setup_ops,
         s->initial_reserved, s->initial_allocated, s->peak_reserved, s->n_inferred_segments,
-        s->inferred_bytes);
+        s->inferred_bytes, staging);
+    g_free(staging);
     g_free(base);
     return c;
 }

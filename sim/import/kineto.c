@@ -538,11 +538,45 @@ static void free_cached(strata_op_list *l, const GArray *inferred, guint n, bool
     }
 }
 
+/* The size of the device end of the copies' staging buffer for copies of
+ * up to `bytes`. In the real run a copy between host and device (or within
+ * the device) moves a tensor the [memory] events already count: at::native
+ * _to_copy allocates its result with empty_strided (an alloc event) and
+ * copy_kernel_cuda (aten/src/ATen/native/cuda/Copy.cu) calls
+ * cudaMemcpyAsync on the two tensors' data pointers, with no device
+ * temporary for a contiguous copy of one dtype (copy_requires_temporaries).
+ * The simulated copy still needs a device buffer to name, so that buffer
+ * must neither share a segment with the window's blocks nor be counted
+ * with them: it is allocated first, on an empty allocator, and asks for the
+ * whole of the segment the caching allocator gives it. A request of at
+ * least kMinLargeAlloc (10 MiB) gets a segment of its size rounded up to
+ * kRoundLarge (2 MiB) (get_allocation_size), so a multiple of 2 MiB of at
+ * least 10 MiB fills its segment exactly and leaves nothing for
+ * malloc's split (the remainder is 0). */
+static uint64_t staging_device_size(uint64_t bytes)
+{
+    uint64_t size = (bytes + CACHING_ROUND_LARGE - 1) / CACHING_ROUND_LARGE * CACHING_ROUND_LARGE;
+    return MAX(size, CACHING_MIN_LARGE_ALLOC);
+}
+
 /* The setup ops (kineto.h); fills the summary's pre_* and n_setup_ops. */
 static strata_op_list *build_setup(const device_state *d, bool memory_only,
                                    strata_kineto_summary *s)
 {
     strata_op_list *l = strata_op_list_new();
+    /* the device ends of the copies first, each a segment of its own
+     * (staging_device_size) */
+    s->n_staging_device = 0;
+    s->staging_device_bytes = 0;
+    for (int r = 0; r < ROLE__COUNT && !memory_only; r++)
+        if (d->xfer[STRATA_KINETO_MEM_DEVICE][r] > 0) {
+            uint64_t size = staging_device_size(d->xfer[STRATA_KINETO_MEM_DEVICE][r]);
+            char *name = g_strdup_printf("xfer.%s.%s", mem_names[STRATA_KINETO_MEM_DEVICE], role_names[r]);
+            setup_alloc(l, name, size, mem_names[STRATA_KINETO_MEM_DEVICE]);
+            g_free(name);
+            s->n_staging_device++;
+            s->staging_device_bytes += size;
+        }
     /* The inferred cached segments (infer_alloc), as many as the reserved
      * bytes at the start hold beside the blocks live then: each made whole
      * and kept live while the others are made (so each is a new segment of
@@ -606,12 +640,11 @@ static strata_op_list *build_setup(const device_state *d, bool memory_only,
     s->pre_rest = s->initial_allocated > s->pre_bytes ? s->initial_allocated - s->pre_bytes : 0;
     if (s->pre_rest > 0)
         setup_alloc(l, "pre.rest", s->pre_rest, NULL);
-    /* the staging buffers (not in the real run: the file does not say
-     * which tensors a copy moved) before the large inferred segments are
-     * freed, so that they never take one the window's allocs need */
+    /* the host ends of the staging buffers (not in the real run: the file
+     * does not say which tensors a copy moved); the device ends came first */
     for (int m = 0; m < STRATA_KINETO_MEM__COUNT && !memory_only; m++)
         for (int r = 0; r < ROLE__COUNT; r++)
-            if (d->xfer[m][r] > 0) {
+            if (m != STRATA_KINETO_MEM_DEVICE && d->xfer[m][r] > 0) {
                 char *name = g_strdup_printf("xfer.%s.%s", mem_names[m], role_names[r]);
                 setup_alloc(l, name, d->xfer[m][r], mem_names[m]);
                 g_free(name);

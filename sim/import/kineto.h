@@ -26,7 +26,11 @@
  * Total Reserved (alloc then free of pre.seg), then the
  * blocks that the window frees but never allocates (pre.N, sized by their
  * frees), then pre.rest for the rest of the bytes allocated before the
- * first event (Total Allocated less its Bytes), then the staging buffers.
+ * first event (Total Allocated less its Bytes), then the host ends of the
+ * copies' staging buffers. The device ends come before all of it, each the
+ * whole of a segment of its own (kineto.c, staging_device_size): the real
+ * copies moved tensors the [memory] events already count, so these bytes
+ * are not the run's, and a comparison takes them off (kineto_validate.c).
  *
  * Invariants: the file is streamed (kineto_scan.h), once to validate it and
  * gather the summary and once more each time the source is read from the
@@ -92,6 +96,10 @@ typedef struct strata_kineto_summary {
      * at the start hold beside the live blocks; n_inferred_left: made but
      * past that room (left for the replay to make). */
     uint64_t n_inferred_segments, inferred_bytes, n_inferred_left;
+    /* The device ends of the copies (kineto.c, staging_device_size): the
+     * first n_staging_device allocs of the setup, each the whole of a
+     * segment of its own, staging_device_bytes in all. */
+    uint64_t n_staging_device, staging_device_bytes;
     double first_ts_us;             /* the earliest ts in the file: at=0 */
 } strata_kineto_summary;
 

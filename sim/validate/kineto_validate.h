@@ -8,8 +8,10 @@
  *    (the k-th copy op of the import is the k-th memcpy of the device with
  *    bytes > 0, in file order), grouped by direction, host memory kind
  *    (pinned or pageable) and size class;
- *  - the simulated reserved bytes of hbm after each alloc and free are
- *    compared with the event's Total Reserved (when the file has it).
+ *  - the simulated reserved bytes of hbm after each alloc and free, less
+ *    the segments of the copies' device-end staging buffers (the import's,
+ *    not the run's: kineto.h), are compared with the event's Total
+ *    Reserved (when the file has it).
  * Errors are (simulated - measured) / measured.
  *
  * Invariant: the measured figures come from the file only; the model's
@@ -38,6 +40,7 @@ typedef struct strata_kineto_validation {
     bool has_reserved;              /* the file has Total Reserved */
     uint64_t n_reserved_points;
     uint64_t real_peak_reserved, sim_peak_reserved;
+    uint64_t staging_reserved;      /* the staging segments taken off the model's points */
     double reserved_mean_error;     /* mean |error| over the points */
     double reserved_max_error;      /* max |error| */
     bool oom;                       /* the simulation ran out of memory */
