@@ -8,8 +8,36 @@
  * Bc. On tensor cores, FlashAttention-2's own choice
  * (csrc/flash_attn/src/flash_fwd_launch_template.h and
  * flash_bwd_launch_template.h @0251105 on sm80/sm90): forward Br = 128,
- * Bc = 128 up to head dim 64, 64 above; backward 128 x 128 up to 64, and
- * 64 x 128 above (ESTIMATE: the hdim-128 branch was not re-read). On a
+ * Bc = 128 up to head dim 64, 64 above (head dim 256: 64 x 64 where an SM
+ * holds 4 x 256 x (64 + 2 x 64) bytes of shared memory, run_mha_fwd_hdim256,
+ * the H100; 128 x 64 on the A100); backward 128 x 128 up to 64, and
+ * 64 x 128 above (run_mha_bwd_hdim128 where a block may take 144 KB, on
+ * both). Its products are the SM80 warp-level mma.sync instructions, on
+ * Hopper too, where they reach `mma_sync_fraction` of the tensor cores'
+ * peak (the FlashAttention-3 authors: about 2/3 without wgmma); cuBLAS's
+ * GEMMs are not slowed.
+ *
+ * FlashAttention-2 on tensor cores (the same sources and flash_api.cpp
+ * mha_fwd, PyTorch's bundled copy the same):
+ *   L2 reuse: the forward's grid is (query blocks, B, H), the backward's
+ *   (key blocks, B, H), x running fastest, so the CTAs resident at once
+ *   (SMs x the CTAs one SM's `smem_per_sm` holds: a forward CTA's Q, K and
+ *   V blocks, 2 D (Br + 2 Bc) bytes in bf16, Kernel_traits::kSmemSize; a
+ *   backward CTA one an SM, ESTIMATE from the 144 KB its traits are picked
+ *   for) work on ceil(resident / blocks a head) + 1 (batch, head)s and
+ *   share their K and V (forward) or Q, dO, LSE, D and dQ's f32 accumulator
+ *   (backward) through the L2. When those fit the onchip memory named l2,
+ *   they come from HBM once per head (K and V once per key/value head),
+ *   else once per block pair as below. An upper bound on the CTAs (the
+ *   registers may hold fewer), so a fit is not claimed too early.
+ *   Decode: at Sq = 1 with fewer key/value heads than query heads
+ *   (seqlenq_ngroups_swapped) a group's query heads become its rows: H =
+ *   Hkv, Sq = H / Hkv, no mask. Split-KV: num_splits_heuristic (below)
+ *   over B H ceil(Sq / 64) CTAs and 2 x SMs slots; with more than one
+ *   split the kernel is run_mha_fwd_splitkv_dispatch's, 64 x (256, 128,
+ *   64 by head dim up to 64, 128, above) blocks, each split's f32 output
+ *   and LSE written and read back by a second, combine kernel (one more
+ *   kernel_launch). The blocks are computed whole, the rows past Sq too. On a
  * systolic array, the blocks MaxText passes to JAX's Pallas TPU kernel
  * (jax/experimental/pallas/ops/tpu/flash_attention.py; MaxText's
  * layers/attentions.py tpu_flash_attention: BlockSizes(block_q =
