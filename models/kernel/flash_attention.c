@@ -278,8 +278,9 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
               false, 1, 0, 0, false};
     bool causal = p->causal;
     const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
+    bool fa2 = u && u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention;
     if (u && u->kernel.matrix == STRATA_MATRIX_TILES) {
-        if (!backward && a.sq == 1 && a.h > a.hkv && a.hkv > 0 && a.h % a.hkv == 0 && p->window == 0 &&
+        if (fa2 && !backward && a.sq == 1 && a.h > a.hkv && a.hkv > 0 && a.h % a.hkv == 0 && p->window == 0 &&
             a.d % 8 == 0) { /* flash_api.cpp mha_fwd: seqlenq_ngroups_swapped (causal is off at Sq = 1) */
             a.sq = a.h / a.hkv;
             a.h = a.hkv;
@@ -288,11 +289,12 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
         }
         if (!backward) {
             a.bc = a.d <= 64 ? 128 : 64;
-            if (a.d > 192 && u->kernel.smem_per_sm >= 4 * 256 * (64 + 2 * 64)) /* run_mha_fwd_hdim256 */
+            if (fa2 && a.d > 192 && u->kernel.smem_per_sm >= 4 * 256 * (64 + 2 * 64)) /* run_mha_fwd_hdim256 */
                 a.br = 64;
             uint64_t block_n = a.d <= 64 ? 256 : a.d <= 128 ? 128 : 64; /* set_params_splitkv */
-            a.splits = num_splits_heuristic(a.b * a.h * ceil_div(a.sq, 64), 2 * u->kernel.sms,
-                                            ceil_div(a.skv, block_n), 128);
+            if (fa2)
+                a.splits = num_splits_heuristic(a.b * a.h * ceil_div(a.sq, 64), 2 * u->kernel.sms,
+                                                ceil_div(a.skv, block_n), 128);
             if (a.splits > 1) { /* run_mha_fwd_splitkv_dispatch: 64 x block_n */
                 a.br = 64;
                 a.bc = block_n;
@@ -309,7 +311,7 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
             a.dq_pairs = visited_pairs(a.sq, a.skv, a.dq_br, a.dq_bc, p->causal, p->window);
     }
     a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, causal, p->window);
-    if (u && u->kernel.matrix == STRATA_MATRIX_TILES)
+    if (fa2)
         l2_reuse(hw, &u->kernel, &a, strata_kernel_elem_bytes(p), backward);
     return a;
 }
@@ -441,7 +443,7 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "block pairs per (batch, head)", a.pairs, "");
     strata_kernel_term_add(c, "nominal flops", flops, "FLOP");
     double mm = products_time(hw, unit, p, &a, backward, c);
-    if (u->kernel.matrix == STRATA_MATRIX_TILES) {
+    if (u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention) {
         double frac = u->kernel.mma_sync_fraction > 0 ? u->kernel.mma_sync_fraction : 1.0;
         strata_kernel_term_add(c, "mma.sync fraction of the peak", frac, "");
         mm /= frac;
