@@ -221,12 +221,141 @@ START_TEST(flash_hbm_bytes_by_block_size)
     ck_assert_double_eq(term(&c, "block rows Br"), 256);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 1);
     strata_hw_free(hw);
-    /* on tensor cores FlashAttention-2 takes 128 x 64 blocks at head dim 128: 2 x 4 pairs */
+    /* on tensor cores FlashAttention-2 takes 128 x 64 blocks at head dim 128: 2 x 4 pairs (8 heads: 32
+     * CTAs of 64 rows, at least 0.8 x 2 x 4 SMs, so no split-KV) */
     hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\n");
-    uint64_t d128[] = {1, 1, 256, 256, 128};
+    uint64_t d128[] = {1, 8, 256, 256, 128};
     cost(hw, "flash-attention", d128, 5, false, &c);
     ck_assert_double_eq(term(&c, "block columns Bc"), 64);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 8);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* FlashAttention-2's products at mma.sync's share of the peak (tiles
+ * unit: 4 SMs of 8.192 TFLOP/s, 128 x 128 tiles). B = 1, H = 8, Sq = Skv =
+ * 256, D = 128: 128 x 64 blocks, 2 x 4 = 8 pairs a head, 64 in all (32
+ * CTAs of 64 rows >= 0.8 x 2 x 4: no split-KV). S = Q K^T, 128 x 128 x 64
+ * each: 64 tiles of 128 x 128 (N = 64 padded to the tile), 16 waves of
+ * 2 x 128^3 / 8.192e12 = 0.512 us: 8.192 us (split-K 2 adds 8.4 us of f32
+ * partials). P V, 128 x 64 x 128: 16 waves of 2 x 128 x 128 x 64: 4.096
+ * us. 12.288 us at mma_sync_fraction 1, 24.576 us at 0.5; a GEMM is not
+ * slowed (cuBLAS issues wgmma). */
+START_TEST(flash_products_at_the_mma_sync_fraction)
+{
+    static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
+    strata_hw *native = unit(tiles);
+    char *keys = g_strconcat(tiles, "mma_sync_fraction = 0.5\n", NULL);
+    strata_hw *hopper = unit(keys);
+    uint64_t d[] = {1, 8, 256, 256, 128}, g[] = {256, 1024, 256};
+    strata_kernel_cost c, h;
+    cost(native, "flash-attention", d, 5, false, &c);
+    cost(hopper, "flash-attention", d, 5, false, &h);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 8);
+    ck_assert_double_eq_tol(term(&c, "products on the matrix engine"), 12.288e-6, 1e-15);
+    ck_assert_double_eq_tol(term(&h, "products on the matrix engine"), 24.576e-6, 1e-15);
+    ck_assert_double_eq(term(&h, "mma.sync fraction of the peak"), 0.5);
+    cost(native, "gemm", g, 3, false, &c);
+    cost(hopper, "gemm", g, 3, false, &h);
+    ck_assert_double_eq(c.compute_s, h.compute_s);
+    g_free(keys);
+    strata_hw_free(native);
+    strata_hw_free(hopper);
+}
+END_TEST
+
+static const char *head_l2 = "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 16GiB\n"
+                             "bandwidth = 1TB/s\n[memory l2]\nkind = onchip\ncapacity = %s\nbandwidth = 2TB/s\n"
+                             "[compute mxu]\nflops = 32.768TFLOP/s\n";
+
+static strata_hw *unit_l2(const char *l2, const char *keys)
+{
+    GError *err = NULL;
+    char *h = g_strdup_printf(head_l2, l2);
+    strata_hw *hw = strata_test_load_hw_text(h, keys, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    g_free(h);
+    return hw;
+}
+
+/* FlashAttention-2's K and V from HBM once per head when the resident
+ * CTAs' heads fit the L2. 4 SMs of 128 KiB; B = 1, H = 8, Sq = Skv = 1024,
+ * D = 128, bf16. Forward: 128 x 64 blocks, a CTA's Q, K, V blocks 2 x 128
+ * x (128 + 2 x 64) = 65536 B, 2 a SM, 8 resident; 8 query blocks a head,
+ * so ceil(8 / 8) + 1 = 2 heads, whose K and V are 2 x 2 x 1024 x 128 x 2 =
+ * 1 MiB: they fit a 1 MiB L2. HBM bytes 8 x (2 x 1024 x 128 x 2 + 4 x
+ * 1024) + 8 x 2 x 1024 x 128 x 2 = 8421376; with 512 KiB per pair as
+ * before: 8 x ((2 x 1024 x 128 + 2 x 64 x 128 x 128) x 2 + 4096) =
+ * 37781504. Backward: 64 x 128 blocks, one 144 KiB CTA a SM, 4 resident
+ * over 8 key blocks a head: 2 heads of Q, dO (2 x 1024 x 128 x 2), LSE, D
+ * (8 x 1024) and dQ's f32 accumulator (4 x 1024 x 128): 2 x 1056768 B,
+ * over 1 MiB, within 4 MiB. Then each of the 16 query blocks is read once:
+ * 8 x (4 x 1024 x 128 x 2 + 16 x (2 x 64 x 128 x 2 + 8 x 64 + 8 x 64 x
+ * 128) + 2 x 1024 x 128 x 2 + 4 x 1024) = 25264128. Head dim 256 (run_mha_
+ * fwd_hdim256): 64 x 64 blocks where an SM holds 4 x 256 x (64 + 2 x 64)
+ * = 196608 B (H100, 233472), 128 x 64 where not (A100, 167936). */
+START_TEST(flash_kv_once_when_the_heads_fit_l2)
+{
+    static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 131072\n";
+    uint64_t d[] = {1, 8, 1024, 1024, 128}, d256[] = {1, 8, 1024, 1024, 256};
+    strata_kernel_cost c;
+    strata_hw *hw = unit_l2("1MiB", tiles);
+    cost(hw, "flash-attention", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "(batch, head)s of the resident CTAs"), 2);
+    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 1);
+    ck_assert_double_eq(c.bytes_nominal, 8421376);
+    cost(hw, "flash-attention-bwd", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "their bytes read per block pair"), 2 * 1056768);
+    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 0);
+    strata_hw_free(hw);
+    hw = unit_l2("512KiB", tiles);
+    cost(hw, "flash-attention", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 0);
+    ck_assert_double_eq(c.bytes_nominal, 37781504);
+    strata_hw_free(hw);
+    hw = unit_l2("4MiB", tiles);
+    cost(hw, "flash-attention-bwd", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 1);
+    ck_assert_double_eq(c.bytes_nominal, 25264128);
+    strata_hw_free(hw);
+    hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 233472\n");
+    cost(hw, "flash-attention", d256, 5, false, &c);
+    ck_assert_double_eq(term(&c, "block rows Br"), 64);
+    ck_assert_double_eq(term(&c, "block columns Bc"), 64);
+    ck_assert(!has_term(&c, "(batch, head)s of the resident CTAs")); /* no l2 memory */
+    strata_hw_free(hw);
+    hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 167936\n");
+    cost(hw, "flash-attention", d256, 5, false, &c);
+    ck_assert_double_eq(term(&c, "block rows Br"), 128);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A GQA decode step (flash_api.cpp mha_fwd): B = 1, 32 query heads on 8
+ * key/value heads, Sq = 1, Skv = 4096, D = 128. seqlenq_ngroups_swapped:
+ * 8 heads of 4 query rows. 8 CTAs of 64 rows < 0.8 x 2 x 132 SMs, so
+ * num_splits_heuristic over 32 key blocks of 128: efficiency 8 s / 264 for
+ * s splits, best 256 / 264 at s = 32; 0.85 of it needs s >= 28, and 28 to
+ * 31 are not eligible (2 blocks a split, as s - 1 gives): 32 splits, 64 x
+ * 128 blocks, 32 pairs a head. HBM bytes 8 x ((2 x 4 x 128 + 2 x 128 x 128
+ * x 32) x 2 + 4 x 4) = 16793728, and the splits' f32 outputs and LSEs
+ * written and read: 8 x 32 x 4 x 129 x 4 x 2 = 1056768; the combine kernel
+ * adds a launch. Causal is the same at Sq = 1. */
+START_TEST(flash_gqa_decode_swapped_and_split)
+{
+    strata_hw *hw = unit("matrix = tiles\nsms = 132\ncta_tiles = 128x128\nkernel_launch = 1us\n");
+    uint64_t d[] = {1, 32, 1, 4096, 128, 8};
+    strata_kernel_cost c;
+    for (int causal = 0; causal < 2; causal++) {
+        cost(hw, "flash-attention", d, 6, causal, &c);
+        ck_assert_double_eq(term(&c, "GQA group as query rows (seqlenq_ngroups_swapped)"), 4);
+        ck_assert_double_eq(term(&c, "split-KV key splits"), 32);
+        ck_assert_double_eq(term(&c, "block rows Br"), 64);
+        ck_assert_double_eq(term(&c, "block columns Bc"), 128);
+        ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 32);
+        ck_assert_double_eq(c.bytes_nominal, 16793728 + 1056768);
+        ck_assert_double_eq_tol(c.fixed_s, 2e-6, 1e-18);
+    }
     strata_hw_free(hw);
 }
 END_TEST
@@ -435,6 +564,12 @@ START_TEST(bad_kernel_keys_refused)
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nstream_efficiency = 1.5\n", "fraction");
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_efficiency = 0\n", "fraction");
     strata_test_hw_text_refused(head, "matrix = magic\n", "systolic or tiles");
+    strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nmma_sync_fraction = 0\n",
+                                "fraction");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nmma_sync_fraction = 0.5\n",
+                                "expected it only with matrix = tiles");
+    strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 16777217\n",
+                                "smem_per_sm");
 }
 END_TEST
 
@@ -763,6 +898,9 @@ int main(void)
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
     tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
+    tcase_add_test(tc, flash_products_at_the_mma_sync_fraction);
+    tcase_add_test(tc, flash_kv_once_when_the_heads_fit_l2);
+    tcase_add_test(tc, flash_gqa_decode_swapped_and_split);
     tcase_add_test(tc, flash_bwd_as_the_pallas_tpu_kernels);
     tcase_add_test(tc, flash_fwd_softmax_after_the_products);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);

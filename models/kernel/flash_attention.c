@@ -8,8 +8,36 @@
  * Bc. On tensor cores, FlashAttention-2's own choice
  * (csrc/flash_attn/src/flash_fwd_launch_template.h and
  * flash_bwd_launch_template.h @0251105 on sm80/sm90): forward Br = 128,
- * Bc = 128 up to head dim 64, 64 above; backward 128 x 128 up to 64, and
- * 64 x 128 above (ESTIMATE: the hdim-128 branch was not re-read). On a
+ * Bc = 128 up to head dim 64, 64 above (head dim 256: 64 x 64 where an SM
+ * holds 4 x 256 x (64 + 2 x 64) bytes of shared memory, run_mha_fwd_hdim256,
+ * the H100; 128 x 64 on the A100); backward 128 x 128 up to 64, and
+ * 64 x 128 above (run_mha_bwd_hdim128 where a block may take 144 KB, on
+ * both). Its products are the SM80 warp-level mma.sync instructions, on
+ * Hopper too, where they reach `mma_sync_fraction` of the tensor cores'
+ * peak (the FlashAttention-3 authors: about 2/3 without wgmma); cuBLAS's
+ * GEMMs are not slowed.
+ *
+ * FlashAttention-2 on tensor cores (the same sources and flash_api.cpp
+ * mha_fwd, PyTorch's bundled copy the same):
+ *   L2 reuse: the forward's grid is (query blocks, B, H), the backward's
+ *   (key blocks, B, H), x running fastest, so the CTAs resident at once
+ *   (SMs x the CTAs one SM's `smem_per_sm` holds: a forward CTA's Q, K and
+ *   V blocks, 2 D (Br + 2 Bc) bytes in bf16, Kernel_traits::kSmemSize; a
+ *   backward CTA one an SM, ESTIMATE from the 144 KB its traits are picked
+ *   for) work on ceil(resident / blocks a head) + 1 (batch, head)s and
+ *   share their K and V (forward) or Q, dO, LSE, D and dQ's f32 accumulator
+ *   (backward) through the L2. When those fit the onchip memory named l2,
+ *   they come from HBM once per head (K and V once per key/value head),
+ *   else once per block pair as below. An upper bound on the CTAs (the
+ *   registers may hold fewer), so a fit is not claimed too early.
+ *   Decode: at Sq = 1 with fewer key/value heads than query heads
+ *   (seqlenq_ngroups_swapped) a group's query heads become its rows: H =
+ *   Hkv, Sq = H / Hkv, no mask. Split-KV: num_splits_heuristic (below)
+ *   over B H ceil(Sq / 64) CTAs and 2 x SMs slots; with more than one
+ *   split the kernel is run_mha_fwd_splitkv_dispatch's, 64 x (256, 128,
+ *   64 by head dim up to 64, 128, above) blocks, each split's f32 output
+ *   and LSE written and read back by a second, combine kernel (one more
+ *   kernel_launch). The blocks are computed whole, the rows past Sq too. On a
  * systolic array, the blocks MaxText passes to JAX's Pallas TPU kernel
  * (jax/experimental/pallas/ops/tpu/flash_attention.py; MaxText's
  * layers/attentions.py tpu_flash_attention: BlockSizes(block_q =
@@ -86,15 +114,25 @@
 
 typedef struct attn {
     uint64_t b, h, sq, skv, d;
+    uint64_t hkv; /* key/value heads (GQA: fewer than h) */
     uint64_t br, bc;
     double pairs; /* visited block pairs per (batch, head) */
     bool pallas;  /* systolic backward: the dK/dV kernel on br x bc, then the dQ kernel on its own blocks */
     uint64_t dq_br, dq_bc;
     double dq_pairs;
+    bool swapped;        /* FA2's seqlenq_ngroups_swapped: one query of a GQA group per row, h = hkv */
+    uint32_t splits;     /* FA2's split-KV forward: key splits (1: the regular kernel) */
+    double l2_heads;     /* tiles: (batch, head)s the resident CTAs work on (0: not known) */
+    double l2_head_bytes; /* the bytes of each that its CTAs read again for every block pair */
+    bool l2_once;        /* those bytes fit the L2: read from HBM once per (batch, head) */
 } attn;
 
 /* MaxText's blocks for the Pallas TPU kernel (see above). */
 enum { PALLAS_BLOCK = 512, PALLAS_DQ_BLOCK_Q = 1024 };
+
+/* FlashAttention-2's backward CTA's shared memory, for the CTAs an SM
+ * holds (see above). */
+#define BWD_CTA_SMEM (144.0 * 1024)
 
 /* The Pallas pipeline's cost a grid step on a model without a scalar unit (see above). */
 #define PALLAS_STEP_S 0.35e-6
@@ -177,15 +215,91 @@ static double mask_share(const strata_kernel_problem *p)
     return (sq * w - (over > 0 ? over * over / 2 : 0)) / (sq * (double)x[3]);
 }
 
+/* flash_api.cpp num_splits_heuristic: the fewest key splits whose wave
+ * efficiency (CTAs over 2 x SMs, the last wave's share) comes within 85%
+ * of the best, 1 when the CTAs already nearly fill the SMs. */
+static uint32_t num_splits_heuristic(uint64_t bh_mblocks, uint64_t slots, uint64_t n_blocks, uint64_t max_splits)
+{
+    if ((double)bh_mblocks >= 0.8 * (double)slots)
+        return 1;
+    max_splits = min_u64(min_u64(max_splits, slots), n_blocks);
+    double eff[129] = {0}, best = 0;
+    for (uint64_t s = 1; s <= max_splits; s++) {
+        if (s > 1 && ceil_div(n_blocks, s) == ceil_div(n_blocks, s - 1))
+            continue; /* not eligible: as many blocks a split as s - 1 splits */
+        double waves = (double)(bh_mblocks * s) / (double)slots;
+        eff[s] = waves / ceil(waves);
+        best = fmax(best, eff[s]);
+    }
+    for (uint64_t s = 1; s <= max_splits; s++)
+        if (eff[s] > 0 && eff[s] >= 0.85 * best)
+            return (uint32_t)s;
+    return 1;
+}
+
+/* The L2's capacity: the onchip memory named l2 (0: none). */
+static double l2_capacity(const strata_hw *hw)
+{
+    int l2 = strata_hw_memory_base_index(hw, "l2");
+    const strata_memory_spec *m = l2 >= 0 ? strata_hw_memory(hw, (uint32_t)l2) : NULL;
+    return m && m->kind == STRATA_MEM_ONCHIP ? (double)m->capacity : 0;
+}
+
+/* FlashAttention-2's L2 reuse on a tiles unit (see above): the CTAs
+ * resident at once, sms x the CTAs one SM's shared memory holds, take
+ * consecutive blocks of the grid's x (forward: query blocks; backward: key
+ * blocks) of a few (batch, head)s, which share that head's K and V
+ * (forward) or Q, dO, the statistics and dQ's f32 accumulator (backward). */
+static void l2_reuse(const strata_hw *hw, const strata_kernel_spec *ks, attn *a, double e, bool backward)
+{
+    double cap = l2_capacity(hw);
+    if (ks->smem_per_sm == 0 || cap <= 0 || a->pallas)
+        return;
+    double sq = (double)a->sq, skv = (double)a->skv, d = (double)a->d, x_blocks, cta_smem;
+    if (!backward) {
+        x_blocks = (double)ceil_div(a->sq, a->br);
+        cta_smem = e * d * (double)(a->br + 2 * a->bc); /* Q, K, V blocks: Kernel_traits::kSmemSize */
+        a->l2_head_bytes = 2 * skv * d * e;
+    } else {
+        x_blocks = (double)ceil_div(a->skv, a->bc);
+        cta_smem = BWD_CTA_SMEM;
+        a->l2_head_bytes = 2 * sq * d * e + 8 * sq + 4 * sq * d;
+    }
+    double per_sm = floor((double)ks->smem_per_sm / cta_smem);
+    double resident = (double)ks->sms * (per_sm > 1 ? per_sm : 1);
+    a->l2_heads = fmin((double)(a->b * a->h), ceil(resident / x_blocks) + 1);
+    a->l2_once = a->l2_heads * a->l2_head_bytes <= cap;
+}
+
 static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, bool backward)
 {
     const uint64_t *x = p->dims;
-    attn a = {x[0], x[1], x[2], x[3], x[4], 128, 128, 0, false, 0, 0, 0};
+    attn a = {x[0], x[1], x[2], x[3], x[4], p->n_dims == 6 ? x[5] : x[1], 128, 128, 0, false, 0, 0, 0,
+              false, 1, 0, 0, false};
+    bool causal = p->causal;
     const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
+    bool fa2 = u && u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention;
     if (u && u->kernel.matrix == STRATA_MATRIX_TILES) {
-        if (!backward)
+        if (fa2 && !backward && a.sq == 1 && a.h > a.hkv && a.hkv > 0 && a.h % a.hkv == 0 && p->window == 0 &&
+            a.d % 8 == 0) { /* flash_api.cpp mha_fwd: seqlenq_ngroups_swapped (causal is off at Sq = 1) */
+            a.sq = a.h / a.hkv;
+            a.h = a.hkv;
+            a.swapped = true;
+            causal = false;
+        }
+        if (!backward) {
             a.bc = a.d <= 64 ? 128 : 64;
-        else if (a.d > 64)
+            if (fa2 && a.d > 192 && u->kernel.smem_per_sm >= 4 * 256 * (64 + 2 * 64)) /* run_mha_fwd_hdim256 */
+                a.br = 64;
+            uint64_t block_n = a.d <= 64 ? 256 : a.d <= 128 ? 128 : 64; /* set_params_splitkv */
+            if (fa2)
+                a.splits = num_splits_heuristic(a.b * a.h * ceil_div(a.sq, 64), 2 * u->kernel.sms,
+                                                ceil_div(a.skv, block_n), 128);
+            if (a.splits > 1) { /* run_mha_fwd_splitkv_dispatch: 64 x block_n */
+                a.br = 64;
+                a.bc = block_n;
+            }
+        } else if (a.d > 64)
             a.br = 64;
     } else if (u && u->kernel.matrix == STRATA_MATRIX_SYSTOLIC) {
         a.br = min_u64(PALLAS_BLOCK, a.sq);
@@ -196,7 +310,9 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
         if (backward)
             a.dq_pairs = visited_pairs(a.sq, a.skv, a.dq_br, a.dq_bc, p->causal, p->window);
     }
-    a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, p->causal, p->window);
+    a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, causal, p->window);
+    if (fa2)
+        l2_reuse(hw, &u->kernel, &a, strata_kernel_elem_bytes(p), backward);
     return a;
 }
 
@@ -226,15 +342,22 @@ void strata_kernel_flash_bwd_nominal(const strata_kernel_problem *p, double *flo
 static double hbm_bytes(const attn *a, double e, bool backward)
 {
     double sq = (double)a->sq, skv = (double)a->skv, d = (double)a->d, br = (double)a->br, bc = (double)a->bc;
-    double per_head;
-    if (!backward)
+    double bh = (double)(a->b * a->h), per_head;
+    if (!backward) {
+        /* split-KV: each split's f32 output and LSE written, then read by the combine kernel */
+        double accum = a->splits > 1 ? bh * (double)a->splits * sq * (d + 1) * 4 * 2 : 0;
+        if (a->l2_once) /* K and V once per (batch, key/value head) */
+            return bh * ((2 * sq * d) * e + 4 * sq) + (double)(a->b * a->hkv) * 2 * skv * d * e + accum;
         per_head = (2 * sq * d + 2 * bc * d * a->pairs) * e + 4 * sq;
-    else if (a->pallas) /* dK/dV kernel, dQ kernel, preprocessing; row statistics 3 x 128 lanes x 4 bytes */
+        return bh * per_head + accum;
+    } else if (a->pallas) /* dK/dV kernel, dQ kernel, preprocessing; row statistics 3 x 128 lanes x 4 bytes */
         per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 1536 * br) +
                    3 * sq * d * e + 1536 * sq + a->dq_pairs * 2 * (double)a->dq_bc * d * e + 2 * sq * d * e + 4 * sq;
-    else
-        per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
-    return (double)(a->b * a->h) * per_head;
+    else {
+        double q_pairs = a->l2_once ? (double)ceil_div(a->sq, a->br) : a->pairs; /* each query block's reads */
+        per_head = 4 * skv * d * e + q_pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
+    }
+    return bh * per_head;
 }
 
 /* One kernel's softmax (see above): VPU and EUP work of its visited
@@ -320,6 +443,20 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "block pairs per (batch, head)", a.pairs, "");
     strata_kernel_term_add(c, "nominal flops", flops, "FLOP");
     double mm = products_time(hw, unit, p, &a, backward, c);
+    if (u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention) {
+        double frac = u->kernel.mma_sync_fraction > 0 ? u->kernel.mma_sync_fraction : 1.0;
+        strata_kernel_term_add(c, "mma.sync fraction of the peak", frac, "");
+        mm /= frac;
+        if (a.swapped)
+            strata_kernel_term_add(c, "GQA group as query rows (seqlenq_ngroups_swapped)", (double)a.sq, "");
+        if (!backward)
+            strata_kernel_term_add(c, "split-KV key splits", (double)a.splits, "");
+        if (a.l2_heads > 0) {
+            strata_kernel_term_add(c, "(batch, head)s of the resident CTAs", a.l2_heads, "");
+            strata_kernel_term_add(c, "their bytes read per block pair", a.l2_heads * a.l2_head_bytes, "B");
+            strata_kernel_term_add(c, "read from HBM once (fit the L2)", a.l2_once ? 1 : 0, "");
+        }
+    }
     double exps = (double)(a.b * a.h) * (a.pairs * (double)(a.br * a.bc) + a.dq_pairs * (double)(a.dq_br * a.dq_bc));
     if (a.pallas) {
         strata_kernel_term_add(c, "dQ kernel block rows", (double)a.dq_br, "");
@@ -338,6 +475,10 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "compute time", busy, "s");
     strata_kernel_finish(hw, unit, c, flops, busy, hbm_bytes(&a, strata_kernel_elem_bytes(p), backward),
                          "HBM bytes by block size");
+    if (a.splits > 1) { /* the split-KV combine kernel (flash_fwd_splitkv_combine_kernel) launched after it */
+        c->fixed_s += u->kernel.kernel_launch;
+        strata_kernel_term_add(c, "combine kernel launch", u->kernel.kernel_launch, "s");
+    }
 }
 
 void strata_kernel_flash_fwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,

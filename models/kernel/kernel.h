@@ -55,6 +55,9 @@ typedef struct strata_kernel_problem {
     strata_dtype dtype;   /* NONE: bf16 */
     bool block_scaled;    /* gemm, grouped-gemm of 8-bit operands: DeepSeek-style block-scaled FP8 (activations
                            * scaled per 1 x 128, weights per 128 x 128; matrix.c); false: one scale a tensor */
+    bool engine_attention; /* flash-attention on tiles: a serving engine's own attention kernel (sim/serve), not
+                            * FlashAttention-2's launch: none of FA2's mma.sync share, L2 reuse, GQA swap,
+                            * split-KV or head-dim-256 blocks (flash_attention.c) */
     bool has_flops;       /* flops= given (elementwise: its vector ops) */
     double flops;
     bool has_bytes;       /* operand bytes given (bytes=, or in=/out= sizes) */

@@ -154,6 +154,9 @@ typedef struct strata_kernel_spec {
     uint32_t exposed_epilogue;   /* tiles: bit d set: dtype d's GEMMs write each tile's output after
                                     its mainloop, not under the next tile's (0: none) */
     double matrix_efficiency;    /* sustained fraction of the matrix peak (default 1) */
+    double mma_sync_fraction;    /* tiles: fraction of the matrix peak the warp-level mma.sync
+                                    instructions reach, FlashAttention-2's products (0: 1, native) */
+    uint32_t smem_per_sm;        /* tiles: shared-memory bytes an SM holds for its resident CTAs (0: not given) */
     double stream_efficiency;    /* fraction of the operand memory's bandwidth a kernel streams at (default 1) */
     double gemm_stream_efficiency; /* the same for a library GEMM's operands (0: stream_efficiency) */
     double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */

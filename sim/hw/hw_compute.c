@@ -49,6 +49,13 @@ static const kernel_key kernel_keys[] = {
     {"operand_feed", FOR_TILES, "bytes per second of operands one SM receives from L2 (default: unbounded)"},
     {"exposed_epilogue", FOR_TILES, "dtypes whose GEMM kernels write each CTA tile's output after its mainloop "
                                     "instead of under the next tile's, such as f8, or none (default: none)"},
+    {"mma_sync_fraction", FOR_TILES, "fraction of the matrix peak the warp-level mma.sync instructions reach, "
+                                     "the products of FlashAttention-2's kernels, above 0 to 1 (default 1: "
+                                     "mma.sync is the tensor cores' native instruction, as on Ampere)"},
+    {"smem_per_sm", FOR_TILES, "shared-memory bytes one SM holds for its resident CTAs, 0 to 16777216; with an "
+                               "onchip memory named l2, FlashAttention-2's K and V are read from HBM once per head "
+                               "when the heads its resident CTAs work on fit there (default 0: not given, "
+                               "read again for every block pair)"},
     {"matrix_efficiency", FOR_BOTH, "sustained fraction of the matrix peak, above 0 to 1 (default 1)"},
     {"stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a kernel streams at (default 1)"},
     {"gemm_stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a library GEMM (kernel=gemm) "
@@ -244,6 +251,8 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            get_exposed_epilogue(ctx, group, k, err) &&
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
            get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&
+           get_fraction(ctx, group, "mma_sync_fraction", 1.0, &k->mma_sync_fraction, err) &&
+           hw_get_count(ctx, group, "smem_per_sm", 0, 16777216, 0, NULL, &k->smem_per_sm, err) &&
            get_fraction(ctx, group, "stream_efficiency", 1.0, &k->stream_efficiency, err) &&
            get_fraction(ctx, group, "gemm_stream_efficiency", 0.0, &k->gemm_stream_efficiency, err) &&
            hw_get_time(ctx, group, "kernel_launch", &k->kernel_launch, err) &&

@@ -44,8 +44,10 @@ static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k
                         const uint64_t *dims, uint32_t n_dims, bool causal, uint64_t window, double bytes,
                         strata_kernel_cost *kc)
 {
+    /* attention: each engine's own kernel (FA3 in vLLM v1, TensorRT-LLM's FMHA, FlashInfer), not FA2's launch */
     strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .window = window, .dtype = dtype,
-                               .block_scaled = c->m.weight_block > 0 && (k == c->gemm || k == c->grouped)};
+                               .block_scaled = c->m.weight_block > 0 && (k == c->gemm || k == c->grouped),
+                               .engine_attention = k == c->flash};
     strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
     if (bytes > 0 && kc->bytes_nominal > 0) {
         kc->bytes *= bytes / kc->bytes_nominal;
