@@ -278,45 +278,57 @@ static strata_hw *unit_l2(const char *l2, const char *keys)
     return hw;
 }
 
-/* FlashAttention-2's K and V from HBM once per head when the resident
- * CTAs' heads fit the L2. 4 SMs of 128 KiB; B = 1, H = 8, Sq = Skv = 1024,
- * D = 128, bf16. Forward: 128 x 64 blocks, a CTA's Q, K, V blocks 2 x 128
- * x (128 + 2 x 64) = 65536 B, 2 a SM, 8 resident; 8 query blocks a head,
- * so ceil(8 / 8) + 1 = 2 heads, whose K and V are 2 x 2 x 1024 x 128 x 2 =
- * 1 MiB: they fit a 1 MiB L2. HBM bytes 8 x (2 x 1024 x 128 x 2 + 4 x
- * 1024) + 8 x 2 x 1024 x 128 x 2 = 8421376; with 512 KiB per pair as
- * before: 8 x ((2 x 1024 x 128 + 2 x 64 x 128 x 128) x 2 + 4096) =
- * 37781504. Backward: 64 x 128 blocks, one 144 KiB CTA a SM, 4 resident
- * over 8 key blocks a head: 2 heads of Q, dO (2 x 1024 x 128 x 2), LSE, D
- * (8 x 1024) and dQ's f32 accumulator (4 x 1024 x 128): 2 x 1056768 B,
- * over 1 MiB, within 4 MiB. Then each of the 16 query blocks is read once:
- * 8 x (4 x 1024 x 128 x 2 + 16 x (2 x 64 x 128 x 2 + 8 x 64 + 8 x 64 x
- * 128) + 2 x 1024 x 128 x 2 + 4 x 1024) = 25264128. Head dim 256 (run_mha_
- * fwd_hdim256): 64 x 64 blocks where an SM holds 4 x 256 x (64 + 2 x 64)
- * = 196608 B (H100, 233472), 128 x 64 where not (A100, 167936). */
+/* FlashAttention-2's shared bytes from HBM once per turn of the resident
+ * CTAs, once in all when a turn's heads fit the L2. 4 SMs of 128 KiB;
+ * B = 1, H = 8, D = 128, bf16. Forward, Sq = Skv = 1024: 128 x 64 blocks,
+ * a CTA's Q, K, V blocks 2 x 128 x (128 + 2 x 64) = 65536 B, 2 a SM, 8
+ * resident; 8 query blocks a head, one turn: K and V once whatever the L2
+ * (ceil(8 / 8) + 1 = 2 heads): 8 x (2 x 1024 x 128 x 2 + 4 x 1024) + 8 x 2
+ * x 1024 x 128 x 2 = 8421376 (per pair, as without an l2: 8 x ((2 x 1024 x
+ * 128 + 2 x 64 x 128 x 128) x 2 + 4096) = 37781504). Sq = Skv = 4096: 32
+ * query blocks a head, 4 turns of 8; 2 heads of K and V, 2 x 2 x 4096 x
+ * 128 x 2 = 4 MiB, miss a 1 MiB L2: 8 x (2 x 4096 x 128 x 2 + 4 x 4096) +
+ * 4 x 8 x 2097152 = 84017152; fit a 4 MiB one: 16908288 + 16777216 =
+ * 33685504. Backward, 1024: 64 x 128 blocks, one 144 KiB CTA a SM, 4
+ * resident over 8 key blocks a head, 2 turns; 2 heads of Q, dO (2 x 1024
+ * x 128 x 2), LSE, D (8 x 1024) and dQ's f32 accumulator (4 x 1024 x 128):
+ * 2 x 1056768 B, over 1 MiB: each of the 16 query blocks read twice, 8 x
+ * (4 x 1024 x 128 x 2 + 32 x (2 x 64 x 128 x 2 + 8 x 64 + 8 x 64 x 128) +
+ * 2 x 1024 x 128 x 2 + 4 x 1024) = 37912576; within 4 MiB, once:
+ * 25264128. Head dim 256 (run_mha_fwd_hdim256): 64 x 64 blocks where an
+ * SM holds 4 x 256 x (64 + 2 x 64) = 196608 B (H100, 233472), 128 x 64
+ * where not (A100, 167936). */
 START_TEST(flash_kv_once_when_the_heads_fit_l2)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 131072\n";
-    uint64_t d[] = {1, 8, 1024, 1024, 128}, d256[] = {1, 8, 1024, 1024, 256};
+    uint64_t d[] = {1, 8, 1024, 1024, 128}, d4k[] = {1, 8, 4096, 4096, 128}, d256[] = {1, 8, 1024, 1024, 256};
     strata_kernel_cost c;
-    strata_hw *hw = unit_l2("1MiB", tiles);
+    strata_hw *hw = unit_l2("512KiB", tiles);
     cost(hw, "flash-attention", d, 5, false, &c);
     ck_assert_double_eq(term(&c, "(batch, head)s of the resident CTAs"), 2);
-    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 1);
+    ck_assert_double_eq(term(&c, "HBM reads of a head's shared bytes"), 1);
     ck_assert_double_eq(c.bytes_nominal, 8421376);
-    cost(hw, "flash-attention-bwd", d, 5, false, &c);
-    ck_assert_double_eq(term(&c, "their bytes read per block pair"), 2 * 1056768);
-    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 0);
     strata_hw_free(hw);
-    hw = unit_l2("512KiB", tiles);
-    cost(hw, "flash-attention", d, 5, false, &c);
-    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 0);
-    ck_assert_double_eq(c.bytes_nominal, 37781504);
+    hw = unit_l2("1MiB", tiles);
+    cost(hw, "flash-attention", d4k, 5, false, &c);
+    ck_assert_double_eq(term(&c, "HBM reads of a head's shared bytes"), 4);
+    ck_assert_double_eq(c.bytes_nominal, 84017152);
+    cost(hw, "flash-attention-bwd", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "their shared bytes"), 2 * 1056768);
+    ck_assert_double_eq(term(&c, "HBM reads of a head's shared bytes"), 2);
+    ck_assert_double_eq(c.bytes_nominal, 37912576);
     strata_hw_free(hw);
     hw = unit_l2("4MiB", tiles);
+    cost(hw, "flash-attention", d4k, 5, false, &c);
+    ck_assert_double_eq(term(&c, "HBM reads of a head's shared bytes"), 1);
+    ck_assert_double_eq(c.bytes_nominal, 33685504);
     cost(hw, "flash-attention-bwd", d, 5, false, &c);
-    ck_assert_double_eq(term(&c, "read from HBM once (fit the L2)"), 1);
+    ck_assert_double_eq(term(&c, "HBM reads of a head's shared bytes"), 1);
     ck_assert_double_eq(c.bytes_nominal, 25264128);
+    strata_hw_free(hw);
+    hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 131072\n");
+    cost(hw, "flash-attention", d, 5, false, &c);
+    ck_assert_double_eq(c.bytes_nominal, 37781504); /* no l2 memory: per block pair */
     strata_hw_free(hw);
     hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsmem_per_sm = 233472\n");
     cost(hw, "flash-attention", d256, 5, false, &c);

@@ -26,10 +26,15 @@
  *   backward CTA one an SM, ESTIMATE from the 144 KB its traits are picked
  *   for) work on ceil(resident / blocks a head) + 1 (batch, head)s and
  *   share their K and V (forward) or Q, dO, LSE, D and dQ's f32 accumulator
- *   (backward) through the L2. When those fit the onchip memory named l2,
- *   they come from HBM once per head (K and V once per key/value head),
- *   else once per block pair as below. An upper bound on the CTAs (the
- *   registers may hold fewer), so a fit is not claimed too early.
+ *   (backward) through the L2. The resident CTAs of one head start at its
+ *   first shared block and sweep the blocks at one pace, so each block
+ *   comes from HBM once and is hit in the L2 by the rest while it is fresh
+ *   (K and V once per key/value head). A head whose blocks of x take W > 1
+ *   turns of the resident CTAs is swept W times, unless the heads of a
+ *   turn fit the onchip memory named l2 and keep their bytes until the
+ *   next: then once. Without an l2 memory or smem_per_sm, once per block
+ *   pair as below. The CTAs counted are an upper bound (the registers may
+ *   hold fewer), so fewer turns are claimed, never more.
  *   Decode: at Sq = 1 with fewer key/value heads than query heads
  *   (seqlenq_ngroups_swapped) a group's query heads become its rows: H =
  *   Hkv, Sq = H / Hkv, no mask. Split-KV: num_splits_heuristic (below)
@@ -123,8 +128,8 @@ typedef struct attn {
     bool swapped;        /* FA2's seqlenq_ngroups_swapped: one query of a GQA group per row, h = hkv */
     uint32_t splits;     /* FA2's split-KV forward: key splits (1: the regular kernel) */
     double l2_heads;     /* tiles: (batch, head)s the resident CTAs work on (0: not known) */
-    double l2_head_bytes; /* the bytes of each that its CTAs read again for every block pair */
-    bool l2_once;        /* those bytes fit the L2: read from HBM once per (batch, head) */
+    double l2_head_bytes; /* the bytes of each that its CTAs share (K, V; bwd: Q, dO, statistics, dQ) */
+    double l2_reads;     /* times each head's shared bytes come from HBM (0: not known: once per block pair) */
 } attn;
 
 /* MaxText's blocks for the Pallas TPU kernel (see above). */
@@ -268,14 +273,21 @@ static void l2_reuse(const strata_hw *hw, const strata_kernel_spec *ks, attn *a,
     double per_sm = floor((double)ks->smem_per_sm / cta_smem);
     double resident = (double)ks->sms * (per_sm > 1 ? per_sm : 1);
     a->l2_heads = fmin((double)(a->b * a->h), ceil(resident / x_blocks) + 1);
-    a->l2_once = a->l2_heads * a->l2_head_bytes <= cap;
+    /* the CTAs of one head resident together start at its first shared
+     * block and sweep them at one pace: each block is read from HBM once
+     * and hit in the L2 by the others while it is fresh. A head whose
+     * blocks of x take W > 1 turns of the resident CTAs is swept W times,
+     * once a turn, unless the heads of a turn keep their shared bytes in
+     * the L2 until the next. */
+    double turns = x_blocks > resident ? ceil(x_blocks / resident) : 1;
+    a->l2_reads = a->l2_heads * a->l2_head_bytes <= cap ? 1 : turns;
 }
 
 static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, bool backward)
 {
     const uint64_t *x = p->dims;
     attn a = {x[0], x[1], x[2], x[3], x[4], p->n_dims == 6 ? x[5] : x[1], 128, 128, 0, false, 0, 0, 0,
-              false, 1, 0, 0, false};
+              false, 1, 0, 0, 0};
     bool causal = p->causal;
     const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
     bool fa2 = u && u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention;
@@ -346,15 +358,15 @@ static double hbm_bytes(const attn *a, double e, bool backward)
     if (!backward) {
         /* split-KV: each split's f32 output and LSE written, then read by the combine kernel */
         double accum = a->splits > 1 ? bh * (double)a->splits * sq * (d + 1) * 4 * 2 : 0;
-        if (a->l2_once) /* K and V once per (batch, key/value head) */
-            return bh * ((2 * sq * d) * e + 4 * sq) + (double)(a->b * a->hkv) * 2 * skv * d * e + accum;
+        if (a->l2_reads > 0) /* K and V l2_reads times per (batch, key/value head) */
+            return bh * ((2 * sq * d) * e + 4 * sq) + (double)(a->b * a->hkv) * 2 * skv * d * e * a->l2_reads + accum;
         per_head = (2 * sq * d + 2 * bc * d * a->pairs) * e + 4 * sq;
         return bh * per_head + accum;
     } else if (a->pallas) /* dK/dV kernel, dQ kernel, preprocessing; row statistics 3 x 128 lanes x 4 bytes */
         per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 1536 * br) +
                    3 * sq * d * e + 1536 * sq + a->dq_pairs * 2 * (double)a->dq_bc * d * e + 2 * sq * d * e + 4 * sq;
     else {
-        double q_pairs = a->l2_once ? (double)ceil_div(a->sq, a->br) : a->pairs; /* each query block's reads */
+        double q_pairs = a->l2_reads > 0 ? a->l2_reads * (double)ceil_div(a->sq, a->br) : a->pairs; /* query blocks read */
         per_head = 4 * skv * d * e + q_pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
     }
     return bh * per_head;
@@ -453,8 +465,8 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
             strata_kernel_term_add(c, "split-KV key splits", (double)a.splits, "");
         if (a.l2_heads > 0) {
             strata_kernel_term_add(c, "(batch, head)s of the resident CTAs", a.l2_heads, "");
-            strata_kernel_term_add(c, "their bytes read per block pair", a.l2_heads * a.l2_head_bytes, "B");
-            strata_kernel_term_add(c, "read from HBM once (fit the L2)", a.l2_once ? 1 : 0, "");
+            strata_kernel_term_add(c, "their shared bytes", a.l2_heads * a.l2_head_bytes, "B");
+            strata_kernel_term_add(c, "HBM reads of a head's shared bytes", a.l2_reads, "");
         }
     }
     double exps = (double)(a.b * a.h) * (a.pairs * (double)(a.br * a.bc) + a.dq_pairs * (double)(a.dq_br * a.dq_bc));
