@@ -234,32 +234,51 @@ START_TEST(cli_capture)
 }
 END_TEST
 
-/* The real interceptors, on a program linked to a stand-in CUDA runtime
- * (tests/helpers/fake_cudart.c, capture_demo.c; built with the toolkit). */
-START_TEST(cli_capture_interceptors)
+/* Captures the built helper program `name` (NULL, printing SKIP, where the
+ * toolkit did not build it) and checks its trace: it ran, printed `done`,
+ * and n_ops ops passed the checker. Returns the op lines without their at=
+ * times; the program's standard output in *stdout_text (g_free). */
+static char *capture_ops(const char *name, const char *done, int n_ops, char **stdout_text)
 {
-    char *demo = g_build_filename(STRATA_BUILD_DIR, "strata_capture_demo", NULL);
+    char *demo = g_build_filename(STRATA_BUILD_DIR, name, NULL);
     if (!g_file_test(demo, G_FILE_TEST_IS_EXECUTABLE)) {
-        printf("SKIP: strata_capture_demo not built (no CUDA toolkit)\n");
+        printf("SKIP: %s not built (no CUDA toolkit)\n", name);
         g_free(demo);
-        return;
+        return NULL;
     }
     char *dir = strata_test_temp_dir();
     char *out = g_build_filename(dir, "demo.trace", NULL);
     strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_msg(strstr(r.out, "capture_demo done"), "%s", r.out);
-    ck_assert_msg(strstr(r.err, "27 ops captured"), "%s", r.err);
-    ck_assert_int_eq(check_trace(out), 27);
-    /* the handle the demo launched without __cudaGetKernel: named by its address */
-    const char *unknown = strstr(r.out, "unknown handle ");
-    ck_assert_msg(unknown != NULL, "%s", r.out);
-    char *unknown_name = g_strndup(unknown + 15, strcspn(unknown + 15, "\n"));
-    ck_assert_msg(g_str_has_prefix(unknown_name, "kernel_"), "%s", unknown_name);
-    /* the op lines without their at= times */
+    ck_assert_msg(strstr(r.out, done), "%s", r.out);
+    ck_assert_int_eq(check_trace(out), n_ops);
     char *ops = op_lines(out);
     GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
     char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
+    if (stdout_text)
+        *stdout_text = g_strdup(r.out);
+    g_regex_unref(at);
+    g_free(ops);
+    strata_cli_result_clear(&r);
+    g_free(out);
+    g_free(dir);
+    g_free(demo);
+    return plain;
+}
+
+/* The real interceptors, on a program linked to a stand-in CUDA runtime
+ * (tests/helpers/fake_cudart.c, capture_demo.c; built with the toolkit). */
+START_TEST(cli_capture_interceptors)
+{
+    char *demo_out = NULL;
+    char *plain = capture_ops("strata_capture_demo", "capture_demo done", 27, &demo_out);
+    if (!plain)
+        return;
+    /* the handle the demo launched without __cudaGetKernel: named by its address */
+    const char *unknown = strstr(demo_out, "unknown handle ");
+    ck_assert_msg(unknown != NULL, "%s", demo_out);
+    char *unknown_name = g_strndup(unknown + 15, strcspn(unknown + 15, "\n"));
+    ck_assert_msg(g_str_has_prefix(unknown_name, "kernel_"), "%s", unknown_name);
     /* Streams by first use: s2 (cudaMallocAsync) is s0, s1 (first copy) is s1.
      * One compute line per launch call of the demo, however the stand-in
      * runtime's entry points call each other (cudaLaunchKernelExC ->
@@ -298,12 +317,7 @@ START_TEST(cli_capture_interceptors)
     g_free(expected);
     g_free(unknown_name);
     g_free(plain);
-    g_regex_unref(at);
-    g_free(ops);
-    strata_cli_result_clear(&r);
-    g_free(out);
-    g_free(dir);
-    g_free(demo);
+    g_free(demo_out);
 }
 END_TEST
 
@@ -312,21 +326,9 @@ END_TEST
  * __cudaGetKernel once per kernel, then __cudaLaunchKernel per launch. */
 START_TEST(cli_capture_nvcc_launches)
 {
-    char *demo = g_build_filename(STRATA_BUILD_DIR, "strata_capture_demo_nvcc", NULL);
-    if (!g_file_test(demo, G_FILE_TEST_IS_EXECUTABLE)) {
-        printf("SKIP: strata_capture_demo_nvcc not built (no CUDA toolkit)\n");
-        g_free(demo);
+    char *plain = capture_ops("strata_capture_demo_nvcc", "capture_demo_nvcc done", 7, NULL);
+    if (!plain)
         return;
-    }
-    char *dir = strata_test_temp_dir();
-    char *out = g_build_filename(dir, "nvcc.trace", NULL);
-    strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_msg(strstr(r.out, "capture_demo_nvcc done"), "%s", r.out);
-    ck_assert_int_eq(check_trace(out), 7);
-    char *ops = op_lines(out);
-    GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
-    char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
     /* The program's calls in order; its stream (the first non-NULL one) is
      * s0. The kernels are named by the runtime's cudaFuncGetName from nvcc's
      * __cudaRegisterFunction (the executable exports no symbols): demo_fill
@@ -342,12 +344,6 @@ START_TEST(cli_capture_nvcc_launches)
         "free d0\n";
     ck_assert_str_eq(plain, expected);
     g_free(plain);
-    g_regex_unref(at);
-    g_free(ops);
-    strata_cli_result_clear(&r);
-    g_free(out);
-    g_free(dir);
-    g_free(demo);
 }
 END_TEST
 
