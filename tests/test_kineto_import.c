@@ -183,6 +183,20 @@ START_TEST(hand_trace_text)
 }
 END_TEST
 
+/* validate --against of the Kineto file at path on the source tree's
+ * hardware file hw (relative to the tree), which must succeed. */
+static void validate_on(const char *path, const char *hw, strata_kineto_validation *v)
+{
+    char *hw_path = strata_test_source_path(hw);
+    GError *err = NULL;
+    strata_hw *model = strata_hw_load(hw_path, NULL, &err);
+    ck_assert_msg(model != NULL, "%s", err ? err->message : "");
+    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, model, v, &err), "%s",
+                  err ? err->message : "");
+    strata_hw_free(model);
+    g_free(hw_path);
+}
+
 /* validate --against on h100.ini. The one memcpy (4 KiB, pageable to hbm,
  * measured 10 us) crosses staging (the CPU copy: 153.6 GB/s, 5 us, a 2 MiB
  * buffer) and pcie (Gen5 x16 at 256 B: 51.977 GB/s, test_pcie.c; 2 us): the
@@ -196,13 +210,8 @@ END_TEST
 START_TEST(hand_trace_validate)
 {
     char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
-    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
-    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     strata_kineto_validation v;
-    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
-                  err ? err->message : "");
+    validate_on(path, "configs/hw/h100.ini", &v);
     ck_assert(!v.oom);
     ck_assert_uint_eq(v.n_copies, 1);
     const strata_kineto_dir_error *d = &v.dir[STRATA_KINETO_HTOD];
@@ -223,7 +232,9 @@ START_TEST(hand_trace_validate)
     strata_kineto_validation_clear(&v);
 
     /* the CLI prints the same table; without --hw it is a usage error */
+    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
     strata_cli_result r = strata_test_cli("validate", "--against", path, "--hw", hw_path, NULL);
+    g_free(hw_path);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 0.00%, max 0.00%"));
     strata_cli_result_clear(&r);
@@ -231,10 +242,8 @@ START_TEST(hand_trace_validate)
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--against needs --hw"));
     strata_cli_result_clear(&r);
-    strata_hw_free(hw);
     g_unlink(path);
     g_free(path);
-    g_free(hw_path);
 }
 END_TEST
 
@@ -290,13 +299,8 @@ static const char h200_copies_trace[] =
 START_TEST(copies_device_ends_not_reserved)
 {
     char *path = strata_test_write_temp("kineto-XXXXXX.json", h200_copies_trace);
-    char *hw_path = strata_test_source_path("configs/hw/h200.ini");
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
-    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     strata_kineto_validation v;
-    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
-                  err ? err->message : "");
+    validate_on(path, "configs/hw/h200.ini", &v);
     ck_assert(!v.oom);
     ck_assert_uint_eq(v.sum.n_memory, 5);
     ck_assert_uint_eq(v.sum.n_memory_other, 1); /* the host's, Device Type 0 */
@@ -324,10 +328,8 @@ START_TEST(copies_device_ends_not_reserved)
     ck_assert_ptr_nonnull(strstr(r.out, "\n# the copies' device ends, each a segment of its own: 2 (67108864 bytes, "
                                         "xfer.hbm.*), not in the real run: a replay's reserved bytes include them\n"));
     strata_cli_result_clear(&r);
-    strata_hw_free(hw);
     g_unlink(path);
     g_free(path);
-    g_free(hw_path);
 }
 END_TEST
 
@@ -636,17 +638,10 @@ START_TEST(rocm_runtime_after_its_copy)
     ck_assert_ptr_nonnull(strstr(r.err, "note: 1 memcpys without args.bytes and without a HIP runtime copy"));
     strata_cli_result_clear(&r);
 
-    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
-    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     strata_kineto_validation v;
-    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
-                  err ? err->message : "");
+    validate_on(path, "configs/hw/h100.ini", &v);
     ck_assert_ptr_nonnull(strstr(v.table, "1 memcpys"));
     strata_kineto_validation_clear(&v);
-    strata_hw_free(hw);
-    g_free(hw_path);
     g_unlink(path);
     g_free(path);
 }
