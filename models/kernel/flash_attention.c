@@ -25,8 +25,12 @@
  *   V blocks, 2 D (Br + 2 Bc) bytes in bf16, Kernel_traits::kSmemSize; a
  *   backward CTA one an SM, ESTIMATE from the 144 KB its traits are picked
  *   for) work on ceil(resident / blocks a head) + 1 (batch, head)s and
- *   share their K and V (forward) or Q, dO, LSE, D and dQ's f32 accumulator
- *   (backward) through the L2. The resident CTAs of one head start at its
+ *   share their K and V (forward) or Q, dO, LSE and D (backward) through
+ *   the L2; the backward's dQ is an f32 accumulator every pair atomicAdds
+ *   its partial into (flash_bwd_kernel.h, Seq_parallel), a read and a
+ *   write at the L2 per pair that no cache merges (ESTIMATE: counted at
+ *   the operand memory's stream rate; no public figure gives the L2's
+ *   rate of f32 reductions). The resident CTAs of one head start at its
  *   first shared block and sweep the blocks at one pace, so each block
  *   comes from HBM once and is hit in the L2 by the rest while it is fresh
  *   (K and V once per key/value head). A head whose blocks of x take W > 1
@@ -366,8 +370,12 @@ static double hbm_bytes(const attn *a, double e, bool backward)
         per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 1536 * br) +
                    3 * sq * d * e + 1536 * sq + a->dq_pairs * 2 * (double)a->dq_bc * d * e + 2 * sq * d * e + 4 * sq;
     else {
-        double q_pairs = a->l2_reads > 0 ? a->l2_reads * (double)ceil_div(a->sq, a->br) : a->pairs; /* query blocks read */
-        per_head = 4 * skv * d * e + q_pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
+        /* Q, dO, LSE and D of each query block: through the L2 (l2_reads a head), else per pair; dQ's f32
+         * accumulator per pair always: every (key block, query block) pair atomicAdds its Br x D partial
+         * (flash_bwd_kernel.h, Seq_parallel), a read and a write of 4 bytes at the L2 that no cache merges */
+        double q_pairs = a->l2_reads > 0 ? a->l2_reads * (double)ceil_div(a->sq, a->br) : a->pairs;
+        per_head = 4 * skv * d * e + q_pairs * (2 * br * d * e + 8 * br) + a->pairs * 8 * br * d + 2 * sq * d * e +
+                   4 * sq;
     }
     return bh * per_head;
 }
