@@ -108,8 +108,9 @@ int strata_cmd_replay(int argc, char **argv)
              "per stream) in the simulator's results format (producer \"host\" or \"cuda\").\n"
              "host: memories are host allocations touched before timing, each stream a thread, copies memcpy,\n"
              "record/wait real synchronization, compute time= a busy wait and flops= a CPU kernel.\n"
-             "cuda: cudaStreams, cudaEvents, cudaMemcpyAsync, a kernel doing each compute's flops; exits 2 with\n"
-             "\"no CUDA device\" where there is none.", "Exit status: 0 done; 1 the trace ran out of memory (results still "
+             "cuda: cudaStreams, cudaEvents, cudaMemcpyAsync, a kernel doing each compute's flops (FP32 FMAs), a\n"
+             "compute with kernel=gemm in bf16, f16, f32 or tf32 a cuBLAS GEMM of its dims (cuBLAS loaded when\n"
+             "needed); exits 2 with \"no CUDA device\" where there is none.", "Exit status: 0 done; 1 the trace ran out of memory (results still "
                                           "written); 2 bad input, usage or no device.", entries);
     int status = strata_job_parse(job, &argc, &argv, 0, 0, NULL) ? replay_main(job, &a)
                                                                   : strata_job_end(job, STRATA_EXIT_USAGE, NULL);
