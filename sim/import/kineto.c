@@ -177,7 +177,17 @@ typedef struct device_state {
     bool sim_off;               /* no totals, or the model refused an alloc */
     uint64_t sim_reserved, last_total_reserved;
     GArray *inferred;           /* uint64_t: segment sizes, in the order made */
+    /* the ts order of the [memory] events (memory_by_ts) */
+    bool mem_has_ts, mem_no_ts;
+    double mem_last_ts;
+    GArray *mem_sorted;         /* mem_event, in ts order; NULL: the file's order is */
 } device_state;
+
+/* A [memory] event of the device kept for memory_by_ts. */
+typedef struct mem_event {
+    strata_kineto_event ev; /* name NULL */
+    guint index;            /* its place among the device's, in the file */
+} mem_event;
 
 static void device_free(gpointer p)
 {
@@ -185,6 +195,8 @@ static void device_free(gpointer p)
     ledger_clear(&d->led);
     g_array_free(d->pre_sizes, TRUE);
     g_array_free(d->inferred, TRUE);
+    if (d->mem_sorted)
+        g_array_free(d->mem_sorted, TRUE);
     strata_allocator_free(d->sim);
     g_free(d);
 }
@@ -370,8 +382,18 @@ static void first_pass_visit(const strata_kineto_event *ev, void *user)
     }
     if (ev->kind == STRATA_KINETO_EV_MEMORY) {
         p->n_memory_all++;
-        if (strata_kineto_event_gpu(ev))
-            note_memory(device_get(p->devices, ev->device), ev);
+        if (strata_kineto_event_gpu(ev)) {
+            device_state *d = device_get(p->devices, ev->device);
+            if (!ev->has_ts)
+                d->mem_no_ts = true;
+            else if (d->mem_has_ts && ev->ts < d->mem_last_ts)
+                d->sum.n_memory_out_of_order++;
+            if (ev->has_ts) {
+                d->mem_last_ts = d->mem_has_ts ? MAX(d->mem_last_ts, ev->ts) : ev->ts;
+                d->mem_has_ts = true;
+            }
+            note_memory(d, ev);
+        }
     } else if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY) {
         copy_sizes_note(p->copy_sizes, ev);
     } else if (ev->kind == STRATA_KINETO_EV_MEMCPY && ev->bytes_on_runtime) {
@@ -493,6 +515,72 @@ static device_state *pick_device(GHashTable *devices)
     return best;
 }
 
+/* ---- the [memory] events in ts order -------------------------------------- */
+
+/* torch/csrc/profiler/collection.cpp, RecordQueue::getRecords, appends the
+ * results thread by thread: each ThreadLocalSubqueue's allocations_ in turn,
+ * so the [memory] events of a file come in one run per CPU thread that
+ * called the allocator, each run in ts order. A training step frees and
+ * allocates on two: the Python thread (forward, optimizer) and the autograd
+ * engine's device thread (backward). In file order such a window's backward
+ * frees come before the forward allocs of the blocks they free, which the
+ * import took for blocks from before the window (the H200 training step:
+ * 206 of them, 4.42 GB live at the start where Total Allocated before the
+ * earliest event is 0.92 GB). The caching allocator is one state per device
+ * and every event carries its totals after the call: in ts order each
+ * event's Total Allocated is the previous one's plus its Bytes (at every
+ * one of that file's 2012 events; in file order 4 are not). So when a
+ * device's events are out of ts order (and all have a ts), they are read
+ * once more, kept (one mem_event each) and taken in ts order, the file's
+ * order among equal ts: the first pass's memory state is rebuilt from them
+ * and the source hands them out in that order, the k-th in ts order where
+ * the file has its k-th. */
+
+static void mem_keep_visit(const strata_kineto_event *ev, void *user)
+{
+    device_state *d = user;
+    if (ev->kind != STRATA_KINETO_EV_MEMORY || !strata_kineto_event_gpu(ev) || ev->device != d->sum.device)
+        return;
+    mem_event m = {*ev, d->mem_sorted->len};
+    m.ev.name = NULL;
+    g_array_append_val(d->mem_sorted, m);
+}
+
+static gint cmp_mem_event(gconstpointer a, gconstpointer b)
+{
+    const mem_event *x = a, *y = b;
+    if (x->ev.ts != y->ev.ts)
+        return x->ev.ts < y->ev.ts ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Rebuilds d's memory state (note_memory) from its events in ts order. */
+static bool memory_by_ts(const char *path, strata_progress *progress, device_state *d, GError **err)
+{
+    d->mem_sorted = g_array_new(FALSE, FALSE, sizeof(mem_event));
+    if (!each_event(path, progress, NULL, mem_keep_visit, d, err))
+        return false;
+    g_array_sort(d->mem_sorted, cmp_mem_event);
+    strata_kineto_summary *s = &d->sum;
+    s->n_memory = s->n_allocs = s->n_frees = 0;
+    s->has_addr = s->has_totals = false;
+    s->initial_reserved = s->initial_allocated = s->peak_reserved = s->peak_allocated = s->final_reserved = 0;
+    s->pre_bytes = 0;
+    s->memory_by_ts = true;
+    d->seen_memory = false;
+    ledger_clear(&d->led);
+    ledger_init(&d->led);
+    g_array_set_size(d->pre_sizes, 0);
+    g_array_set_size(d->inferred, 0);
+    strata_allocator_free(d->sim);
+    d->sim = NULL;
+    d->sim_off = false;
+    d->sim_reserved = d->last_total_reserved = 0;
+    for (guint i = 0; i < d->mem_sorted->len; i++)
+        note_memory(d, &g_array_index(d->mem_sorted, mem_event, i).ev);
+    return true;
+}
+
 /* ---- the source ----------------------------------------------------------- */
 
 typedef struct ksrc {
@@ -503,6 +591,8 @@ typedef struct ksrc {
     strata_op_list *setup;
     size_t setup_pos;
     GHashTable *copy_sizes; /* owned: HIP runtime copy sizes (pass1) */
+    GArray *mem_sorted;     /* owned: the device's [memory] events in ts order, or NULL */
+    guint mem_pos;
     strata_kineto_scan *scan;
     ledger led;
     strata_op op;
@@ -776,6 +866,8 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
                         : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
                               ev.device == k->activity_device &&
                               !k->opt.memory_only;
+        if (mine && ev.kind == STRATA_KINETO_EV_MEMORY && k->mem_sorted && k->mem_pos < k->mem_sorted->len)
+            ev = g_array_index(k->mem_sorted, mem_event, k->mem_pos++).ev; /* memory_by_ts */
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev, unsized)))
             continue;
         k->op.line = line;
@@ -796,6 +888,7 @@ static bool ksrc_rewind(void *self, GError **err)
     ledger_clear(&k->led);
     ledger_init(&k->led);
     k->setup_pos = 0;
+    k->mem_pos = 0;
     return k->scan != NULL;
 }
 
@@ -805,6 +898,8 @@ static void ksrc_destroy(void *self)
     strata_kineto_scan_free(k->scan);
     ledger_clear(&k->led);
     strata_op_list_free(k->setup);
+    if (k->mem_sorted)
+        g_array_free(k->mem_sorted, TRUE);
     if (k->copy_sizes)
         g_hash_table_unref(k->copy_sizes);
     g_string_free(k->name, TRUE);
@@ -839,6 +934,8 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
                     p.n_events, p.n_memory_all);
         goto end;
     }
+    if (d->sum.n_memory_out_of_order > 0 && !d->mem_no_ts && !memory_by_ts(path, opt->progress, d, err))
+        goto end;
     /* The start's live bytes feed the setup's allocs: what the file says
      * was allocated before the window (Total Allocated at the first event
      * less its Bytes, and the blocks the window frees but never allocates)
@@ -863,6 +960,8 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->first_ts = p.first_ts;
     k->copy_sizes = p.copy_sizes;
     p.copy_sizes = NULL;
+    k->mem_sorted = d->mem_sorted;
+    d->mem_sorted = NULL;
     k->setup = build_setup(d, opt->memory_only, &s);
     k->name = g_string_new(NULL);
     k->src = g_string_new(NULL);
