@@ -4,12 +4,14 @@
  * blocks live before the window; a source that streams the file again and
  * turns each event of the device into at most one op.
  *
- * Matching frees to allocs (the ledger): live allocs are kept per key, the
- * Addr (or, in the old format, the size with the top bit set), as a stack
- * of buffer ids; a free takes the newest. A free whose key has no live
- * alloc frees a block allocated before the window: the first pass records
- * its size, in order, and the source's setup allocates it as pre.N, the
- * N-th such free.
+ * Matching frees to allocs: the ledger (kineto_ledger.h). The first pass
+ * records the sizes of the frees of blocks from before the window, in
+ * order, and the source's setup allocates each as pre.N, the N-th such
+ * free.
+ *
+ * The [memory] events are taken in ts order: the file's, unless a device's
+ * are out of it (the profiler writes them thread by thread,
+ * kineto_order.h), when they are read once more and sorted (memory_by_ts).
  *
  * ROCm's memcpys may lack args.bytes (kineto_event.c, decode_gpu): the first
  * pass gathers the HIP runtime copies' sizes by correlation and takes their
@@ -32,6 +34,8 @@
 #include "alloc/caching.h"
 #include "core/error.h"
 #include "import/kineto_event.h"
+#include "import/kineto_ledger.h"
+#include "import/kineto_order.h"
 #include "import/kineto_scan.h"
 #include "trace/check.h"
 
@@ -91,82 +95,12 @@ static bool copy_sizes_apply(GHashTable *t, strata_kineto_event *ev)
     return true;
 }
 
-/* ---- the ledger ----------------------------------------------------------- */
-
-typedef struct live_entry {
-    uint64_t key;
-    GArray *ids; /* uint64_t, newest last */
-} live_entry;
-
-typedef struct ledger {
-    GHashTable *live; /* &entry->key -> live_entry */
-    uint64_t next_id, n_pre;
-} ledger;
-
-static void entry_free(gpointer p)
-{
-    live_entry *e = p;
-    g_array_free(e->ids, TRUE);
-    g_free(e);
-}
-
-static void ledger_init(ledger *l)
-{
-    l->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, entry_free);
-    l->next_id = 0;
-    l->n_pre = 0;
-}
-
-static void ledger_clear(ledger *l)
-{
-    if (l->live)
-        g_hash_table_unref(l->live);
-    l->live = NULL;
-}
-
-static uint64_t magnitude(int64_t v)
-{
-    return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
-}
-
-static uint64_t ledger_key(const strata_kineto_event *ev)
-{
-    return ev->has_addr ? ev->addr : magnitude(ev->bytes) | (UINT64_C(1) << 63);
-}
-
-static uint64_t ledger_alloc(ledger *l, uint64_t key)
-{
-    live_entry *e = g_hash_table_lookup(l->live, &key);
-    if (e == NULL) {
-        e = g_new(live_entry, 1);
-        e->key = key;
-        e->ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-        g_hash_table_insert(l->live, &e->key, e);
-    }
-    uint64_t id = l->next_id++;
-    g_array_append_val(e->ids, id);
-    return id;
-}
-
-/* true with *id: the newest live alloc of key; false: a block from before. */
-static bool ledger_free(ledger *l, uint64_t key, uint64_t *id)
-{
-    live_entry *e = g_hash_table_lookup(l->live, &key);
-    if (e == NULL)
-        return false;
-    *id = g_array_index(e->ids, uint64_t, e->ids->len - 1);
-    g_array_set_size(e->ids, e->ids->len - 1);
-    if (e->ids->len == 0)
-        g_hash_table_remove(l->live, &key);
-    return true;
-}
-
 /* ---- the first pass ------------------------------------------------------- */
 
 /* What the first pass learns of one device. */
 typedef struct device_state {
     strata_kineto_summary sum;
-    ledger led;
+    strata_kineto_ledger led;
     GArray *pre_sizes;                                  /* uint64_t */
     uint64_t xfer[STRATA_KINETO_MEM__COUNT][ROLE__COUNT]; /* largest copy per end */
     bool seen_memory;
@@ -180,19 +114,14 @@ typedef struct device_state {
     /* the ts order of the [memory] events (memory_by_ts) */
     bool mem_has_ts, mem_no_ts;
     double mem_last_ts;
-    GArray *mem_sorted;         /* mem_event, in ts order; NULL: the file's order is */
+    GArray *mem_sorted;         /* strata_kineto_event, in ts order; NULL: the file's order is */
 } device_state;
 
-/* A [memory] event of the device kept for memory_by_ts. */
-typedef struct mem_event {
-    strata_kineto_event ev; /* name NULL */
-    guint index;            /* its place among the device's, in the file */
-} mem_event;
 
 static void device_free(gpointer p)
 {
     device_state *d = p;
-    ledger_clear(&d->led);
+    strata_kineto_ledger_clear(&d->led);
     g_array_free(d->pre_sizes, TRUE);
     g_array_free(d->inferred, TRUE);
     if (d->mem_sorted)
@@ -251,7 +180,7 @@ static device_state *device_get(GHashTable *devices, int id)
         d = g_new0(device_state, 1);
         d->sum.device = id;
         d->sum.activity_device = id;
-        ledger_init(&d->led);
+        strata_kineto_ledger_init(&d->led);
         d->pre_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         d->inferred = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         g_hash_table_insert(devices, GINT_TO_POINTER(id), d);
@@ -272,7 +201,7 @@ static void note_memory(device_state *d, const strata_kineto_event *ev)
             s->initial_reserved = ev->total_reserved;
             /* Total Allocated less this event's Bytes, in unsigned
              * arithmetic: both are below 2^63, their difference need not be */
-            uint64_t size = magnitude(ev->bytes);
+            uint64_t size = strata_kineto_magnitude(ev->bytes);
             s->initial_allocated = ev->bytes >= 0
                                        ? (ev->total_allocated > size ? ev->total_allocated - size : 0)
                                        : ev->total_allocated + size;
@@ -284,13 +213,13 @@ static void note_memory(device_state *d, const strata_kineto_event *ev)
     d->seen_memory = true;
     uint64_t id;
     if (ev->bytes > 0) {
-        id = ledger_alloc(&d->led, ledger_key(ev));
+        id = strata_kineto_ledger_alloc(&d->led, strata_kineto_ledger_key(ev));
         s->n_allocs++;
         infer_alloc(d, ev, id);
     } else if (ev->bytes < 0) {
         s->n_frees++;
-        if (!ledger_free(&d->led, ledger_key(ev), &id)) {
-            uint64_t size = magnitude(ev->bytes);
+        if (!strata_kineto_ledger_free(&d->led, strata_kineto_ledger_key(ev), &id)) {
+            uint64_t size = strata_kineto_magnitude(ev->bytes);
             g_array_append_val(d->pre_sizes, size);
             s->pre_bytes = s->pre_bytes > UINT64_MAX - size ? UINT64_MAX : s->pre_bytes + size;
         } else if (d->sim && !d->sim_off) {
@@ -515,52 +444,19 @@ static device_state *pick_device(GHashTable *devices)
     return best;
 }
 
-/* ---- the [memory] events in ts order -------------------------------------- */
+/* ---- the [memory] events in ts order (kineto_order.h) --------------------- */
 
-/* torch/csrc/profiler/collection.cpp, RecordQueue::getRecords, appends the
- * results thread by thread: each ThreadLocalSubqueue's allocations_ in turn,
- * so the [memory] events of a file come in one run per CPU thread that
- * called the allocator, each run in ts order. A training step frees and
- * allocates on two: the Python thread (forward, optimizer) and the autograd
- * engine's device thread (backward). In file order such a window's backward
- * frees come before the forward allocs of the blocks they free, which the
- * import took for blocks from before the window (the H200 training step:
- * 206 of them, 4.42 GB live at the start where Total Allocated before the
- * earliest event is 0.92 GB). The caching allocator is one state per device
- * and every event carries its totals after the call: in ts order each
- * event's Total Allocated is the previous one's plus its Bytes (at every
- * one of that file's 2012 events; in file order 4 are not). So when a
- * device's events are out of ts order (and all have a ts), they are read
- * once more, kept (one mem_event each) and taken in ts order, the file's
- * order among equal ts: the first pass's memory state is rebuilt from them
- * and the source hands them out in that order, the k-th in ts order where
- * the file has its k-th. */
-
-static void mem_keep_visit(const strata_kineto_event *ev, void *user)
-{
-    device_state *d = user;
-    if (ev->kind != STRATA_KINETO_EV_MEMORY || !strata_kineto_event_gpu(ev) || ev->device != d->sum.device)
-        return;
-    mem_event m = {*ev, d->mem_sorted->len};
-    m.ev.name = NULL;
-    g_array_append_val(d->mem_sorted, m);
-}
-
-static gint cmp_mem_event(gconstpointer a, gconstpointer b)
-{
-    const mem_event *x = a, *y = b;
-    if (x->ev.ts != y->ev.ts)
-        return x->ev.ts < y->ev.ts ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
-/* Rebuilds d's memory state (note_memory) from its events in ts order. */
+/* Rebuilds d's memory state (note_memory) from its events in ts order and
+ * keeps them for the source, which hands out the k-th in ts order where the
+ * file has its k-th [memory] event of the device (kernels and copies keep
+ * their places). In file order, the backward's frees of the forward's
+ * blocks were taken for blocks from before the window (the H200 training
+ * step: 206 of them, 4.42 GB live at the start against 0.92 GB). */
 static bool memory_by_ts(const char *path, strata_progress *progress, device_state *d, GError **err)
 {
-    d->mem_sorted = g_array_new(FALSE, FALSE, sizeof(mem_event));
-    if (!each_event(path, progress, NULL, mem_keep_visit, d, err))
+    d->mem_sorted = strata_kineto_memory_by_ts(path, d->sum.device, progress, err);
+    if (d->mem_sorted == NULL)
         return false;
-    g_array_sort(d->mem_sorted, cmp_mem_event);
     strata_kineto_summary *s = &d->sum;
     s->n_memory = s->n_allocs = s->n_frees = 0;
     s->has_addr = s->has_totals = false;
@@ -568,8 +464,8 @@ static bool memory_by_ts(const char *path, strata_progress *progress, device_sta
     s->pre_bytes = 0;
     s->memory_by_ts = true;
     d->seen_memory = false;
-    ledger_clear(&d->led);
-    ledger_init(&d->led);
+    strata_kineto_ledger_clear(&d->led);
+    strata_kineto_ledger_init(&d->led);
     g_array_set_size(d->pre_sizes, 0);
     g_array_set_size(d->inferred, 0);
     strata_allocator_free(d->sim);
@@ -577,7 +473,7 @@ static bool memory_by_ts(const char *path, strata_progress *progress, device_sta
     d->sim_off = false;
     d->sim_reserved = d->last_total_reserved = 0;
     for (guint i = 0; i < d->mem_sorted->len; i++)
-        note_memory(d, &g_array_index(d->mem_sorted, mem_event, i).ev);
+        note_memory(d, &g_array_index(d->mem_sorted, strata_kineto_event, i));
     return true;
 }
 
@@ -594,7 +490,7 @@ typedef struct ksrc {
     GArray *mem_sorted;     /* owned: the device's [memory] events in ts order, or NULL */
     guint mem_pos;
     strata_kineto_scan *scan;
-    ledger led;
+    strata_kineto_ledger led;
     strata_op op;
     GString *name, *src, *stream, *note;
 } ksrc;
@@ -791,13 +687,13 @@ static bool memory_op(ksrc *k, const strata_kineto_event *ev)
 {
     uint64_t id;
     if (ev->bytes > 0) {
-        id = ledger_alloc(&k->led, ledger_key(ev));
+        id = strata_kineto_ledger_alloc(&k->led, strata_kineto_ledger_key(ev));
         g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
         k->op = strata_op_make_alloc(NULL, k->name->str, (uint64_t)ev->bytes, NULL, STRATA_TAG_NONE);
         k->op.has_addr = ev->has_addr;
         k->op.addr = ev->addr;
     } else if (ev->bytes < 0) {
-        if (ledger_free(&k->led, ledger_key(ev), &id))
+        if (strata_kineto_ledger_free(&k->led, strata_kineto_ledger_key(ev), &id))
             g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
         else
             g_string_printf(k->name, "pre.%" G_GUINT64_FORMAT, k->led.n_pre++);
@@ -867,7 +763,7 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
                               ev.device == k->activity_device &&
                               !k->opt.memory_only;
         if (mine && ev.kind == STRATA_KINETO_EV_MEMORY && k->mem_sorted && k->mem_pos < k->mem_sorted->len)
-            ev = g_array_index(k->mem_sorted, mem_event, k->mem_pos++).ev; /* memory_by_ts */
+            ev = g_array_index(k->mem_sorted, strata_kineto_event, k->mem_pos++); /* memory_by_ts */
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev, unsized)))
             continue;
         k->op.line = line;
@@ -885,8 +781,8 @@ static bool ksrc_rewind(void *self, GError **err)
     ksrc *k = self;
     strata_kineto_scan_free(k->scan);
     k->scan = scan_open(k->path, k->opt.progress, 2, err);
-    ledger_clear(&k->led);
-    ledger_init(&k->led);
+    strata_kineto_ledger_clear(&k->led);
+    strata_kineto_ledger_init(&k->led);
     k->setup_pos = 0;
     k->mem_pos = 0;
     return k->scan != NULL;
@@ -896,7 +792,7 @@ static void ksrc_destroy(void *self)
 {
     ksrc *k = self;
     strata_kineto_scan_free(k->scan);
-    ledger_clear(&k->led);
+    strata_kineto_ledger_clear(&k->led);
     strata_op_list_free(k->setup);
     if (k->mem_sorted)
         g_array_free(k->mem_sorted, TRUE);
@@ -967,7 +863,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->src = g_string_new(NULL);
     k->stream = g_string_new(NULL);
     k->note = g_string_new(NULL);
-    ledger_init(&k->led);
+    strata_kineto_ledger_init(&k->led);
     k->scan = scan_open(path, opt->progress, 2, err);
     if (k->scan == NULL) {
         ksrc_destroy(k);
