@@ -333,6 +333,66 @@ START_TEST(copies_device_ends_not_reserved)
 }
 END_TEST
 
+/* A training step's [memory] events thread by thread (the H200 run: torch
+ * 2.11's profiler appends each CPU thread's events in turn,
+ * torch/csrc/profiler/collection.cpp RecordQueue::getRecords; the backward
+ * runs on the autograd engine's thread). In ts order: f (32 MiB, thread 1)
+ * at 100, h (32 MiB, thread 1) at 200, f freed by thread 2 (the backward)
+ * at 300, k (32 MiB, thread 1) at 400 in f's block; nothing live before,
+ * Total Reserved 64 MiB throughout (Total Allocated 32, 64, 32, 64 MiB).
+ * The file: thread 2's free first, then thread 1's three allocs.
+ *
+ * Before (file order): the free of f came first, so f was a block from
+ * before the window (pre.0; allocated at the start: 32 + 32 = 64 MiB, the
+ * whole 64 MiB of pre.seg with pre.rest 32 MiB); f's alloc then took
+ * pre.0's room and h and k each a new 32 MiB segment: 64, 64, 96, 128 MiB,
+ * peak 128 MiB (+100%), |error| 0, 0, 50%, 100%: mean 37.5%.
+ * Now (ts order): nothing live at the start; the caching model makes a 32
+ * MiB segment for f and one for h (k reuses f's block), both inferred
+ * cached (64 MiB, the whole start): 64 MiB at every point, the file's. */
+static const char threads_trace[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,\"tid\":2,\"ts\":300,"
+    "\"args\":{\"Total Reserved\":67108864,\"Total Allocated\":33554432,\"Bytes\":-33554432,\"Device Id\":0,"
+    "\"Device Type\":1,\"Addr\":139637976727552,\"Ev Idx\":1}},\n"
+    "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":100,"
+    "\"args\":{\"Total Reserved\":67108864,\"Total Allocated\":33554432,\"Bytes\":33554432,\"Device Id\":0,"
+    "\"Device Type\":1,\"Addr\":139637976727552,\"Ev Idx\":2}},\n"
+    "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":200,"
+    "\"args\":{\"Total Reserved\":67108864,\"Total Allocated\":67108864,\"Bytes\":33554432,\"Device Id\":0,"
+    "\"Device Type\":1,\"Addr\":139638010281984,\"Ev Idx\":3}},\n"
+    "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":400,"
+    "\"args\":{\"Total Reserved\":67108864,\"Total Allocated\":67108864,\"Bytes\":33554432,\"Device Id\":0,"
+    "\"Device Type\":1,\"Addr\":139637976727552,\"Ev Idx\":4}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"ts\":150,\"dur\":10,"
+    "\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}\n"
+    "]}\n";
+
+START_TEST(memory_events_in_ts_order)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", threads_trace);
+    strata_kineto_validation v;
+    validate_on(path, "configs/hw/h200.ini", &v);
+    ck_assert(!v.oom);
+    ck_assert(v.sum.memory_by_ts);
+    ck_assert_uint_eq(v.sum.n_memory_out_of_order, 2); /* f's and h's allocs, after the free at 300 */
+    ck_assert_uint_eq(v.sum.initial_reserved, 64 * MiB);
+    ck_assert_uint_eq(v.sum.initial_allocated, 0); /* 64 MiB before */
+    ck_assert_uint_eq(v.sum.n_pre_blocks, 0);      /* 1 before */
+    ck_assert_uint_eq(v.sum.n_inferred_segments, 2);
+    ck_assert_uint_eq(v.sum.inferred_bytes, 64 * MiB);
+    ck_assert(v.has_reserved);
+    ck_assert_uint_eq(v.n_reserved_points, 4);
+    ck_assert_uint_eq(v.real_peak_reserved, 64 * MiB);
+    ck_assert_uint_eq(v.sim_peak_reserved, 64 * MiB);        /* 128 MiB before */
+    ck_assert_double_eq_tol(v.reserved_mean_error, 0, 1e-9); /* 37.5% before */
+    ck_assert_double_eq_tol(v.reserved_max_error, 0, 1e-9);  /* 100% before */
+    strata_kineto_validation_clear(&v);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
 /* Issue 46: `validate --against` read a Kineto trace with one args.hlo_op
  * (a PyTorch/XLA op, or any annotation carrying one) as a JAX profile and
  * refused it. The sniff now decides on what only Kineto writes: events
@@ -792,6 +852,7 @@ int main(void)
         {hand_trace_text, 1},
         {hand_trace_validate, 1},
         {copies_device_ends_not_reserved, 1},
+        {memory_events_in_ts_order, 1},
         {kineto_with_an_hlo_op_is_kineto, 1},
         {old_format_matches_by_size, 1},
         {cached_segments_inferred, 1},

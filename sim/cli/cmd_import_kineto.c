@@ -68,6 +68,11 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
                    "a HIP runtime copy of their correlation in the file: kept as timed ops (compute memcpy.DIR "
                    "time=dur), no bytes moved\n",
                 path, s->n_memcpy_unsized);
+    if (s->memory_by_ts)
+        fprintf(f, "strata import kineto: %s: note: the device's [memory] events are not in ts order in the file "
+                   "(%" G_GUINT64_FORMAT " come after a later one: the profiler writes them thread by thread): "
+                   "taken in ts order\n",
+                path, s->n_memory_out_of_order);
     if (s->n_inferred_segments || s->n_inferred_left) {
         char *b = strata_format_size(s->inferred_bytes);
         fprintf(f, "strata import kineto: %s: inferred: %" G_GUINT64_FORMAT " cached segments (%s) at "

@@ -100,6 +100,11 @@ typedef struct strata_kineto_summary {
      * first n_staging_device allocs of the setup, each the whole of a
      * segment of its own, staging_device_bytes in all. */
     uint64_t n_staging_device, staging_device_bytes;
+    /* The device's [memory] events were not in ts order in the file (one
+     * run per CPU thread: kineto.c, memory_by_ts): the import takes them in
+     * ts order, n_memory_out_of_order of them came before an earlier one. */
+    bool memory_by_ts;
+    uint64_t n_memory_out_of_order;
     double first_ts_us;             /* the earliest ts in the file: at=0 */
 } strata_kineto_summary;
 

@@ -36,8 +36,25 @@ typedef struct measured_copy {
 typedef struct measured {
     int device, activity_device; /* kineto.h: the [memory] events' and the copies' device ids */
     GArray *copies;   /* measured_copy, in file order */
-    GArray *reserved; /* uint64_t: Total Reserved after each alloc or free */
+    GArray *reserved; /* reserved_point: Total Reserved after each alloc or free, in file order */
 } measured;
+
+/* One point of the file's reserved curve. */
+typedef struct reserved_point {
+    double ts;
+    guint index; /* in file order */
+    uint64_t bytes;
+} reserved_point;
+
+/* The import's order of the [memory] events (kineto.h, memory_by_ts): ts,
+ * then the file's. */
+static gint cmp_reserved_point(gconstpointer a, gconstpointer b)
+{
+    const reserved_point *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
 
 static void measure_visit(const strata_kineto_event *ev, void *user)
 {
@@ -53,7 +70,8 @@ static void measure_visit(const strata_kineto_event *ev, void *user)
         g_array_append_val(m->copies, c);
     } else if (ev->kind == STRATA_KINETO_EV_MEMORY && ev->device == m->device && strata_kineto_event_gpu(ev) &&
                ev->has_totals) {
-        g_array_append_val(m->reserved, ev->total_reserved);
+        reserved_point p = {ev->ts, m->reserved->len, ev->total_reserved};
+        g_array_append_val(m->reserved, p);
     }
 }
 
@@ -184,7 +202,7 @@ static void compare_reserved(const strata_results *r, const measured *m, strata_
     v->staging_reserved = n_staging ? g_array_index(sim, uint64_t, n_staging - 1) : 0;
     double sum = 0.0;
     for (guint k = 0; k < n; k++) {
-        uint64_t real = g_array_index(m->reserved, uint64_t, k);
+        uint64_t real = g_array_index(m->reserved, reserved_point, k).bytes;
         uint64_t model = g_array_index(sim, uint64_t, sim->len - n + k);
         model = model > v->staging_reserved ? model - v->staging_reserved : 0;
         v->real_peak_reserved = MAX(v->real_peak_reserved, real);
@@ -227,13 +245,15 @@ bool strata_kineto_validate(const char *path, int device, const strata_hw *hw, s
     if (strata_spmd_devices(hw) > 1) /* as run does: a trace without a mesh runs on device 0 (hbm is hbm@0) */
         src = strata_spmd_expand(src, hw);
     measured m = {v->sum.device, v->sum.activity_device, g_array_new(FALSE, FALSE, sizeof(measured_copy)),
-                  g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+                  g_array_new(FALSE, FALSE, sizeof(reserved_point))};
     strata_results *r = NULL;
     strata_engine_options eopt;
     strata_engine_options_init(&eopt);
     eopt.record_spans = true;
     eopt.allocator = "caching";
     bool ok = strata_kineto_each_event_sized(path, v->sum.n_memcpy_bytes_on_runtime > 0, measure_visit, &m, err) && strata_engine_run(hw, src, &eopt, &r, err);
+    if (ok && v->sum.memory_by_ts)
+        g_array_sort(m.reserved, cmp_reserved_point); /* the order the import replays them in */
     GString *t = g_string_new(NULL);
     if (ok) {
         g_string_printf(t, "%s on %s: %" G_GUINT64_FORMAT " kernels at their measured times, %u memcpys; makespan "
