@@ -51,14 +51,11 @@ void strata_kineto_options_init(strata_kineto_options *opt)
 }
 
 /* The scanner of path, showing its bytes read as pass `pass` on progress. */
-static strata_kineto_scan *scan_open(const char *path, strata_progress *progress, int pass, GError **err)
+static strata_kineto_scan *scan_open(const char *path, strata_progress *progress, const char *note, GError **err)
 {
     strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
-    if (scan && progress) {
-        char note[24];
-        g_snprintf(note, sizeof note, "pass %d", pass);
+    if (scan && progress)
         strata_kineto_scan_set_progress(scan, progress, "import kineto", note);
-    }
     return scan;
 }
 
@@ -255,11 +252,11 @@ typedef struct pass1 {
     double first_ts;
 } pass1;
 
-/* strata_kineto_each_event, showing the bytes read on progress (NULL: none). */
-static bool each_event(const char *path, strata_progress *progress, GHashTable *sizes, strata_kineto_visit visit,
-                       void *user, GError **err)
+/* strata_kineto_each_event, showing the bytes read on progress (NULL: none) with note. */
+static bool each_event(const char *path, strata_progress *progress, const char *note, GHashTable *sizes,
+                       strata_kineto_visit visit, void *user, GError **err)
 {
-    strata_kineto_scan *scan = scan_open(path, progress, 1, err);
+    strata_kineto_scan *scan = scan_open(path, progress, note, err);
     if (scan == NULL)
         return false;
     JsonObject *o;
@@ -281,7 +278,13 @@ static bool each_event(const char *path, strata_progress *progress, GHashTable *
 
 bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
 {
-    return each_event(path, NULL, NULL, visit, user, err);
+    return each_event(path, NULL, NULL, NULL, visit, user, err);
+}
+
+bool strata_kineto_each_event_shown(const char *path, strata_progress *progress, const char *note,
+                                    strata_kineto_visit visit, void *user, GError **err)
+{
+    return each_event(path, progress, note, NULL, visit, user, err);
 }
 
 static void sizes_visit(const strata_kineto_event *ev, void *user)
@@ -294,8 +297,8 @@ bool strata_kineto_each_event_sized(const char *path, bool runtime_sizes, strata
                                     GError **err)
 {
     GHashTable *sizes = runtime_sizes ? copy_sizes_new() : NULL;
-    bool ok = (sizes == NULL || each_event(path, NULL, NULL, sizes_visit, sizes, err)) &&
-              each_event(path, NULL, sizes, visit, user, err);
+    bool ok = (sizes == NULL || each_event(path, NULL, NULL, NULL, sizes_visit, sizes, err)) &&
+              each_event(path, NULL, NULL, sizes, visit, user, err);
     if (sizes)
         g_hash_table_unref(sizes);
     return ok;
@@ -780,7 +783,7 @@ static bool ksrc_rewind(void *self, GError **err)
 {
     ksrc *k = self;
     strata_kineto_scan_free(k->scan);
-    k->scan = scan_open(k->path, k->opt.progress, 2, err);
+    k->scan = scan_open(k->path, k->opt.progress, "pass 2", err);
     strata_kineto_ledger_clear(&k->led);
     strata_kineto_ledger_init(&k->led);
     k->setup_pos = 0;
@@ -815,7 +818,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
                .copy_sizes = copy_sizes_new(),
                .pending = g_array_new(FALSE, FALSE, sizeof(strata_kineto_event))};
     strata_source *src = NULL;
-    if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err))
+    if (!each_event(path, opt->progress, "pass 1", NULL, first_pass_visit, &p, err))
         goto end;
     resolve_pending(&p);
     rocm_agents(p.devices);
@@ -864,7 +867,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->stream = g_string_new(NULL);
     k->note = g_string_new(NULL);
     strata_kineto_ledger_init(&k->led);
-    k->scan = scan_open(path, opt->progress, 2, err);
+    k->scan = scan_open(path, opt->progress, "pass 2", err);
     if (k->scan == NULL) {
         ksrc_destroy(k);
         goto end;

@@ -66,6 +66,9 @@ bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
  * it to visit(ev, user); false with err on the first bad event. */
 typedef void (*strata_kineto_visit)(const strata_kineto_event *ev, void *user);
 bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err);
+/* The same, showing the bytes read on progress (NULL: none) as "import kineto" with note. */
+bool strata_kineto_each_event_shown(const char *path, strata_progress *progress, const char *note,
+                                    strata_kineto_visit visit, void *user, GError **err);
 
 /* The same, with the bytes of each memcpy that lacks them (bytes_on_runtime)
  * taken from its HIP runtime copy; with runtime_sizes a first pass over the

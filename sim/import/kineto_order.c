@@ -5,7 +5,6 @@
 #include "import/kineto_order.h"
 
 #include "import/kineto_event.h"
-#include "import/kineto_scan.h"
 
 /* An event and its place among the device's in the file (the tie-break). */
 typedef struct kept {
@@ -39,26 +38,7 @@ static gint cmp_kept(gconstpointer a, gconstpointer b)
 GArray *strata_kineto_memory_by_ts(const char *path, int device, strata_progress *progress, GError **err)
 {
     keep k = {device, g_array_new(FALSE, FALSE, sizeof(kept))};
-    strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
-    if (scan == NULL) {
-        g_array_free(k.events, TRUE);
-        return NULL;
-    }
-    if (progress)
-        strata_kineto_scan_set_progress(scan, progress, "import kineto", "ts order");
-    JsonObject *o;
-    uint64_t line;
-    int rc;
-    strata_kineto_event ev;
-    while ((rc = strata_kineto_scan_next(scan, &o, &line, err)) == 1) {
-        if (!strata_kineto_event_decode(o, path, line, &ev, err)) {
-            rc = -1;
-            break;
-        }
-        keep_visit(&ev, &k);
-    }
-    strata_kineto_scan_free(scan);
-    if (rc != 0) {
+    if (!strata_kineto_each_event_shown(path, progress, "ts order", keep_visit, &k, err)) {
         g_array_free(k.events, TRUE);
         return NULL;
     }
