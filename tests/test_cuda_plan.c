@@ -279,9 +279,12 @@ START_TEST(plan_gemm_ops_run_cublas)
     ck_assert_uint_eq(cp->n_setup, 6);
     ck_assert(cp->calls[7].flops == 4194304.0);
     strata_cuda_gemm tf = {STRATA_CUDA_GEMM_TF32, 2, 64, 32, 16};
-    ck_assert_uint_eq(strata_cuda_gemm_scratch_bytes(&tf), 28672);
+    uint64_t b_at = 0, c_at = 0;
+    ck_assert_uint_eq(strata_cuda_gemm_layout(&tf, &b_at, &c_at), 28672);
+    ck_assert_uint_eq(b_at, 16384); /* after A */
+    ck_assert_uint_eq(c_at, 16384 + 4096);
     strata_cuda_gemm h = {STRATA_CUDA_GEMM_F16, 1, 8, 8, 8};
-    ck_assert_uint_eq(strata_cuda_gemm_scratch_bytes(&h), 768);
+    ck_assert_uint_eq(strata_cuda_gemm_layout(&h, NULL, NULL), 768);
     g_free(text);
     strata_cuda_plan_free(cp);
     strata_plan_free(p);

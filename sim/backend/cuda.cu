@@ -292,17 +292,15 @@ bool launch_gemm(cuda_status &st, cublas_lib &lib, const strata_cuda_call &c, vo
     }
     cudaDataType_t type = CUDA_R_16BF;
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-    size_t es = 2;
     switch (g.type) {
     case STRATA_CUDA_GEMM_BF16: break;
     case STRATA_CUDA_GEMM_F16: type = CUDA_R_16F; break;
-    case STRATA_CUDA_GEMM_F32: type = CUDA_R_32F; es = 4; break;
-    case STRATA_CUDA_GEMM_TF32: type = CUDA_R_32F; es = 4; compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
+    case STRATA_CUDA_GEMM_F32: type = CUDA_R_32F; break;
+    case STRATA_CUDA_GEMM_TF32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
     }
-    auto r256 = [](unsigned long long x) { return (x + 255) / 256 * 256; };
-    unsigned char *a = static_cast<unsigned char *>(scratch);
-    unsigned char *b = a + r256(g.batch * g.m * g.k * es);
-    unsigned char *cc = b + r256(g.batch * g.k * g.n * es);
+    uint64_t b_at = 0, c_at = 0;
+    strata_cuda_gemm_layout(&g, &b_at, &c_at);
+    unsigned char *a = static_cast<unsigned char *>(scratch), *b = a + b_at, *cc = a + c_at;
     const float alpha = 1.0f, beta = 0.0f;
     cublasStatus_t e = lib.set_stream(lib.handle, stream);
     if (e == CUBLAS_STATUS_SUCCESS)
@@ -407,8 +405,8 @@ bool exec_setup(cuda_status &st, const strata_cuda_plan *plan, exec_resources &r
             break;
         case STRATA_CUDA_CALL_GEMM_SETUP:
             if (st.ok(cudaMalloc(&res.base[c.region], c.bytes), "cudaMalloc GEMM scratch")) {
-                size_t elem = c.gemm.type == STRATA_CUDA_GEMM_BF16 || c.gemm.type == STRATA_CUDA_GEMM_F16 ? 2 : 4;
-                fill_gemm_scratch<<<1024, 256>>>(res.base[c.region], c.bytes / elem, (int)c.gemm.type);
+                fill_gemm_scratch<<<1024, 256>>>(res.base[c.region], c.bytes / strata_cuda_gemm_elem_bytes(c.gemm.type),
+                                                 (int)c.gemm.type);
                 if (st.ok(cudaGetLastError(), "GEMM scratch fill") && !res.cublas.so)
                     cublas_open(st, res.cublas);
             }

@@ -178,18 +178,6 @@ static bool gemm_of(const strata_plan_op *op, strata_cuda_gemm *g)
     return true;
 }
 
-static uint64_t round256(uint64_t x)
-{
-    return (x + 255) / 256 * 256;
-}
-
-uint64_t strata_cuda_gemm_scratch_bytes(const strata_cuda_gemm *g)
-{
-    uint64_t es = g->type == STRATA_CUDA_GEMM_BF16 || g->type == STRATA_CUDA_GEMM_F16 ? 2 : 4;
-    return round256(g->batch * g->m * g->k * es) + round256(g->batch * g->k * g->n * es) +
-           round256(g->batch * g->m * g->n * es);
-}
-
 /* The scratch a GEMM type reads: bf16, f16, or f32 (f32 and tf32 alike). */
 static unsigned gemm_family(strata_cuda_gemm_type t)
 {
@@ -207,7 +195,7 @@ static void add_gemm_setup(cuda_builder *b, const strata_plan *plan)
     strata_cuda_gemm g;
     for (guint i = 0; i < plan->ops->len; i++)
         if (gemm_of(strata_plan_op_at(plan, i), &g))
-            need[gemm_family(g.type)] = MAX(need[gemm_family(g.type)], strata_cuda_gemm_scratch_bytes(&g));
+            need[gemm_family(g.type)] = MAX(need[gemm_family(g.type)], strata_cuda_gemm_layout(&g, NULL, NULL));
     for (unsigned f = 0; f < 3; f++) {
         if (need[f] == 0)
             continue;
@@ -230,7 +218,7 @@ static void add_compute_call(cuda_builder *b, const strata_plan *plan, const str
         c->region = b->gemm_region[gemm_family(g.type)];
         c->gemm = g;
         c->flops = 2.0 * (double)g.batch * (double)g.m * (double)g.k * (double)g.n;
-        c->bytes = strata_cuda_gemm_scratch_bytes(&g);
+        c->bytes = strata_cuda_gemm_layout(&g, NULL, NULL);
         return;
     }
     uint32_t first = b->operands->len;

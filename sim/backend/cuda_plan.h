@@ -135,8 +135,28 @@ typedef struct strata_cuda_plan {
     uint32_t *op_stream;       /* stream of each op (n_ops) */
 } strata_cuda_plan;
 
-/* Bytes of the scratch a GEMM reads and writes: A, B and C, each rounded up to 256 B. */
-uint64_t strata_cuda_gemm_scratch_bytes(const strata_cuda_gemm *g);
+/* Bytes of one element of a GEMM of type t: 2 (bf16, f16) or 4 (f32, tf32). */
+static inline uint64_t strata_cuda_gemm_elem_bytes(strata_cuda_gemm_type t)
+{
+    return t == STRATA_CUDA_GEMM_BF16 || t == STRATA_CUDA_GEMM_F16 ? 2 : 4;
+}
+
+/* A GEMM's operands in its scratch region: A at 0, B at *b_offset, C at
+ * *c_offset (either may be NULL), each rounded up to 256 B; returns the
+ * bytes of all three, the scratch it needs. Inline: the plan (C) and the
+ * device code (cuda.cu) both read it. */
+static inline uint64_t strata_cuda_gemm_layout(const strata_cuda_gemm *g, uint64_t *b_offset, uint64_t *c_offset)
+{
+    uint64_t es = strata_cuda_gemm_elem_bytes(g->type);
+    uint64_t a = (g->batch * g->m * g->k * es + 255) / 256 * 256;
+    uint64_t b = (g->batch * g->k * g->n * es + 255) / 256 * 256;
+    uint64_t c = (g->batch * g->m * g->n * es + 255) / 256 * 256;
+    if (b_offset)
+        *b_offset = a;
+    if (c_offset)
+        *c_offset = a + b;
+    return a + b + c;
+}
 
 /* From a backend plan (plan.h); never fails (the plan is checked). */
 struct strata_plan;
