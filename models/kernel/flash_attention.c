@@ -134,6 +134,7 @@ typedef struct attn {
     double l2_heads;     /* tiles: (batch, head)s the resident CTAs work on (0: not known) */
     double l2_head_bytes; /* the bytes of each that its CTAs share (K, V; bwd: Q, dO, statistics, dQ) */
     double l2_reads;     /* times each head's shared bytes come from HBM (0: not known: once per block pair) */
+    bool fa2;            /* FlashAttention-2's own launch on a tiles unit (not a serving engine's kernel) */
 } attn;
 
 /* MaxText's blocks for the Pallas TPU kernel (see above). */
@@ -291,10 +292,11 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
 {
     const uint64_t *x = p->dims;
     attn a = {x[0], x[1], x[2], x[3], x[4], p->n_dims == 6 ? x[5] : x[1], 128, 128, 0, false, 0, 0, 0,
-              false, 1, 0, 0, 0};
+              false, 1, 0, 0, 0, false};
     bool causal = p->causal;
     const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
     bool fa2 = u && u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention;
+    a.fa2 = fa2;
     if (u && u->kernel.matrix == STRATA_MATRIX_TILES) {
         if (fa2 && !backward && a.sq == 1 && a.h > a.hkv && a.hkv > 0 && a.h % a.hkv == 0 && p->window == 0 &&
             a.d % 8 == 0) { /* flash_api.cpp mha_fwd: seqlenq_ngroups_swapped (causal is off at Sq = 1) */
@@ -463,7 +465,7 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "block pairs per (batch, head)", a.pairs, "");
     strata_kernel_term_add(c, "nominal flops", flops, "FLOP");
     double mm = products_time(hw, unit, p, &a, backward, c);
-    if (u->kernel.matrix == STRATA_MATRIX_TILES && !p->engine_attention) {
+    if (a.fa2) {
         double frac = u->kernel.mma_sync_fraction > 0 ? u->kernel.mma_sync_fraction : 1.0;
         strata_kernel_term_add(c, "mma.sync fraction of the peak", frac, "");
         mm /= frac;
