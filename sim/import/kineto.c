@@ -114,7 +114,6 @@ typedef struct device_state {
     GArray *mem_sorted;         /* strata_kineto_event, in ts order; NULL: the file's order is */
 } device_state;
 
-
 static void device_free(gpointer p)
 {
     device_state *d = p;

@@ -30,9 +30,7 @@ static void keep_visit(const strata_kineto_event *ev, void *user)
 static gint cmp_kept(gconstpointer a, gconstpointer b)
 {
     const kept *x = a, *y = b;
-    if (x->ev.ts != y->ev.ts)
-        return x->ev.ts < y->ev.ts ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
+    return strata_kineto_ts_order(x->ev.ts, x->index, y->ev.ts, y->index);
 }
 
 GArray *strata_kineto_memory_by_ts(const char *path, int device, strata_progress *progress, GError **err)

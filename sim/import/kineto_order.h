@@ -23,6 +23,14 @@
 
 #include "core/progress.h"
 
+/* The order above for two events: ts, then their places in the file. */
+static inline gint strata_kineto_ts_order(double ts_a, guint index_a, double ts_b, guint index_b)
+{
+    if (ts_a != ts_b)
+        return ts_a < ts_b ? -1 : 1;
+    return (index_a > index_b) - (index_a < index_b);
+}
+
 /* The [memory] events of GPU `device` (CUDA or HIP) in `path`, in ts order
  * (strata_kineto_event, name NULL), read in one more pass shown on
  * progress (NULL: none); NULL with err. Every one must carry a ts. */

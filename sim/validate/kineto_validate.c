@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "engine/engine.h"
 #include "import/kineto_event.h"
+#include "import/kineto_order.h"
 #include "results/results.h"
 #include "spmd/spmd.h"
 
@@ -46,14 +47,11 @@ typedef struct reserved_point {
     uint64_t bytes;
 } reserved_point;
 
-/* The import's order of the [memory] events (kineto.h, memory_by_ts): ts,
- * then the file's. */
+/* The import's order of the [memory] events (kineto_order.h). */
 static gint cmp_reserved_point(gconstpointer a, gconstpointer b)
 {
     const reserved_point *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
+    return strata_kineto_ts_order(x->ts, x->index, y->ts, y->index);
 }
 
 static void measure_visit(const strata_kineto_event *ev, void *user)
