@@ -37,25 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "capture/capture_trace.h"
-
-/* Entry points the C headers do not declare. CUDA 13's launch path is
- * declared only for nvcc's C++ (crt/device_functions.h, extern "C"); its
- * cudaKernel_t is `struct CUkern_st *` (driver_types.h, CUDA >= 12.0),
- * spelled as the struct here so that older headers compile too. The _ptsz
- * variants (per-thread default stream) are declared by cuda_runtime_api.h
- * only under CUDA_API_PER_THREAD_DEFAULT_STREAM. */
-typedef struct CUkern_st *strata_cuda_kernel;
-cudaError_t CUDARTAPI __cudaGetKernel(strata_cuda_kernel *kernel, const void *func);
-cudaError_t CUDARTAPI __cudaLaunchKernel(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                         size_t sharedMem, cudaStream_t stream);
-cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(strata_cuda_kernel kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                              size_t sharedMem, cudaStream_t stream);
-cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                            size_t sharedMem, cudaStream_t stream);
-#if CUDART_VERSION >= 11080 /* cudaLaunchConfig_t, cudaLaunchKernelExC */
-#define STRATA_CAPTURE_LAUNCH_EX 1
-cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
-#endif
+#include "capture/cuda_launch.h"
 
 static strata_capture *recorder;
 /* Calls of this thread inside an intercepted call: a runtime entry point that

@@ -11,16 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* CUDA 13's launch path, declared by hand as a C program must
+/* CUDA 13's launch path, which a C program must declare itself
  * (crt/device_functions.h declares it for nvcc's C++ only). */
-typedef struct CUkern_st *demo_kernel_handle;
-cudaError_t __cudaGetKernel(demo_kernel_handle *kernel, const void *func);
-cudaError_t __cudaLaunchKernel(demo_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s);
-cudaError_t __cudaLaunchKernel_ptsz(demo_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm,
-                                    cudaStream_t s);
-cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
-                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+#include "capture/cuda_launch.h"
 
 /* The "kernels" (host stubs), with distinct bodies so that no two are
  * folded into one. The first two are exported (ENABLE_EXPORTS) so dladdr
@@ -51,14 +44,14 @@ int main(void)
     dim3 grid = {1, 1, 1}, block = {32, 1, 1};
     cudaLaunchKernel((const void *)strata_demo_kernel, grid, block, NULL, 0, s2);
     /* CUDA 13's <<<...>>> (crt/host_runtime.h __cudaLaunch): the handle once, then launches through it */
-    demo_kernel_handle k13 = NULL, hidden = NULL;
+    strata_cuda_kernel k13 = NULL, hidden = NULL;
     if (__cudaGetKernel(&k13, (const void *)strata_demo_kernel13) != cudaSuccess ||
         __cudaGetKernel(&hidden, (const void *)hidden_kernel) != cudaSuccess)
         return 1;
     __cudaLaunchKernel(k13, grid, block, NULL, 0, s1);
     __cudaLaunchKernel(k13, grid, block, NULL, 0, s2);
     __cudaLaunchKernel_ptsz(hidden, grid, block, NULL, 0, NULL);
-    __cudaLaunchKernel((demo_kernel_handle)(void *)&not_a_kernel, grid, block, NULL, 0, s1);
+    __cudaLaunchKernel((strata_cuda_kernel)(void *)&not_a_kernel, grid, block, NULL, 0, s1);
     cudaLaunchConfig_t config = {.gridDim = grid, .blockDim = block, .stream = s2};
     cudaLaunchKernelExC(&config, (const void *)strata_demo_kernel, NULL);
     cudaLaunchKernel_ptsz((const void *)strata_demo_kernel13, grid, block, NULL, 0, s1);

@@ -21,16 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* CUDA 13's launch path (crt/device_functions.h declares it for C++ only). */
-typedef struct CUkern_st *fake_kernel_handle;
-cudaError_t __cudaGetKernel(fake_kernel_handle *kernel, const void *func);
-cudaError_t __cudaLaunchKernel(fake_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s);
-cudaError_t __cudaLaunchKernel_ptsz(fake_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm,
-                                    cudaStream_t s);
-cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s);
-cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *f, void **args);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
-                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+/* CUDA 13's launch path and the others the C headers do not declare. */
+#include "capture/cuda_launch.h"
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 void __cudaUnregisterFatBinary(void **fatCubinHandle);
@@ -137,20 +129,20 @@ cudaError_t cudaFuncGetName(const char **name, const void *func)
     return cudaErrorInvalidDeviceFunction;
 }
 
-cudaError_t __cudaGetKernel(fake_kernel_handle *kernel, const void *func)
+cudaError_t __cudaGetKernel(strata_cuda_kernel *kernel, const void *func)
 {
     fake_kernel *k = kernel_of(func);
-    *kernel = (fake_kernel_handle)k;
+    *kernel = (strata_cuda_kernel)k;
     return k ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 
-cudaError_t __cudaLaunchKernel(fake_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s)
+cudaError_t __cudaLaunchKernel(strata_cuda_kernel kernel, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s)
 {
     (void)kernel; (void)g; (void)b; (void)args; (void)shm; (void)s;
     return cudaSuccess;
 }
 
-cudaError_t __cudaLaunchKernel_ptsz(fake_kernel_handle kernel, dim3 g, dim3 b, void **args, size_t shm,
+cudaError_t __cudaLaunchKernel_ptsz(strata_cuda_kernel kernel, dim3 g, dim3 b, void **args, size_t shm,
                                     cudaStream_t s)
 {
     uintptr_t k = (uintptr_t)kernel;
@@ -162,7 +154,7 @@ cudaError_t __cudaLaunchKernel_ptsz(fake_kernel_handle kernel, dim3 g, dim3 b, v
 cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s)
 {
     fake_kernel *k = kernel_of(f);
-    return k ? __cudaLaunchKernel((fake_kernel_handle)k, g, b, args, shm, s) : cudaErrorInvalidDeviceFunction;
+    return k ? __cudaLaunchKernel((strata_cuda_kernel)k, g, b, args, shm, s) : cudaErrorInvalidDeviceFunction;
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s)
