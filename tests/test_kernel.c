@@ -586,6 +586,55 @@ START_TEST(bad_kernel_keys_refused)
 }
 END_TEST
 
+/* The sustained clock (hw.h strata_hw_run_at_sustained_clock): the 129^3
+ * GEMM of gemm_129_pads_to_two_tiles_per_dimension quoted at 1 GHz and held
+ * at 800 MHz runs its 800 cycles at 800 MHz: 1000 ns; the peak and the
+ * vector rate fall by 0.8, HBM and the launch do not; a second call
+ * changes nothing. */
+START_TEST(sustained_clock_scales_the_compute_rates)
+{
+    strata_hw *hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nvector_flops = 10TFLOP/s\n"
+                         "peak_clock = 1GHz\nsustained_clock = 800MHz\n");
+    const strata_compute_spec *u = strata_hw_compute(hw, 0);
+    ck_assert_double_eq(u->kernel.peak_clock, 1e9);
+    ck_assert_double_eq(u->kernel.sustained_clock, 800e6);
+    uint64_t d[] = {129, 129, 129};
+    strata_kernel_cost c;
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq_tol(c.compute_s, 800e-9, 1e-15); /* loaded at the peak's clock */
+    ck_assert_double_eq_tol(strata_hw_run_at_sustained_clock(hw), 0.8, 1e-15);
+    ck_assert_double_eq_tol(u->flops, 32.768e12 * 0.8, 1);
+    ck_assert_double_eq_tol(u->kernel.vector_flops, 8e12, 1);
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq_tol(c.compute_s, 1000e-9, 1e-15);
+    ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-15);
+    ck_assert_double_eq(strata_hw_run_at_sustained_clock(hw), 1.0);
+    ck_assert_double_eq_tol(u->flops, 32.768e12 * 0.8, 1);
+    strata_hw_free(hw);
+    /* none undoes a base file's (a B200 file over the H100 one) */
+    hw = unit("matrix = systolic\nside = 128\npeak_clock = none\nsustained_clock = none\n");
+    ck_assert_double_eq(strata_hw_compute(hw, 0)->kernel.peak_clock, 0);
+    ck_assert_double_eq(strata_hw_run_at_sustained_clock(hw), 1.0);
+    strata_hw_free(hw);
+    /* no sustained_clock: nothing changes */
+    hw = unit("matrix = systolic\nside = 128\npeak_clock = 1830MHz\n");
+    ck_assert_double_eq(strata_hw_run_at_sustained_clock(hw), 1.0);
+    ck_assert_double_eq(strata_hw_compute(hw, 0)->flops, 32.768e12);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(bad_clocks_refused)
+{
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nsustained_clock = 1GHz\n", "peak_clock");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\npeak_clock = 1GHz\nsustained_clock = 2GHz\n",
+                                "at most peak_clock");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\npeak_clock = 1830\n", "1830MHz");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\npeak_clock = 5kHz\n", "1MHz to 100GHz");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\npeak_clock = -1GHz\n", "peak_clock");
+}
+END_TEST
+
 static void refused(const char *line, const char *wanted)
 {
     char *text = g_strconcat("strata-trace 1\n", line, "\n", NULL);
@@ -907,6 +956,8 @@ int main(void)
     tcase_add_test(tc, gemm_129_pads_to_two_tiles_per_dimension);
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
     tcase_add_test(tc, gemm_at_matrix_efficiency);
+    tcase_add_test(tc, sustained_clock_scales_the_compute_rates);
+    tcase_add_test(tc, bad_clocks_refused);
     tcase_add_test(tc, gemm_streams_at_its_own_efficiency);
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
     tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);

@@ -1300,6 +1300,48 @@ START_TEST(bad_input_names_file_and_line)
 }
 END_TEST
 
+/* h100.ini quotes its rates at 1830 MHz and holds 1455 MHz under its power
+ * limit: serve runs them at 1455 / 1830 = 0.795082 (clock_ratio) unless
+ * --clock peak. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
+ * tensor cores' rate: it takes longer at the sustained clock, at most
+ * 1830 / 1455 times as long (its memory-bound kernels keep their time). */
+static double serve_json(const char *clock, const char *key, const char *dir)
+{
+    char *json = g_build_filename(dir, "clock.json", NULL);
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=1024,output=2,dist=fixed",
+                                          "--clock", clock, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    double v = strcmp(key, "clock_ratio") == 0
+                   ? json_object_get_double_member(o, key)
+                   : json_object_get_double_member(
+                         json_array_get_object_element(json_object_get_array_member(o, "runs"), 0), key);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_free(json);
+    return v;
+}
+
+START_TEST(sustained_clock_by_default)
+{
+    char *dir = strata_test_temp_dir();
+    ck_assert_double_eq_tol(serve_json("sustained", "clock_ratio", dir), 1455.0 / 1830.0, 1e-12);
+    ck_assert_double_eq(serve_json("peak", "clock_ratio", dir), 1.0);
+    double slow = serve_json("sustained", "prefill_gpu_s", dir), fast = serve_json("peak", "prefill_gpu_s", dir);
+    ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--clock: expected sustained or peak, not 'boost'"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(cli_writes_valid_json_for_every_scheme)
 {
     char *dir = strata_test_temp_dir(); /* private: test runs side by side share /tmp */
@@ -1377,6 +1419,7 @@ int main(void)
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);
     tcase_add_test(tc, cli_writes_valid_json_for_every_scheme);
+    tcase_add_test(tc, sustained_clock_by_default);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

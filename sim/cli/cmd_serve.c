@@ -90,7 +90,8 @@ static bool serve_all(strata_job *job, const strata_serve_args *a, strata_outfil
     GPtrArray *runs = g_ptr_array_new_with_free_func((GDestroyNotify)strata_serve_result_free);
     bool ok = strata_serve_setup_make(&set, a, NULL, err) && serve_points(job, a, &set, runs, err);
     strata_serve_report rep = {&set.model, &set.config, ok ? strata_hw_name(set.hw) : NULL,
-                               ok ? set.stream->origin : NULL, (strata_serve_result *const *)runs->pdata, runs->len};
+                               ok ? set.stream->origin : NULL, (strata_serve_result *const *)runs->pdata, runs->len,
+                               ok ? set.clock_ratio : 1.0};
     if (ok)
         strata_serve_report_print(&rep, strata_job_human(job));
     if (ok && *json_out) {

@@ -162,6 +162,9 @@ typedef struct strata_kernel_spec {
     double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */
     double vector_flops;         /* elementwise rate, FLOP/s (0: flops) */
     double transcendental_flops; /* exp/log/tanh per second (0: vector rate) */
+    double peak_clock;           /* Hz: the clock the unit's peak rates are quoted at (0: not given) */
+    double sustained_clock;      /* Hz: the clock its power limit holds under continuous matrix work
+                                    (0: not given; at most peak_clock) */
 } strata_kernel_spec;
 
 typedef struct strata_compute_spec {
@@ -295,6 +298,16 @@ const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index);
 
 uint32_t strata_hw_compute_count(const strata_hw *hw);
 const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index);
+
+/* Runs every unit that gives both peak_clock and sustained_clock at the
+ * sustained one: its flops, flops.DTYPE, vector_flops and
+ * transcendental_flops times sustained / peak (what scales with the SM
+ * clock; memory, links, launch times and operand_feed do not). What a
+ * device busy for longer than its power controller's window runs at
+ * (docs/hardware.md, "Clocks under the power limit"). Returns the smallest
+ * ratio applied, 1 where no unit gives both. Call it once, right after
+ * loading. */
+double strata_hw_run_at_sustained_clock(strata_hw *hw);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 

@@ -15,6 +15,7 @@
  * rates are above 0 where given (0: the documented default).
  */
 #include "hw/hw_internal.h"
+#include <math.h>
 #include <string.h>
 #include "core/units.h"
 
@@ -63,6 +64,11 @@ static const kernel_key kernel_keys[] = {
     {"kernel_launch", FOR_BOTH, "time each kernel op adds: launch and first tile, 0 to 1 s (default 0)"},
     {"vector_flops", FOR_BOTH, "elementwise rate of the vector unit (default: flops)"},
     {"transcendental_flops", FOR_BOTH, "exp, log, tanh per second (default: vector_flops)"},
+    {"peak_clock", FOR_BOTH, "the clock the unit's peak rates (flops, flops.DTYPE, vector_flops) are quoted at, "
+                             "such as 1830MHz, or none to undo a base file's (default: not given)"},
+    {"sustained_clock", FOR_BOTH, "the clock the power limit holds under continuous matrix work, at most "
+                                  "peak_clock, which it needs; `strata serve` runs the unit's rates at "
+                                  "sustained / peak (default: not given, the peak)"},
     {NULL, FOR_BOTH, NULL},
 };
 
@@ -99,6 +105,59 @@ static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *
         hw_fail_value(ctx, err, group, key, "a fraction above 0 and at most 1, such as 0.8", v);
     g_free(v);
     return ok;
+}
+
+/* A clock such as 1830MHz, 1.83GHz or 1830000000Hz into Hz; 0 when absent
+ * or `none`. */
+static bool get_optional_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err)
+{
+    static const struct {
+        const char *unit;
+        double hz;
+    } units[] = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}};
+    *out = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = hw_get_raw(ctx, group, key);
+    if (strcmp(v, "none") == 0) { /* undoes a base file's */
+        g_free(v);
+        return true;
+    }
+    char *end = NULL;
+    double x = g_ascii_strtod(v, &end);
+    bool ok = false;
+    if (end && end != v && isfinite(x) && x > 0) {
+        while (*end == ' ')
+            end++;
+        for (size_t i = 0; i < G_N_ELEMENTS(units) && !ok; i++)
+            if (strcmp(end, units[i].unit) == 0 && x * units[i].hz >= 1e6 && x * units[i].hz <= 1e11) {
+                *out = x * units[i].hz;
+                ok = true;
+            }
+    }
+    if (!ok)
+        hw_fail_value(ctx, err, group, key, "a clock from 1MHz to 100GHz, such as 1830MHz or 1.83GHz", v);
+    g_free(v);
+    return ok;
+}
+
+static bool get_clocks(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    if (!get_optional_clock(ctx, group, "peak_clock", &k->peak_clock, err) ||
+        !get_optional_clock(ctx, group, "sustained_clock", &k->sustained_clock, err))
+        return false;
+    if (k->sustained_clock > 0 && k->peak_clock <= 0) {
+        hw_fail(ctx, err, group, "sustained_clock", "expected peak_clock beside it: the clock the peak rates are "
+                "quoted at");
+        return false;
+    }
+    if (k->sustained_clock > k->peak_clock) {
+        char *v = hw_get_raw(ctx, group, "sustained_clock");
+        hw_fail_value(ctx, err, group, "sustained_clock", "a clock at most peak_clock", v);
+        g_free(v);
+        return false;
+    }
+    return true;
 }
 
 static bool get_optional_rate(const hw_load_ctx *ctx, const char *group, const char *key, bool bandwidth, double *out,
@@ -257,7 +316,8 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            get_fraction(ctx, group, "gemm_stream_efficiency", 0.0, &k->gemm_stream_efficiency, err) &&
            hw_get_time(ctx, group, "kernel_launch", &k->kernel_launch, err) &&
            get_optional_rate(ctx, group, "vector_flops", false, &k->vector_flops, err) &&
-           get_optional_rate(ctx, group, "transcendental_flops", false, &k->transcendental_flops, err);
+           get_optional_rate(ctx, group, "transcendental_flops", false, &k->transcendental_flops, err) &&
+           get_clocks(ctx, group, k, err);
 }
 
 static char *dtype_names(void)
@@ -321,4 +381,24 @@ bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, c
     }
     g_array_append_val(hw->computes, c);
     return true;
+}
+
+double strata_hw_run_at_sustained_clock(strata_hw *hw)
+{
+    double least = 1.0;
+    for (guint i = 0; i < hw->computes->len; i++) {
+        strata_compute_spec *c = &g_array_index(hw->computes, strata_compute_spec, i);
+        strata_kernel_spec *k = &c->kernel;
+        if (k->peak_clock <= 0 || k->sustained_clock <= 0)
+            continue;
+        double r = k->sustained_clock / k->peak_clock;
+        c->flops *= r;
+        for (int d = 0; d < STRATA_DTYPE__COUNT; d++)
+            c->flops_by_dtype[d] *= r;
+        k->vector_flops *= r;
+        k->transcendental_flops *= r;
+        k->peak_clock = k->sustained_clock; /* applied: a second call changes nothing */
+        least = fmin(least, r);
+    }
+    return least;
 }

@@ -13,6 +13,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
          "KIND.NAME.KEY=V"},
+        {"clock", 0, 0, G_OPTION_ARG_STRING, &a->clock, "sustained (default): the units' rates at the clock their "
+         "power limit holds under continuous work, where the hardware file gives sustained_clock; peak: at the "
+         "clock the peak rates are quoted at", "sustained|peak"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &a->model, "a preset model (list below)", "NAME"},
         {"model-file", 0, 0, G_OPTION_ARG_FILENAME, &a->model_file, "a model of 'key = value' lines", "FILE"},
         {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config, "a Hugging Face config.json (configs/models/)",
@@ -80,7 +83,7 @@ void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
-                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes};
+                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes, &a->clock};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -295,7 +298,11 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
         return false;
     s->schemes = schemes_of(a->kv, err);
     s->stream = s->schemes ? stream_of(a, err) : NULL;
+    bool peak = a->clock && strcmp(a->clock, "peak") == 0;
+    if (s->stream && a->clock && !peak && strcmp(a->clock, "sustained") != 0)
+        return fail(err, "--clock: expected sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
+    s->clock_ratio = s->hw && !peak ? strata_hw_run_at_sustained_clock(s->hw) : 1.0;
     return s->hw != NULL;
 }
 

@@ -16,7 +16,7 @@
 
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
-    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes;
+    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes, *clock;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps;
     gdouble util, step_overhead;
@@ -37,6 +37,7 @@ typedef struct strata_serve_setup {
     strata_serve_stream *stream;
     GPtrArray *schemes; /* const strata_serve_kv_scheme * */
     strata_hw *hw;
+    double clock_ratio; /* the units' rates at sustained / peak clock (--clock sustained, the default; 1: peak) */
 } strata_serve_setup;
 
 /* Builds everything the options say; hw_path overrides --hw when set. */

@@ -87,6 +87,7 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
     json_builder_end_object(b);
     strata_json_add_string(b, "hardware", rep->hw_name);
+    strata_json_add_double(b, "clock_ratio", rep->clock_ratio);
     strata_json_add_string(b, "stream", rep->stream);
     strata_json_open_object(b, "config");
     const strata_serve_config *c = rep->config;
@@ -115,6 +116,9 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
     fprintf(out, "model            %s (%.2f B params), tp %u%s on %s\n", rep->model->name,
             strata_serve_model_params(rep->model) / 1e9, rep->config->tp,
             rep->config->attention_dp ? " (attention data-parallel)" : "", rep->hw_name);
+    if (rep->clock_ratio < 1.0)
+        fprintf(out, "clock            sustained: compute rates x %.3f of the peak's (power limit; --clock peak)\n",
+                rep->clock_ratio);
     fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
     if (rep->config->scheduler) /* the default (vllm-v1) prints nothing, as before policies were a choice */
         fprintf(out, "scheduler        %s: %u tokens, %u sequences a step\n", rep->config->scheduler->name,

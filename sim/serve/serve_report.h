@@ -2,7 +2,7 @@
  * serve_report.h: the results of one or more serving runs of one stream
  * (one per KV scheme), as a JSON document and as a printed summary.
  *
- * JSON: {"tool", "model": {...}, "hardware", "stream", "config": {...},
+ * JSON: {"tool", "model": {...}, "hardware", "clock_ratio", "stream", "config": {...},
  * "runs": [{"kv_scheme", throughput, "ttft_s"/"tpot_s"/"itl_s"/"e2e_s" {mean,
  * p50, p90, p99}, steps, preemptions, swaps, KV use and fragmentation,
  * "memory_per_rank", "over_time": [{t_s, running, waiting, kv_reserved,
@@ -24,6 +24,7 @@ typedef struct strata_serve_report {
     const char *stream;
     strata_serve_result *const *runs;
     uint32_t n;
+    double clock_ratio; /* the units' rates at sustained / peak clock (1: peak; serve_args.h) */
 } strata_serve_report;
 
 JsonNode *strata_serve_report_json(const strata_serve_report *rep);
