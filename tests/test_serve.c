@@ -1304,7 +1304,8 @@ END_TEST
  * limit: serve runs them at 1455 / 1830 = 0.795082 (clock_ratio) unless
  * --clock peak. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
  * tensor cores' rate: it takes longer at the sustained clock, at most
- * 1830 / 1455 times as long (its memory-bound kernels keep their time). */
+ * 1830 / 1455 times as long (its memory-bound kernels keep their time);
+ * the decode step of the same four requests is memory-bound throughout. */
 static double serve_json(const char *clock, const char *key, const char *dir)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
@@ -1332,6 +1333,8 @@ START_TEST(sustained_clock_by_default)
     ck_assert_double_eq(serve_json("peak", "clock_ratio", dir), 1.0);
     double slow = serve_json("sustained", "prefill_gpu_s", dir), fast = serve_json("peak", "prefill_gpu_s", dir);
     ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
+    /* the decode step of 4 requests streams weights: every op memory-bound, at the peak's clock either way */
+    ck_assert_double_eq(serve_json("sustained", "decode_gpu_s", dir), serve_json("peak", "decode_gpu_s", dir));
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);

@@ -71,6 +71,9 @@ typedef struct strata_serve_config {
      * size that holds it (none above the last); n_graph_sizes 0: no padding */
     uint32_t graph_sizes[STRATA_SERVE_GRAPH_SIZES];
     uint32_t n_graph_sizes;
+    /* the hardware at its sustained clock (serve_args.h --clock; NULL: the peak's everywhere): the step's
+     * compute-bound ops run on it (serve_cost.h strata_serve_cost_set_sustained) */
+    const strata_hw *sustained_hw;
 } strata_serve_config;
 
 /* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,

@@ -37,7 +37,9 @@ typedef struct strata_serve_setup {
     strata_serve_stream *stream;
     GPtrArray *schemes; /* const strata_serve_kv_scheme * */
     strata_hw *hw;
-    double clock_ratio; /* the units' rates at sustained / peak clock (--clock sustained, the default; 1: peak) */
+    strata_hw *hw_sustained; /* hw at its sustained clock (--clock sustained, the default, where a unit gives
+                              * one; else NULL): config.sustained_hw */
+    double clock_ratio;      /* hw_sustained's rates over hw's (1: none) */
 } strata_serve_setup;
 
 /* Builds everything the options say; hw_path overrides --hw when set. */

@@ -14,6 +14,7 @@
 
 struct strata_serve_cost {
     const strata_hw *hw;
+    const strata_hw *sustained; /* hw at its sustained clock, for compute-bound ops (NULL: none) */
     strata_serve_model m;
     strata_model_shape s;     /* m's shape (issue 42's): MLP matrices, MoE layers, MLA widths */
     uint32_t moe_layers;
@@ -48,10 +49,18 @@ static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k
     strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .window = window, .dtype = dtype,
                                .block_scaled = c->m.weight_block > 0 && (k == c->gemm || k == c->grouped),
                                .engine_attention = k == c->flash};
-    strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
-    if (bytes > 0 && kc->bytes_nominal > 0) {
-        kc->bytes *= bytes / kc->bytes_nominal;
-        kc->bytes_nominal = bytes;
+    const strata_hw *hw = c->hw;
+    for (int pass = 0; pass < 2; pass++) {
+        strata_kernel_cost_of(k, hw, c->unit, &p, kc);
+        if (bytes > 0 && kc->bytes_nominal > 0) {
+            kc->bytes *= bytes / kc->bytes_nominal;
+            kc->bytes_nominal = bytes;
+        }
+        /* an op whose work outlasts its bytes at the peak's clock keeps the tensor cores busy and the power
+         * at its limit: it runs at the sustained clock (serve_cost.h) */
+        if (!c->sustained || hw == c->sustained || kc->compute_s <= kc->bytes / c->mem_bw)
+            break;
+        hw = c->sustained;
     }
     if (c->work) {
         c->work->flops += kc->flops;
@@ -298,6 +307,13 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
 {
     c->decode = k;
+}
+
+void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained)
+{
+    c->sustained = sustained;
+    for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times were at the peak's clock */
+        c->dense[t] = NAN;
 }
 
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)

@@ -65,6 +65,10 @@
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
  *
+ * At the sustained clock (strata_serve_cost_set_sustained), an op whose
+ * compute time at the peak's clock exceeds its bytes' time is timed on the
+ * unit's sustained rates, the others on its peak's.
+ *
  * Invariants: times are finite and >= 0; the same step gives the same time.
  */
 #ifndef STRATA_SERVE_COST_H
@@ -103,6 +107,11 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
  * fa3_prefill_bytes), else (false, the default) the flash-attention
  * row's count: K and V once per block pair and query head. */
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
+/* The same hardware at its sustained clock (hw.h strata_hw_run_at_sustained_clock; NULL: none): an op whose
+ * compute time at the peak's clock exceeds its bytes' time runs on it. Measured on a lent H100: Llama-3-8B
+ * prefills and GEMMs back to back held 1455 MHz at the 700 W limit, decode steps 1905-1980 MHz (their
+ * GEMMs stream weights; docs/validation.md, "An 8B forward on a real H100 and H200, wave 20"). */
+void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained);
 /* The engine's own kernels around GQA attention (serve_attn_aux.h), in
  * place of the one fused QKV preprocessing pass over the prefill tokens;
  * NULL: that pass. */

@@ -399,6 +399,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     if (scheme == &strata_serve_kv_paged && strata_serve_pool_windowed(&kc))
         st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
     ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
+    if (ok && c->sustained_hw)
+        strata_serve_cost_set_sustained(st.cost, c->sustained_hw);
     /* the engine row's kernels (FlashAttention-3 prefill, decode, around attention, all-reduce;
      * no --engine: vLLM v1's) */
     ok = ok && strata_serve_engine_set_kernels(c->engine, st.cost, err);
