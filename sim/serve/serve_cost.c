@@ -10,6 +10,7 @@
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
 #include "serve/serve_allreduce.h"
+#include "serve/serve_links.h"
 #include "serve/serve_decode.h"
 
 struct strata_serve_cost {
@@ -23,8 +24,7 @@ struct strata_serve_cost {
     uint32_t attn_tp;         /* ranks the attention is split over: tp, or 1 under dp */
     double mem_bw;
     const strata_kernel_model *gemm, *grouped, *flash, *elementwise;
-    double ar_bw, ar_lat;     /* device interconnect route, tp > 1 */
-    double host_bw, host_lat; /* device memory to host memory */
+    strata_serve_links links; /* the all-reduces' route (tp > 1) and the host's (serve_links.h) */
     uint32_t max_tokens;
     double *dense;            /* per T, NAN until computed */
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
@@ -49,18 +49,15 @@ static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k
     strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .window = window, .dtype = dtype,
                                .block_scaled = c->m.weight_block > 0 && (k == c->gemm || k == c->grouped),
                                .engine_attention = k == c->flash};
-    const strata_hw *hw = c->hw;
-    for (int pass = 0; pass < 2; pass++) {
-        strata_kernel_cost_of(k, hw, c->unit, &p, kc);
-        if (bytes > 0 && kc->bytes_nominal > 0) {
-            kc->bytes *= bytes / kc->bytes_nominal;
-            kc->bytes_nominal = bytes;
-        }
-        /* an op whose work outlasts its bytes at the peak's clock keeps the tensor cores busy and the power
-         * at its limit: it runs at the sustained clock (serve_cost.h) */
-        if (!c->sustained || hw == c->sustained || kc->compute_s <= kc->bytes / c->mem_bw)
-            break;
-        hw = c->sustained;
+    strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
+    double scale = bytes > 0 && kc->bytes_nominal > 0 ? bytes / kc->bytes_nominal : 1.0;
+    /* an op whose work outlasts its bytes at the peak's clock keeps the tensor cores busy and the power at its
+     * limit: it runs at the sustained clock (serve_cost.h); its bytes do not change */
+    if (c->sustained && kc->compute_s > kc->bytes * scale / c->mem_bw)
+        strata_kernel_cost_of(k, c->sustained, c->unit, &p, kc);
+    if (scale != 1.0) {
+        kc->bytes *= scale;
+        kc->bytes_nominal = bytes;
     }
     if (c->work) {
         c->work->flops += kc->flops;
@@ -204,55 +201,6 @@ static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
     return stream_pass(c, t * c->m.hidden, (double)t * (double)c->m.hidden * (act + in));
 }
 
-/* The route's narrowest link and summed latency between two memories. */
-static bool route_figures(const strata_hw *hw, uint32_t from, uint32_t to, double *bw, double *lat, GError **err)
-{
-    const strata_hop *hops = NULL;
-    uint32_t n = 0;
-    if (!strata_hw_route(hw, from, to, &hops, &n, err))
-        return false;
-    *bw = INFINITY;
-    *lat = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
-        *bw = fmin(*bw, l->bandwidth);
-        *lat += l->latency;
-    }
-    if (!n)
-        *bw = 0;
-    return true;
-}
-
-static bool find_links(strata_serve_cost *c, GError **err)
-{
-    const strata_hw *hw = c->hw;
-    const strata_compute_spec *u = strata_hw_compute(hw, c->unit);
-    uint32_t dev_mem = u->operands;
-    int base = strata_hw_memory_base_index(hw, NULL);
-    if (c->tp > 1) {
-        if (strata_hw_devices(hw) < c->tp) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--tp %u: expected at most the %u device%s of %s",
-                        c->tp, strata_hw_devices(hw), strata_hw_devices(hw) == 1 ? "" : "s", strata_hw_origin(hw));
-            return false;
-        }
-        uint32_t peer = strata_hw_memory_on(hw, (uint32_t)base, 1);
-        if (!route_figures(hw, dev_mem, peer, &c->ar_bw, &c->ar_lat, err))
-            return false;
-    }
-    const strata_memory_spec *dm = strata_hw_memory(hw, dev_mem);
-    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
-        const strata_memory_spec *ms = strata_hw_memory(hw, i);
-        if (ms->kind == STRATA_MEM_HOST && !ms->pageable && ms->host == dm->host) {
-            GError *e = NULL;
-            if (route_figures(hw, dev_mem, i, &c->host_bw, &c->host_lat, &e))
-                return true;
-            g_clear_error(&e);
-        }
-    }
-    c->host_bw = 0; /* no pinned host memory: swapping is refused by the run */
-    return true;
-}
-
 /* The collectives a step runs (an all-reduce; under attention DP an
  * all-gather and a reduce-scatter) must be ones the hardware's row runs
  * over tp ranks (its NCCL_ALGO / NCCL_PROTO may leave none): its error. */
@@ -274,6 +222,13 @@ static bool check_collectives(const strata_serve_cost *c, GError **err)
     return true;
 }
 
+/* The dense times cached per T, to be computed again. */
+static void forget_dense(strata_serve_cost *c)
+{
+    for (uint32_t t = 0; t <= c->max_tokens; t++)
+        c->dense[t] = NAN;
+}
+
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
                                          bool attention_dp, uint32_t max_tokens, GError **err)
 {
@@ -292,15 +247,15 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->flash = strata_kernel_find("flash-attention");
     c->elementwise = strata_kernel_find("elementwise");
     c->max_tokens = max_tokens;
-    if (!c->gemm || !c->grouped || !c->flash || !c->elementwise || !find_links(c, err) || !check_collectives(c, err)) {
+    if (!c->gemm || !c->grouped || !c->flash || !c->elementwise ||
+        !strata_serve_links_find(hw, c->unit, c->tp, &c->links, err) || !check_collectives(c, err)) {
         if (err && !*err)
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/grouped-gemm/flash-attention");
         g_free(c);
         return NULL;
     }
     c->dense = g_new(double, (gsize)max_tokens + 1);
-    for (uint32_t t = 0; t <= max_tokens; t++)
-        c->dense[t] = NAN;
+    forget_dense(c);
     return c;
 }
 
@@ -312,8 +267,7 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
 void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained)
 {
     c->sustained = sustained;
-    for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times were at the peak's clock */
-        c->dense[t] = NAN;
+    forget_dense(c); /* they were at the peak's clock */
 }
 
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
@@ -329,8 +283,7 @@ void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_att
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
     c->ar = a;
-    for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times hold the all-reduces */
-        c->dense[t] = NAN;
+    forget_dense(c); /* they hold the all-reduces */
 }
 
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
@@ -504,14 +457,14 @@ static double mlp_time(const strata_serve_cost *c, uint64_t t)
  * (n-1)/n of NCCL's size at the route's bandwidth plus n-1 latencies. */
 static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64_t in_bytes)
 {
-    if (c->tp < 2 || !in_bytes || c->ar_bw <= 0)
+    if (c->tp < 2 || !in_bytes || c->links.ar_bw <= 0)
         return 0;
     const strata_coll_impl *row = strata_hw_coll_impl(c->hw);
     strata_coll_tuning tu = {0};
     if (row->tune && row->tune(c->hw, kind, c->tp, c->tp, in_bytes, 0, &tu, NULL) && tu.estimate_s > 0)
         return tu.estimate_s;
     double n = c->tp, bytes = kind == STRATA_OP_ALL_GATHER ? (double)in_bytes * n : (double)in_bytes;
-    double pass = (n - 1) / n * bytes / c->ar_bw + (n - 1) * c->ar_lat;
+    double pass = (n - 1) / n * bytes / c->links.ar_bw + (n - 1) * c->links.ar_lat;
     return kind == STRATA_OP_ALL_REDUCE ? 2 * pass : pass;
 }
 
@@ -524,8 +477,8 @@ static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
     if (c->ar && c->tp > 1 && bytes) {
         const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
         double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-        strata_serve_ar_in in = {c->tp,           t, bytes, u->kernel.kernel_launch, c->ar_bw, c->ar_lat,
-                                 c->mem_bw * eff, eager};
+        strata_serve_ar_in in = {c->tp,          t, bytes, u->kernel.kernel_launch, c->links.ar_bw,
+                                 c->links.ar_lat, c->mem_bw * eff, eager};
         strata_serve_ar_plan p = strata_serve_allreduce_plan(c->ar, &in);
         if (p.strategy != SERVE_AR_NCCL)
             return p.time_s;
@@ -540,7 +493,7 @@ static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t)
     uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
     if (!c->ar || c->tp < 2 || !bytes)
         return false;
-    strata_serve_ar_in in = {c->tp, t, bytes, 0, c->ar_bw, c->ar_lat, c->mem_bw, false};
+    strata_serve_ar_in in = {c->tp, t, bytes, 0, c->links.ar_bw, c->links.ar_lat, c->mem_bw, false};
     return strata_serve_allreduce_plan(c->ar, &in).fuses_norm;
 }
 
@@ -840,8 +793,9 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     double t = 0;
     /* to root: torch/csrc/cuda/nccl.cpp gather, one group of the root's ncclRecv from each rank: tp - 1
      * shares into its link at SM stores' 4/5 of the wire (coll_sched.h), one latency (NCCL's per-call cost not in) */
-    if (c->gather_logits && sampled && c->logits_to_root && c->ar_bw > 0)
-        t += (double)(c->tp - 1) * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->ar_bw + c->ar_lat;
+    if (c->gather_logits && sampled && c->logits_to_root && c->links.ar_bw > 0)
+        t += (double)(c->tp - 1) * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->links.ar_bw +
+             c->links.ar_lat;
     else if (c->gather_logits && sampled)
         t += collective(c, STRATA_OP_ALL_GATHER, share);
     if (c->embed_allreduce && tokens)
@@ -903,14 +857,14 @@ double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chun
 
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors)
 {
-    if (c->host_bw <= 0 || !blocks)
+    if (c->links.host_bw <= 0 || !blocks)
         return 0;
     double copies = (double)blocks * (tensors ? tensors : 1);
-    return copies * c->host_lat + (double)(blocks * block_bytes) / c->host_bw;
+    return copies * c->links.host_lat + (double)(blocks * block_bytes) / c->links.host_bw;
 }
 
 void strata_serve_cost_host_link(const strata_serve_cost *c, double *bandwidth, double *latency)
 {
-    *bandwidth = c->host_bw;
-    *latency = c->host_lat;
+    *bandwidth = c->links.host_bw;
+    *latency = c->links.host_lat;
 }

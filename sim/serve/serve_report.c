@@ -117,8 +117,8 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
             strata_serve_model_params(rep->model) / 1e9, rep->config->tp,
             rep->config->attention_dp ? " (attention data-parallel)" : "", rep->hw_name);
     if (rep->clock_ratio < 1.0)
-        fprintf(out, "clock            sustained: compute-bound ops at x %.3f of the peak's rates (power limit; --clock peak)\n",
-                rep->clock_ratio);
+        fprintf(out, "clock            sustained: compute-bound ops at x %.3f of the peak's rates "
+                "(power limit; --clock peak)\n", rep->clock_ratio);
     fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
     if (rep->config->scheduler) /* the default (vllm-v1) prints nothing, as before policies were a choice */
         fprintf(out, "scheduler        %s: %u tokens, %u sequences a step\n", rep->config->scheduler->name,

@@ -1,0 +1,57 @@
+/*
+ * serve_links.c: the routes a served model's ranks use (serve_links.h).
+ */
+#include "serve/serve_links.h"
+#include <math.h>
+#include "core/error.h"
+
+/* The route's narrowest link and summed latency between two memories. */
+static bool route_figures(const strata_hw *hw, uint32_t from, uint32_t to, double *bw, double *lat, GError **err)
+{
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    if (!strata_hw_route(hw, from, to, &hops, &n, err))
+        return false;
+    *bw = INFINITY;
+    *lat = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
+        *bw = fmin(*bw, l->bandwidth);
+        *lat += l->latency;
+    }
+    if (!n)
+        *bw = 0;
+    return true;
+}
+
+bool strata_serve_links_find(const strata_hw *hw, uint32_t unit, uint32_t tp, strata_serve_links *out,
+                             GError **err)
+{
+    *out = (strata_serve_links){0};
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    uint32_t dev_mem = u->operands;
+    int base = strata_hw_memory_base_index(hw, NULL);
+    if (tp > 1) {
+        if (strata_hw_devices(hw) < tp) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--tp %u: expected at most the %u device%s of %s",
+                        tp, strata_hw_devices(hw), strata_hw_devices(hw) == 1 ? "" : "s", strata_hw_origin(hw));
+            return false;
+        }
+        uint32_t peer = strata_hw_memory_on(hw, (uint32_t)base, 1);
+        if (!route_figures(hw, dev_mem, peer, &out->ar_bw, &out->ar_lat, err))
+            return false;
+    }
+    const strata_memory_spec *dm = strata_hw_memory(hw, dev_mem);
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *ms = strata_hw_memory(hw, i);
+        if (ms->kind == STRATA_MEM_HOST && !ms->pageable && ms->host == dm->host) {
+            GError *e = NULL;
+            if (route_figures(hw, dev_mem, i, &out->host_bw, &out->host_lat, &e))
+                return true;
+            g_clear_error(&e);
+        }
+    }
+    out->host_bw = 0; /* no pinned host memory: swapping is refused by the run */
+    return true;
+}
+

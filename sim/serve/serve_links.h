@@ -1,0 +1,26 @@
+/*
+ * serve_links.h: how a served model's ranks reach each other and the host,
+ * from the hardware model's routes: rank 0's device memory to rank 1's
+ * (the TP all-reduces' route) and to a pinned host memory on its host (the
+ * swaps'), each as the route's narrowest link and summed latency.
+ *
+ * Invariants: with tp > 1 the hardware holds at least tp devices (else an
+ * error naming the file); host_bw is 0 where no pinned host memory is
+ * reachable (swapping is then refused by the run).
+ */
+#ifndef STRATA_SERVE_LINKS_H
+#define STRATA_SERVE_LINKS_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "hw/hw.h"
+
+typedef struct strata_serve_links {
+    double ar_bw, ar_lat;     /* device to the next rank's device, tp > 1 (0 otherwise) */
+    double host_bw, host_lat; /* device memory to pinned host memory (0: none) */
+} strata_serve_links;
+
+bool strata_serve_links_find(const strata_hw *hw, uint32_t unit, uint32_t tp, strata_serve_links *out,
+                             GError **err);
+
+#endif
