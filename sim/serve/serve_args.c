@@ -13,9 +13,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
          "KIND.NAME.KEY=V"},
-        {"clock", 0, 0, G_OPTION_ARG_STRING, &a->clock, "sustained (default): the units' rates at the clock their "
-         "power limit holds under continuous work, where the hardware file gives sustained_clock; peak: at the "
-         "clock the peak rates are quoted at", "sustained|peak"},
+        {"clock", 0, 0, G_OPTION_ARG_STRING, &a->clock, "sustained (default): compute-bound ops at the clock the "
+         "power limit holds under continuous work, where the hardware file gives sustained_clock; peak: every op "
+         "at the clock the peak rates are quoted at", "sustained|peak"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &a->model, "a preset model (list below)", "NAME"},
         {"model-file", 0, 0, G_OPTION_ARG_FILENAME, &a->model_file, "a model of 'key = value' lines", "FILE"},
         {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config, "a Hugging Face config.json (configs/models/)",
