@@ -302,11 +302,12 @@ const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index
 /* Runs every unit that gives both peak_clock and sustained_clock at the
  * sustained one: its flops, flops.DTYPE, vector_flops and
  * transcendental_flops times sustained / peak (what scales with the SM
- * clock; memory, links, launch times and operand_feed do not). What a
+ * clock; memory, links, launch times and operand_feed do not): what a
  * device busy for longer than its power controller's window runs at
- * (docs/hardware.md, "Clocks under the power limit"). Returns the smallest
- * ratio applied, 1 where no unit gives both. Call it once, right after
- * loading. */
+ * (docs/hardware.md, the `sustained_clock` key; docs/serving.md, "The
+ * clock under the power limit"). `strata serve` times its compute-bound
+ * ops on such a copy (serve_cost.h). Returns the smallest ratio applied, 1
+ * where no unit gives both. Call it once, right after loading. */
 double strata_hw_run_at_sustained_clock(strata_hw *hw);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
