@@ -309,6 +309,9 @@ const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index
  * ops on such a copy (serve_cost.h). Returns the smallest ratio applied, 1
  * where no unit gives both. Call it once, right after loading. */
 double strata_hw_run_at_sustained_clock(strata_hw *hw);
+/* The ratio strata_hw_run_at_sustained_clock would apply (the least over
+ * the units), without applying it: 1 where no unit gives both clocks. */
+double strata_hw_sustained_ratio(const strata_hw *hw);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 

@@ -383,15 +383,30 @@ bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, c
     return true;
 }
 
+/* sustained / peak clock of a unit that gives both, else 1. */
+static double unit_clock_ratio(const strata_compute_spec *c)
+{
+    const strata_kernel_spec *k = &c->kernel;
+    return k->peak_clock > 0 && k->sustained_clock > 0 ? k->sustained_clock / k->peak_clock : 1.0;
+}
+
+double strata_hw_sustained_ratio(const strata_hw *hw)
+{
+    double least = 1.0;
+    for (guint i = 0; i < hw->computes->len; i++)
+        least = fmin(least, unit_clock_ratio(&g_array_index(hw->computes, strata_compute_spec, i)));
+    return least;
+}
+
 double strata_hw_run_at_sustained_clock(strata_hw *hw)
 {
     double least = 1.0;
     for (guint i = 0; i < hw->computes->len; i++) {
         strata_compute_spec *c = &g_array_index(hw->computes, strata_compute_spec, i);
         strata_kernel_spec *k = &c->kernel;
-        if (k->peak_clock <= 0 || k->sustained_clock <= 0)
+        double r = unit_clock_ratio(c);
+        if (r == 1.0)
             continue;
-        double r = k->sustained_clock / k->peak_clock;
         c->flops *= r;
         for (int d = 0; d < STRATA_DTYPE__COUNT; d++)
             c->flops_by_dtype[d] *= r;

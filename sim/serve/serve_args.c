@@ -302,16 +302,12 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (s->stream && a->clock && !peak && strcmp(a->clock, "sustained") != 0)
         return fail(err, "--clock: expected sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
-    s->clock_ratio = 1.0;
-    if (s->hw && !peak) { /* loaded once more: the same file, its units at the sustained clock */
+    s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
+    if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);
         if (!s->hw_sustained)
             return false;
-        s->clock_ratio = strata_hw_run_at_sustained_clock(s->hw_sustained);
-        if (s->clock_ratio >= 1.0) {
-            strata_hw_free(s->hw_sustained);
-            s->hw_sustained = NULL;
-        }
+        strata_hw_run_at_sustained_clock(s->hw_sustained);
         s->config.sustained_hw = s->hw_sustained;
     }
     return s->hw != NULL;
