@@ -235,6 +235,13 @@ START_TEST(flop_rates_and_flops)
     real_fails(strata_parse_flop_rate, "197", "got '197'");
     real_fails(strata_parse_flop_rate, "-1TFLOP/s", "got '-1TFLOP/s'");
 
+    ck_assert(real_ok(strata_parse_frequency, "1830MHz") == 1830e6);
+    ck_assert(real_ok(strata_parse_frequency, "1.83GHz") == 1.83e9);
+    ck_assert(real_ok(strata_parse_frequency, "1455 MHz") == 1455e6);
+    ck_assert(real_ok(strata_parse_frequency, "5kHz") == 5e3);
+    real_fails(strata_parse_frequency, "1830", "got '1830'");
+    real_fails(strata_parse_frequency, "1830mhz", "got '1830mhz'");
+
     ck_assert(real_ok(strata_parse_flops, "1000000") == 1e6);
     ck_assert(real_ok(strata_parse_flops, "2e9") == 2e9);
     ck_assert(real_ok(strata_parse_flops, "4.5GFLOP") == 4.5e9);

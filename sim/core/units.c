@@ -72,6 +72,10 @@ static const unit_def flops_units[] = {
     {"TFLOP", 1e12}, {"PFLOP", 1e15}, {"EFLOP", 1e18}, {NULL, 0},
 };
 
+static const unit_def frequency_units[] = {
+    {"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}, {NULL, 0},
+};
+
 /* Times divide (see invariant 3). */
 static const unit_def time_units[] = {
     {"ns", 1e9}, {"us", 1e6}, {"ms", 1e3}, {"s", 1.0}, {NULL, 0},
@@ -215,6 +219,7 @@ static const char *const SIZE_WHAT = "a size such as 4096, 64KiB or 1.5GiB";
 static const char *const BANDWIDTH_WHAT = "a bandwidth such as 16GB/s, 900GiB/s or 1e9B/s";
 static const char *const TIME_WHAT = "a time such as 250ns, 3us, 2ms or 1.5s";
 static const char *const FLOP_RATE_WHAT = "a flop rate such as 197TFLOP/s or 1.2PFLOP/s";
+static const char *const FREQUENCY_WHAT = "a clock such as 1830MHz or 1.83GHz";
 static const char *const FLOPS_WHAT = "an amount of work such as 2e9, 4.5GFLOP or 3TFLOP";
 
 bool strata_parse_bool(const char *text, bool *value)
@@ -397,6 +402,11 @@ bool strata_parse_time(const char *text, double *seconds, GError **err)
 bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err)
 {
     return parse_real(text, flop_rate_units, false, false, true, FLOP_RATE_WHAT, flops_per_s, err);
+}
+
+bool strata_parse_frequency(const char *text, double *hz, GError **err)
+{
+    return parse_real(text, frequency_units, false, false, true, FREQUENCY_WHAT, hz, err);
 }
 
 /* Whether text is a bare number (digits, an optional fraction, an optional

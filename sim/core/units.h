@@ -1,5 +1,6 @@
 /*
- * units.h: parsing and printing of sizes, bandwidths, times and flop rates.
+ * units.h: parsing and printing of sizes, bandwidths, times, flop rates
+ * and clock frequencies.
  *
  * Accepted text (case of the unit as shown; no space or one space before it):
  *   size       4096, 4096B, 64KB, 64kB, 64KiB, 1.5GiB, 2MB, 1TiB, 1PB, 1EiB
@@ -8,6 +9,7 @@
  *              (B/s up to PB/s and PiB/s)
  *   time       250ns, 3us, 2ms, 1.5s, 0 (a bare number is seconds only for 0)
  *   flop rate  197TFLOP/s, 918 TFLOP/s, 1.2PFLOP/s, 4e12FLOP/s
+ *   frequency  1830MHz, 1.83GHz, 1830 MHz (Hz, kHz, MHz, GHz)
  *   flops      1000000, 2e9, 4.5GFLOP, 3TFLOP (an amount of work)
  *   boolean    true, false, yes, no, 1, 0 (any case): strata's one rule for
  *              a yes-or-no value, of a model's parameters (core/params.h),
@@ -34,6 +36,7 @@ bool strata_parse_size_above_zero(const char *text, uint64_t *bytes, GError **er
 bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err);
 bool strata_parse_time(const char *text, double *seconds, GError **err);
 bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err);
+bool strata_parse_frequency(const char *text, double *hz, GError **err);
 bool strata_parse_flops(const char *text, double *flops, GError **err);
 /* A boolean (the rule above); false, and *value untouched, for any other
  * text. It sets no error: each reader says what it expects in its words. */

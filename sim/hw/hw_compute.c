@@ -107,38 +107,17 @@ static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *
     return ok;
 }
 
-/* A clock such as 1830MHz, 1.83GHz or 1830000000Hz into Hz; 0 when absent
- * or `none`. */
+/* A clock (hw_get_clock) into Hz; 0 when absent or `none` (which undoes a
+ * base file's). */
 static bool get_optional_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err)
 {
-    static const struct {
-        const char *unit;
-        double hz;
-    } units[] = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}};
     *out = 0;
     if (!strata_keyfile_has_key(ctx->k, group, key))
         return true;
     char *v = hw_get_raw(ctx, group, key);
-    if (strcmp(v, "none") == 0) { /* undoes a base file's */
-        g_free(v);
-        return true;
-    }
-    char *end = NULL;
-    double x = g_ascii_strtod(v, &end);
-    bool ok = false;
-    if (end && end != v && isfinite(x) && x > 0) {
-        while (*end == ' ')
-            end++;
-        for (size_t i = 0; i < G_N_ELEMENTS(units) && !ok; i++)
-            if (strcmp(end, units[i].unit) == 0 && x * units[i].hz >= 1e6 && x * units[i].hz <= 1e11) {
-                *out = x * units[i].hz;
-                ok = true;
-            }
-    }
-    if (!ok)
-        hw_fail_value(ctx, err, group, key, "a clock from 1MHz to 100GHz, such as 1830MHz or 1.83GHz", v);
+    bool none = strcmp(v, "none") == 0;
     g_free(v);
-    return ok;
+    return none || hw_get_clock(ctx, group, key, out, err);
 }
 
 static bool get_clocks(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)

@@ -81,6 +81,7 @@ bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key
 bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t lo, uint32_t hi,
                   uint32_t def, const char *expected, uint32_t *out, GError **err);
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
+bool hw_get_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */
 /* true or false exactly; *out left as it is when absent. */

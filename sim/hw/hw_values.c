@@ -71,6 +71,7 @@ static const sane_range capacity_range = {1, 1152921504606846976.0, "a size from
 static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s to 10 PB/s"};
 static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
 static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
+static const sane_range clock_range = {1e6, 1e11, "a clock from 1MHz to 100GHz"};
 
 static bool in_range(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
                      double value, const sane_range *r)
@@ -109,6 +110,12 @@ static bool get_rate(const hw_load_ctx *ctx, const char *group, const char *key,
         ok = in_range(ctx, err, group, key, v, *out, range);
     g_free(v);
     return ok;
+}
+
+bool hw_get_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err)
+{
+    return get_rate(ctx, group, key, strata_parse_frequency, "a positive clock such as 1830MHz", &clock_range, out,
+                    err);
 }
 
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
