@@ -55,6 +55,7 @@ typedef struct run_args {
     gboolean check_allocators;
     char *collectives;
     char *compile_to;
+    char *clock;
 } run_args;
 
 static void run_args_clear(run_args *a)
@@ -68,6 +69,7 @@ static void run_args_clear(run_args *a)
     g_free(a->timeline);
     g_free(a->collectives);
     g_free(a->compile_to);
+    g_free(a->clock);
 }
 
 /* Options that do not go with --compile-to or with a compiled --trace: the
@@ -82,6 +84,34 @@ static GError *compiled_conflict(const run_args *a, bool compiled)
         return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a compiled trace takes no %s (give it when compiling)",
                            a->trace, a->policies ? "--policy" : "--collectives");
     return NULL;
+}
+
+/* --collectives or --clock not one of its choices: the error, or NULL. */
+static GError *bad_choice(const run_args *a)
+{
+    if (a->collectives && strcmp(a->collectives, "classes") != 0 && strcmp(a->collectives, "phases") != 0 &&
+        strcmp(a->collectives, "steps") != 0 && strcmp(a->collectives, "fast") != 0)
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
+                           "--collectives: expected classes, phases, steps or fast, got '%s'", a->collectives);
+    if (a->clock && strcmp(a->clock, "duty") != 0 && strcmp(a->clock, "peak") != 0 &&
+        strcmp(a->clock, "sustained") != 0)
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--clock: expected duty, peak or sustained, got '%s'",
+                           a->clock);
+    return NULL;
+}
+
+/* The engine's options from the command line's. */
+static void engine_options_for(const run_args *a, strata_outfile *timeline_out, strata_engine_options *opt)
+{
+    strata_engine_options_init(opt);
+    opt->timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
+    opt->timeline_format = strata_timeline_format_of(a->timeline);
+    opt->check_allocators = a->check_allocators;
+    opt->allocator = a->allocator;
+    opt->progress = strata_progress_stream(a->quiet);
+    opt->clock = !a->clock || strcmp(a->clock, "duty") == 0 ? STRATA_ENGINE_CLOCK_DUTY
+                 : strcmp(a->clock, "peak") == 0           ? STRATA_ENGINE_CLOCK_PEAK
+                                                           : STRATA_ENGINE_CLOCK_SUSTAINED; /* bad_choice checked it */
 }
 
 /* --compile-to: the first pass over spec's trace written to a->compile_to
@@ -127,6 +157,12 @@ int strata_cmd_run(int argc, char **argv)
          "symmetries that move the steps but not every route, as a ring laid row by row over a torus: "
          "approximate); docs/multi-device.md",
          "classes|phases|steps|fast"},
+        {"clock", 0, 0, G_OPTION_ARG_STRING, &a.clock,
+         "The clock of units whose hardware file gives peak_clock and sustained_clock (a GPU's power limit): "
+         "duty (default: each compute at the clock its unit's matrix activity, filtered over clock_response, "
+         "leaves it; the peak where the file gives no clock_response), peak (every compute at the clock the "
+         "peak rates are quoted at) or sustained (every compute at sustained_clock); docs/engine.md, "
+         "\"The power limit's clock\"", "duty|peak|sustained"},
         {"compile-to", 0, 0, G_OPTION_ARG_FILENAME, &a.compile_to,
          "Do not simulate: read, check and bind TRACE to HW (the run's first pass) and write it to OUT as a "
          "compiled trace, which a later run takes as --trace OUT with the same --hw and --set and replays "
@@ -159,12 +195,8 @@ int strata_cmd_run(int argc, char **argv)
                           "(see 'strata run --help')");
         goto done;
     }
-    if (a.collectives && strcmp(a.collectives, "classes") != 0 && strcmp(a.collectives, "phases") != 0 &&
-        strcmp(a.collectives, "steps") != 0 && strcmp(a.collectives, "fast") != 0) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                          "--collectives: expected classes, phases, steps or fast, got '%s'", a.collectives);
+    if ((err = bad_choice(&a)))
         goto done;
-    }
     strata_job_input(job, "--hw", a.hw);
     strata_job_input(job, "--trace", a.trace);
     bool compiled = strata_engine_is_compiled(a.trace);
@@ -185,12 +217,7 @@ int strata_cmd_run(int argc, char **argv)
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     strata_engine_options opt;
-    strata_engine_options_init(&opt);
-    opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
-    opt.timeline_format = strata_timeline_format_of(a.timeline);
-    opt.check_allocators = a.check_allocators;
-    opt.allocator = a.allocator;
-    opt.progress = strata_progress_stream(a.quiet);
+    engine_options_for(&a, timeline_out, &opt);
     if (a.compile_to) {
         status = compile_trace(job, &a, trace_name, spec, &opt, &err);
         goto done;

@@ -47,6 +47,7 @@
 #include <assert.h>
 #include "engine/engine_event.h"
 #include "engine/engine_phase.h"
+#include "engine/engine_power.h"
 #include "engine/engine_sg_flow.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -112,6 +113,7 @@ struct engine_ctx {
     uint64_t *link_bytes, *port_bytes;
     double *unit_flops;
     bool *unit_launched;       /* the unit's launch cost has been paid */
+    engine_power *power;       /* the power limit's clocks (engine_power.h), or NULL */
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
@@ -389,6 +391,7 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     clock_begin(&ctx->units[op->unit], t0);
     double flops = engine_phase_flops(phase, op->flops);
     uint64_t bytes = engine_phase_bytes(phase, op->bytes);
+    double share = 0, clock = 1; /* its matrix share and clock / peak (engine_power.h) */
     ctx->unit_flops[op->unit] += flops;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
     double t = t0;
@@ -403,6 +406,12 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
         sg_actor_sleep_for(op->time_s);
     } else {
         double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, flops);
+        if (ctx->power) {
+            double memory_s = bytes ? (double)bytes / strata_hw_memory(ctx->hw, op->memory)->bandwidth : 0.0;
+            share = engine_power_share(amount / (u->flops > 0 ? u->flops : 1.0), memory_s);
+            clock = engine_power_start(ctx->power, op->unit, share, t0);
+            amount /= clock;
+        }
         sg_exec_t exec = NULL;
         if (amount > 0) {
             exec = sg_actor_exec_init(amount);
@@ -429,6 +438,8 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     }
     double end = now();
     clock_end(&ctx->units[op->unit], end);
+    if (ctx->power && !op->has_time)
+        engine_power_end(ctx->power, op->unit, share, end);
     return end;
 }
 
@@ -702,6 +713,7 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->port_bytes);
     g_free(ctx->unit_flops);
     g_free(ctx->unit_launched);
+    engine_power_free(ctx->power);
     engine_feed_free(ctx->feed);
     engine_quotient_free(ctx->quotient);
     strata_progress_free(ctx->progress); /* erases its line */
@@ -722,6 +734,7 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->tape_budget = 0;
     opt->tape_memory = 0;
     opt->queue_memory = 0;
+    opt->clock = STRATA_ENGINE_CLOCK_DUTY;
     opt->progress = NULL;
 }
 
@@ -809,6 +822,8 @@ static bool run_engine(const strata_hw *hw, strata_source *src, engine_compiled 
     ctx.units = g_new0(activity_clock, n_units ? n_units : 1);
     ctx.unit_flops = g_new0(double, n_units ? n_units : 1);
     ctx.unit_launched = g_new0(bool, n_units ? n_units : 1);
+    ctx.power = opt->clock == STRATA_ENGINE_CLOCK_PEAK ? NULL
+                                                      : engine_power_create(hw, opt->clock == STRATA_ENGINE_CLOCK_SUSTAINED);
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));

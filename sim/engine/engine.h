@@ -25,6 +25,16 @@
 #include "results/timeline.h"
 #include "trace/source.h"
 
+/* The clock a unit with peak_clock and sustained_clock runs a compute at
+ * (engine_power.h): DUTY, from its filtered matrix activity where the
+ * unit gives clock_response, else the peak; PEAK, always the peak;
+ * SUSTAINED, always sustained_clock. */
+typedef enum strata_engine_clock {
+    STRATA_ENGINE_CLOCK_DUTY,
+    STRATA_ENGINE_CLOCK_PEAK,
+    STRATA_ENGINE_CLOCK_SUSTAINED,
+} strata_engine_clock;
+
 typedef struct strata_engine_options {
     bool record_spans;          /* fill results->spans and mem_samples */
     FILE *timeline;             /* write the spans and samples there as a timeline while running
@@ -42,6 +52,7 @@ typedef struct strata_engine_options {
     size_t queue_memory;        /* bytes of ops queued for streams behind in file order that stay
                                  * in memory; past it they wait in a temporary file (same results);
                                  * 0: STRATA_ENGINE_QUEUE_MEMORY */
+    strata_engine_clock clock;  /* the units' clocks under their power limit (engine_power.h) */
     FILE *progress;             /* a progress line there (core/progress.h: the ops read, then
                                  * the ops simulated of all and the simulated time); NULL: none */
 } strata_engine_options;

@@ -165,6 +165,10 @@ typedef struct strata_kernel_spec {
     double peak_clock;           /* Hz: the clock the unit's peak rates are quoted at (0: not given) */
     double sustained_clock;      /* Hz: the clock its power limit holds under continuous matrix work
                                     (0: not given; at most peak_clock) */
+    double clock_response;       /* s: the time constant over which the power limit sees the unit's
+                                    matrix activity (0: not given, no duty rule; sim/engine/engine_power.h) */
+    double clock_free_duty;      /* the filtered activity up to which the peak clock holds, 0 to below 1
+                                    (given with clock_response) */
 } strata_kernel_spec;
 
 typedef struct strata_compute_spec {

@@ -69,6 +69,13 @@ static const kernel_key kernel_keys[] = {
     {"sustained_clock", FOR_BOTH, "the clock the power limit holds under continuous matrix work, at most "
                                   "peak_clock, which it needs; `strata serve` runs the unit's rates at "
                                   "sustained / peak (default: not given, the peak)"},
+    {"clock_response", FOR_BOTH, "with sustained_clock: the time constant over which the power limit sees the "
+                                 "unit's matrix activity, such as 0.1s; `strata run` then sets each compute's "
+                                 "clock from that filtered activity (sim/engine/engine_power.h; default: not "
+                                 "given or none: the peak clock)"},
+    {"clock_free_duty", FOR_BOTH, "with clock_response: the filtered matrix activity up to which the peak "
+                                  "clock holds, 0 to below 1; the clock falls linearly from there to "
+                                  "sustained_clock at 1 (none: not given)"},
     {NULL, FOR_BOTH, NULL},
 };
 
@@ -107,17 +114,57 @@ static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *
     return ok;
 }
 
+/* The key is there and not `none` (which undoes a base file's). */
+static bool given_not_none(const hw_load_ctx *ctx, const char *group, const char *key)
+{
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return false;
+    char *v = hw_get_raw(ctx, group, key);
+    bool none = strcmp(v, "none") == 0;
+    g_free(v);
+    return !none;
+}
+
 /* A clock (hw_get_clock) into Hz; 0 when absent or `none` (which undoes a
  * base file's). */
 static bool get_optional_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err)
 {
     *out = 0;
-    if (!strata_keyfile_has_key(ctx->k, group, key))
+    return !given_not_none(ctx, group, key) || hw_get_clock(ctx, group, key, out, err);
+}
+
+/* clock_response and clock_free_duty: both or neither, and only beside
+ * sustained_clock (0 and 0 when absent or `none`). */
+static bool get_duty_rule(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    bool has_response = given_not_none(ctx, group, "clock_response");
+    bool has_duty = given_not_none(ctx, group, "clock_free_duty");
+    k->clock_response = k->clock_free_duty = 0;
+    if (!has_response && !has_duty)
         return true;
-    char *v = hw_get_raw(ctx, group, key);
-    bool none = strcmp(v, "none") == 0;
+    const char *given = has_response ? "clock_response" : "clock_free_duty";
+    if (k->sustained_clock <= 0 || has_response != has_duty) {
+        hw_fail(ctx, err, group, given, k->sustained_clock <= 0
+                                            ? "expected sustained_clock beside it: the clock the rule falls to"
+                                            : "expected clock_response and clock_free_duty together");
+        return false;
+    }
+    if (!hw_get_time(ctx, group, "clock_response", &k->clock_response, err))
+        return false;
+    if (k->clock_response <= 0) {
+        hw_fail(ctx, err, group, "clock_response", "expected a time above 0, such as 0.1s");
+        return false;
+    }
+    char *v = hw_get_raw(ctx, group, "clock_free_duty");
+    char *end = NULL;
+    double x = g_ascii_strtod(v, &end);
+    bool ok = end && end != v && *end == '\0' && x >= 0 && x < 1;
+    if (ok)
+        k->clock_free_duty = x;
+    else
+        hw_fail_value(ctx, err, group, "clock_free_duty", "a fraction from 0 to below 1, such as 0.5", v);
     g_free(v);
-    return none || hw_get_clock(ctx, group, key, out, err);
+    return ok;
 }
 
 static bool get_clocks(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
@@ -136,7 +183,7 @@ static bool get_clocks(const hw_load_ctx *ctx, const char *group, strata_kernel_
         g_free(v);
         return false;
     }
-    return true;
+    return get_duty_rule(ctx, group, k, err);
 }
 
 static bool get_optional_rate(const hw_load_ctx *ctx, const char *group, const char *key, bool bandwidth, double *out,
