@@ -173,6 +173,7 @@ static const strata_serve_engine engines[] = {
      .allreduce = "vllm-custom",
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "vllm-0.6-flash-attn",
+     .fa2_attention = true,
      .logits_gather = true,
      .logits_to_root = true,
      .embed_allreduce = true},
@@ -242,6 +243,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
     if (!e)
         e = &vllm_v1;
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
+    strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     if (e->decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(e->decode, err);
         if (!dk)

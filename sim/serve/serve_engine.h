@@ -63,6 +63,9 @@ typedef struct strata_serve_engine {
                             * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
                             * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the
                             * flash-attention row's count */
+    bool fa2_attention;    /* its GQA/MHA attention is FlashAttention-2's own kernels, entered as vLLM
+                            * 0.6's FLASH_ATTN backend enters them (serve_cost.h's
+                            * strata_serve_cost_set_fa2_attention); false: the engine's own kernel */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */
