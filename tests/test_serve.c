@@ -719,12 +719,15 @@ START_TEST(engine_cpu_time_by_hand)
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, false, 10), 10.75e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, true, 10), 17.5e-3, 1e-12);
     const strata_serve_engine *sg = strata_serve_engine_find("sglang-v0.3", NULL);
-    const strata_serve_engine_batch held = {100, 100 * 462, 100 * 128};
+    const strata_serve_engine_batch held = {100, 100 * 462, 100 * 128, 0};
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, false, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, true, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, b100, false, 1), 11.16e-3, 1e-12);
-    /* vllm-v0 counts no tokens: the same 10.75 ms with them */
+    /* vllm-v0 counts no prompt or generated tokens: the same 10.75 ms with them; a prefill step of 17 prompts
+     * of 462 tokens pays 0.3 us for each of its 7,854: 4 + 17 x 0.035 + 7,854 x 0.0003 = 6.9512 ms of CPU */
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, held, false, 10), 10.75e-3, 1e-12);
+    const strata_serve_engine_batch pre = {.requests = 17, .prompt_tokens = 7854, .prefill_tokens = 7854};
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, pre, true, 10), 16.9512e-3, 1e-12);
     const strata_serve_engine *ov = strata_serve_engine_find("overlap", NULL);
     ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, b100, false, 1), 10e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, b100, false, 1), 7.5e-3, 1e-12);

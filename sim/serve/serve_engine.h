@@ -72,6 +72,8 @@ typedef struct strata_serve_engine {
     double per_prompt_token_s; /* CPU seconds per prompt token of each request in the step's batch
                                 * (Python lists the engine copies whole every step) */
     double per_output_token_s; /* and per token each has generated before the step */
+    double per_prefill_token_s; /* CPU seconds per prompt token the step prefills (its input lists
+                                 * built in Python and made tensors before the step launches) */
     bool overlap_lag;      /* a request that samples its last token is still in the next step's batch,
                             * one decode more whose token is dropped, before its slot and blocks are
                             * freed (TensorRT-LLM's overlap scheduler: serve_engine.c) */
@@ -99,6 +101,7 @@ typedef struct strata_serve_engine_batch {
     uint32_t requests;      /* requests in the step */
     uint64_t prompt_tokens; /* their prompts' tokens, summed */
     uint64_t output_tokens; /* the tokens they had generated before the step, summed */
+    uint64_t prefill_tokens; /* the prompt tokens the step computes (its chunks of more than one) */
 } strata_serve_engine_batch;
 
 /* A step's time from its GPU time, its batch, whether it has prefill
