@@ -373,6 +373,61 @@ START_TEST(flash_gqa_decode_swapped_and_split)
 }
 END_TEST
 
+/* FlashAttention-2 entered as vLLM 0.6's FLASH_ATTN backend enters it
+ * (kernel.h fa2_varlen, fa2_paged; flash_api.cpp mha_varlen_fwd,
+ * mha_fwd_kvcache), 132 SMs, D = 128. A prompt, B = 1, 8 heads, Sq = Skv
+ * = 1024, causal: 8 x 16 = 128 CTAs of 64 rows < 0.8 x 264, so mha_fwd
+ * splits it: over 8 key blocks of 128, efficiency 128 s / 264 per wave,
+ * 0.97 at s = 2 (the best, 0.85 of it needs 0.82): 2 splits, 64 x 128
+ * blocks and the combine kernel's launch (2 us of fixed time).
+ * mha_varlen_fwd splits only a swapped group: 1 split, the regular
+ * kernel's 128 x 64 blocks, one launch (1 us). Both visit 72 block pairs a
+ * head (row block i of 8 sees 2 (i + 1) column blocks of 64). A paged
+ * decode, B = 64, 32 query heads on 8: swapped into 8 heads of 4 rows, 512
+ * CTAs >= 0.8 x 264, 1 split; with the block table the split-KV kernel
+ * runs anyway (force_split_kernel): 64 x 128 blocks, 1024 / 128 = 8 pairs
+ * a head (without it 128 x 64, 16 pairs), one launch. At B = 1 the
+ * swapped group splits as mha_fwd's does (32, the test above). */
+static void cost_vllm(const strata_hw *hw, const uint64_t *dims, bool causal, bool paged, strata_kernel_cost *c)
+{
+    strata_kernel_problem p = {.n_dims = 6, .dims = dims, .causal = causal, .dtype = STRATA_DTYPE_BF16,
+                               .fa2_varlen = true, .fa2_paged = paged};
+    strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, c);
+}
+
+START_TEST(flash_vllm_varlen_and_paged_entries)
+{
+    strata_hw *hw = unit("matrix = tiles\nsms = 132\ncta_tiles = 128x128\nkernel_launch = 1us\n");
+    uint64_t prompt[] = {1, 8, 1024, 1024, 128, 8}, decode[] = {64, 32, 1, 1024, 128, 8};
+    uint64_t one[] = {1, 32, 1, 4096, 128, 8};
+    strata_kernel_cost c;
+    cost(hw, "flash-attention", prompt, 6, true, &c);
+    ck_assert_double_eq(term(&c, "split-KV key splits"), 2);
+    ck_assert_double_eq(term(&c, "block rows Br"), 64);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 72);
+    ck_assert_double_eq_tol(c.fixed_s, 2e-6, 1e-18);
+    cost_vllm(hw, prompt, true, false, &c);
+    ck_assert_double_eq(term(&c, "split-KV key splits"), 1);
+    ck_assert_double_eq(term(&c, "block rows Br"), 128);
+    ck_assert_double_eq(term(&c, "block columns Bc"), 64);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 72);
+    ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-18);
+    cost_vllm(hw, decode, false, true, &c);
+    ck_assert_double_eq(term(&c, "GQA group as query rows (seqlenq_ngroups_swapped)"), 4);
+    ck_assert_double_eq(term(&c, "split-KV key splits"), 1);
+    ck_assert_double_eq(term(&c, "block rows Br"), 64);
+    ck_assert_double_eq(term(&c, "block columns Bc"), 128);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 8);
+    ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-18);
+    cost_vllm(hw, decode, false, false, &c);
+    ck_assert_double_eq(term(&c, "block columns Bc"), 64);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 16);
+    cost_vllm(hw, one, false, true, &c);
+    ck_assert_double_eq(term(&c, "split-KV key splits"), 32);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The Pallas TPU backward, B = H = 1, Sq = Skv = 1024, D = 128, causal, on
  * the one 128 x 128 array at 1 GHz (fill 256 cycles a product call). The
  * dK/dV kernel's 512 x 512 blocks: 1 + 2 = 3 pairs; S and dP are 3 x 1 x 4
@@ -968,6 +1023,7 @@ int main(void)
     tcase_add_test(tc, flash_products_at_the_mma_sync_fraction);
     tcase_add_test(tc, flash_kv_once_when_the_heads_fit_l2);
     tcase_add_test(tc, flash_gqa_decode_swapped_and_split);
+    tcase_add_test(tc, flash_vllm_varlen_and_paged_entries);
     tcase_add_test(tc, flash_bwd_as_the_pallas_tpu_kernels);
     tcase_add_test(tc, flash_fwd_softmax_after_the_products);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);

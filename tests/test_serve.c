@@ -319,6 +319,65 @@ START_TEST(engine_fa3_prefill_bytes_by_hand)
 }
 END_TEST
 
+/* vLLM 0.6's FLASH_ATTN backend (strata_serve_cost_set_fa2_attention, the
+ * vllm-v0 row): FlashAttention-2's own kernels, Llama-3-8B bf16 on one H100
+ * (132 SMs, 233,472 B of shared memory an SM, 50 MB of L2), one layer.
+ * A decode batch of 64 at context 1000: swapped into 8 heads of 4 rows,
+ * 512 CTAs, no split, the paged split kernel's 64 x 128 blocks; a CTA's
+ * shared memory 2 x 128 x (64 + 256) = 81,920 B, 2 an SM, 264 resident,
+ * 265 heads at once of 2 x 1000 x 128 x 2 = 512,000 B each, past the L2
+ * but in one turn: K and V once, 512 x 512,000 = 262,144,000 B, Q and O
+ * 512 x (2 x 4 x 128 x 2 + 4 x 4) = 1,056,768: 263,200,768. The engine's
+ * own kernel (the flash row without FA2's launch: 128 x 64 blocks, K and V
+ * per pair) reads ceil(1000 / 64) = 16 blocks of 64 keys a head, 2 x 64 x
+ * 128 x 16 x 2 = 524,288 B, 512 x (524,288 + 2,064) = 269,492,224: 6,291,456
+ * more; the decode is memory-bound, so FA2's is faster. A 462-token prompt
+ * (32 heads, causal): the row reads K and V per pair, 20 pairs of 128 x 64
+ * (row block i of 4 sees 2, 4, 6, 8 blocks of 64), 2 x 64 x 128 x 20 x 2 =
+ * 655,360 B a head, with Q, O (2 x 462 x 128 x 2) and the LSE (4 x 462):
+ * 32 x 893,752 = 28,600,064; FA2: 65,536 B a CTA, 3 an SM, the 32 heads'
+ * K and V (7.6 MB) fit the L2: 32 x 238,392 + 8 x 236,544 = 9,520,896, so
+ * 19,079,168 fewer. The row's prompt is bound by those bytes (28.6 MB,
+ * 8.5 us at 3.35 TB/s); FA2's products at mma.sync's 0.667 of the peak
+ * (1.75 GFLOP) take less than that, so FA2's prompt is faster too: at 462
+ * tokens its slower products do not show. An FP8 cache is XFormers' in
+ * vLLM 0.6 (not modelled): the engine's kernel either way. */
+START_TEST(fa2_attention_as_vllm_0_6_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL);
+    strata_serve_chunk decodes[64], prompt = {.id = 0, .tokens = 462, .context = 462, .samples = true};
+    for (uint32_t i = 0; i < 64; i++)
+        decodes[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 1000, .samples = true};
+    const char *kv[2] = {"bf16", "f8"};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_model m = preset("llama-3-8b");
+        ck_assert(strata_serve_model_set(&m, "kv_dtype", kv[i], &err));
+        strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192);
+        strata_serve_work w_row, w_fa2, p_row, p_fa2;
+        double row = strata_serve_cost_attention(c, decodes, 64, 0, &w_row);
+        double row_p = strata_serve_cost_attention(c, &prompt, 1, 0, &p_row);
+        strata_serve_cost_set_fa2_attention(c, true);
+        double fa2 = strata_serve_cost_attention(c, decodes, 64, 0, &w_fa2);
+        double fa2_p = strata_serve_cost_attention(c, &prompt, 1, 0, &p_fa2);
+        if (i == 0) {
+            ck_assert_double_eq(w_row.bytes - w_fa2.bytes, 6291456.0);
+            ck_assert_double_eq(p_row.bytes - p_fa2.bytes, 19079168.0);
+            ck_assert(fa2 < row);
+            ck_assert(fa2_p < row_p);
+        } else {
+            ck_assert_double_eq(fa2, row);
+            ck_assert_double_eq(fa2_p, row_p);
+        }
+        strata_serve_cost_free(c);
+    }
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", &err);
+    ck_assert(v0 && v0->fa2_attention);
+    ck_assert(!strata_serve_engine_find("sglang-v0.3", &err)->fa2_attention);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* DeepSeek-V3's attention in one layer on one H100 (TP1, 128 heads, bf16)
  * as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py).
  * A decode at context 4096, absorbed: W_UK, a bmm of 128 products 1 x 128
@@ -660,12 +719,15 @@ START_TEST(engine_cpu_time_by_hand)
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, false, 10), 10.75e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, true, 10), 17.5e-3, 1e-12);
     const strata_serve_engine *sg = strata_serve_engine_find("sglang-v0.3", NULL);
-    const strata_serve_engine_batch held = {100, 100 * 462, 100 * 128};
+    const strata_serve_engine_batch held = {100, 100 * 462, 100 * 128, 0};
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, false, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, true, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, b100, false, 1), 11.16e-3, 1e-12);
-    /* vllm-v0 counts no tokens: the same 10.75 ms with them */
+    /* vllm-v0 counts no prompt or generated tokens: the same 10.75 ms with them; a prefill step of 17 prompts
+     * of 462 tokens pays 0.3 us for each of its 7,854: 4 + 17 x 0.035 + 7,854 x 0.0003 = 6.9512 ms of CPU */
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, held, false, 10), 10.75e-3, 1e-12);
+    const strata_serve_engine_batch pre = {.requests = 17, .prompt_tokens = 7854, .prefill_tokens = 7854};
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, pre, true, 10), 16.9512e-3, 1e-12);
     const strata_serve_engine *ov = strata_serve_engine_find("overlap", NULL);
     ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, b100, false, 1), 10e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, b100, false, 1), 7.5e-3, 1e-12);
@@ -1414,6 +1476,7 @@ int main(void)
     tcase_add_test(tc, qk_norm_pass_by_hand);
     tcase_add_test(tc, fa3_prefill_bytes_by_hand);
     tcase_add_test(tc, engine_fa3_prefill_bytes_by_hand);
+    tcase_add_test(tc, fa2_attention_as_vllm_0_6_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, moe_call_bytes_by_hand);

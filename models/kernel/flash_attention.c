@@ -46,7 +46,16 @@
  *   split the kernel is run_mha_fwd_splitkv_dispatch's, 64 x (256, 128,
  *   64 by head dim up to 64, 128, above) blocks, each split's f32 output
  *   and LSE written and read back by a second, combine kernel (one more
- *   kernel_launch). The blocks are computed whole, the rows past Sq too. On a
+ *   kernel_launch). The blocks are computed whole, the rows past Sq too.
+ *   vLLM 0.6's FLASH_ATTN backend (vllm-flash-attn 2.6.1, FA2's kernels)
+ *   calls mha_varlen_fwd for a prefill and mha_fwd_kvcache for a decode
+ *   (fa2_varlen): mha_varlen_fwd sets split-KV only for a swapped group
+ *   ("Only apply split-k for decoding"), so a prompt's small grid is not
+ *   split as mha_fwd would split it; with a block table (fa2_paged: every
+ *   decode, a prefill over cached keys) run_mha_fwd takes the split-KV
+ *   kernel (force_split_kernel = paged_KV) and its 64 x block_n blocks even
+ *   at one split (vllm-project/flash-attention @04325b67, csrc/flash_attn/
+ *   flash_api.cpp). On a
  * systolic array, the blocks MaxText passes to JAX's Pallas TPU kernel
  * (jax/experimental/pallas/ops/tpu/flash_attention.py; MaxText's
  * layers/attentions.py tpu_flash_attention: BlockSizes(block_q =
@@ -310,10 +319,10 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
             if (fa2 && a.d > 192 && u->kernel.smem_per_sm >= 4 * 256 * (64 + 2 * 64)) /* run_mha_fwd_hdim256 */
                 a.br = 64;
             uint64_t block_n = a.d <= 64 ? 256 : a.d <= 128 ? 128 : 64; /* set_params_splitkv */
-            if (fa2)
+            if (fa2 && (!p->fa2_varlen || a.swapped))
                 a.splits = num_splits_heuristic(a.b * a.h * ceil_div(a.sq, 64), 2 * u->kernel.sms,
                                                 ceil_div(a.skv, block_n), 128);
-            if (a.splits > 1) { /* run_mha_fwd_splitkv_dispatch: 64 x block_n */
+            if (a.splits > 1 || (fa2 && p->fa2_paged)) { /* run_mha_fwd_splitkv_dispatch: 64 x block_n */
                 a.br = 64;
                 a.bc = block_n;
             }

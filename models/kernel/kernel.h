@@ -58,6 +58,9 @@ typedef struct strata_kernel_problem {
     bool engine_attention; /* flash-attention on tiles: a serving engine's own attention kernel (sim/serve), not
                             * FlashAttention-2's launch: none of FA2's mma.sync share, L2 reuse, GQA swap,
                             * split-KV or head-dim-256 blocks (flash_attention.c) */
+    bool fa2_varlen;      /* FA2 entered as vLLM 0.6's FLASH_ATTN backend enters it (flash_api.cpp mha_varlen_fwd,
+                           * mha_fwd_kvcache), not mha_fwd: split-KV only for a GQA group swapped into rows */
+    bool fa2_paged;       /* FA2 with K and V through a block table: the split-KV kernel's blocks at any split */
     bool has_flops;       /* flops= given (elementwise: its vector ops) */
     double flops;
     bool has_bytes;       /* operand bytes given (bytes=, or in=/out= sizes) */

@@ -31,10 +31,20 @@ struct strata_serve_cost {
     const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
+    bool fa2;                                 /* GQA attention as FA2's own kernels, vLLM 0.6's entries */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
 };
+
+/* The engine runs FlashAttention-2's own kernels on this cache (vLLM 0.6's
+ * FLASH_ATTN); vLLM 0.6's selector takes XFormers instead for an FP8 cache
+ * or a sliding window (attention/selector.py, which_attn_to_use): not
+ * modelled, the engine's kernel then. */
+static bool fa2_runs(const strata_serve_cost *c, strata_dtype kv)
+{
+    return c->fa2 && strata_serve_dtype_bytes(kv) >= 2 && !c->m.sliding_window;
+}
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
  * bytes the kernel model says it moves (at the model's stream
@@ -45,10 +55,13 @@ static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k
                         const uint64_t *dims, uint32_t n_dims, bool causal, uint64_t window, double bytes,
                         strata_kernel_cost *kc)
 {
-    /* attention: each engine's own kernel (FA3 in vLLM v1, TensorRT-LLM's FMHA, FlashInfer), not FA2's launch */
+    /* attention: each engine's own kernel (FA3 in vLLM v1, TensorRT-LLM's FMHA, FlashInfer), not FA2's launch,
+     * unless the engine runs FA2 (vLLM 0.6): varlen entries, paged for a decode or a chunk after cached keys */
+    bool fa2 = k == c->flash && fa2_runs(c, dtype);
     strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .window = window, .dtype = dtype,
                                .block_scaled = c->m.weight_block > 0 && (k == c->gemm || k == c->grouped),
-                               .engine_attention = k == c->flash};
+                               .engine_attention = k == c->flash && !fa2, .fa2_varlen = fa2,
+                               .fa2_paged = fa2 && (!causal || dims[3] > dims[2])};
     strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
     double scale = bytes > 0 && kc->bytes_nominal > 0 ? bytes / kc->bytes_nominal : 1.0;
     /* an op whose work outlasts its bytes at the peak's clock keeps the tensor cores busy and the power at its
@@ -273,6 +286,11 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
 {
     c->fa3_prefill = on;
+}
+
+void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on)
+{
+    c->fa2 = on;
 }
 
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a)
@@ -671,6 +689,10 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), group = heads / kvr ? heads / kvr : 1;
     uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
+    if (strata_serve_decode_is_flash(c->decode) && fa2_runs(c, kv)) { /* FA2 swaps the group into rows itself */
+        uint64_t q[6] = {decodes, kvr * group, 1, mean, c->m.head_dim, kvr};
+        return op_time(c, c->flash, kv, q, 6, false);
+    }
     if (strata_serve_decode_is_flash(c->decode))
         return op_time(c, c->flash, kv, d, 6, false);
     strata_serve_decode_in in = {decodes, mean, longest, kvr, group, c->m.head_dim, strata_serve_dtype_bytes(kv),

@@ -107,6 +107,14 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
  * fa3_prefill_bytes), else (false, the default) the flash-attention
  * row's count: K and V once per block pair and query head. */
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
+/* GQA/MHA attention (prefill and flash-op decodes) as FlashAttention-2's
+ * own kernels (models/kernel/flash_attention.c: mma.sync, L2 reuse, GQA
+ * swap, split-KV), entered as vLLM 0.6's FLASH_ATTN backend enters them
+ * (vllm-flash-attn 2.6.1): a prefill through flash_attn_varlen_func, with a
+ * block table where the chunk has cached keys before it, a decode through
+ * flash_attn_with_kvcache with one; false (the default): each engine's
+ * own kernel (the flash row without FA2's launch). */
+void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on);
 /* The same hardware at its sustained clock (hw.h strata_hw_run_at_sustained_clock; NULL: none): an op whose
  * compute time at the peak's clock exceeds its bytes' time runs on it. Measured on a lent H100: Llama-3-8B
  * prefills and GEMMs back to back held 1455 MHz at the 700 W limit, decode steps 1905-1980 MHz (their

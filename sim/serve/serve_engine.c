@@ -17,6 +17,18 @@
  *   The v0.6.0 blog (blog.vllm.ai/2024/09/05/perf-update.html) puts
  *   scheduling at 29% and GPU execution at 38% of v0.5.3's time for that
  *   model and GPU (a ratio of 0.76), the same order.
+ *   Per prefilled token 0.3 us: ESTIMATE, the Python that vLLM 0.6.0
+ *   runs per prompt token before a prefill step launches (vllm-0.6.0
+ *   wheel: worker/model_runner.py ModelInputForGPUBuilder._compute_lens
+ *   and build, the token and position lists; attention/backends/utils.py
+ *   compute_slot_mapping, a Python loop under 256 tokens and NumPy
+ *   extended into a list above; utils.py async_tensor_h2d, torch.tensor of
+ *   each list, pinned), those statements timed on a lent H200 host's CPU
+ *   (PyTorch 2.11, NumPy 2.5, CPython 3.12; validation/gpu/vllm06-prefill-
+ *   inputs.py): 2.43 ms for 17 prompts of 462 tokens, 309 ns a token
+ *   (293-342 ns from 1,848 to 8,080 tokens; docs/serving.md, "vLLM 0.6 and
+ *   the FP8 KV cache (wave 21)"). Not the blog's host, torch (2.4) or
+ *   Python.
  * sglang-v0.3: SGLang before 0.4, a synchronous loop (the scheduler waits
  *   for each step's tokens; detokenisation runs in its own process).
  *   ESTIMATE 1 ms per step: its v0.4 release's overlap of that CPU work
@@ -168,11 +180,14 @@ static const strata_serve_engine engines[] = {
      .mode = SERVE_ENGINE_MULTI_STEP,
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
-     .what = "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps",
+     .per_prefill_token_s = 0.3e-6,
+     .what = "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step + 0.3 us a prefilled token (ESTIMATE), once per "
+             "--num-scheduler-steps decode steps",
      .scheduler = "vllm-v0",
      .allreduce = "vllm-custom",
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "vllm-0.6-flash-attn",
+     .fa2_attention = true,
      .logits_gather = true,
      .logits_to_root = true,
      .embed_allreduce = true},
@@ -242,6 +257,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
     if (!e)
         e = &vllm_v1;
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
+    strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     if (e->decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(e->decode, err);
         if (!dk)
@@ -269,7 +285,8 @@ double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, stra
 {
     double cpu = e->step_s + e->per_seq_s * (double)batch.requests +
                  e->per_prompt_token_s * (double)batch.prompt_tokens +
-                 e->per_output_token_s * (double)batch.output_tokens;
+                 e->per_output_token_s * (double)batch.output_tokens +
+                 e->per_prefill_token_s * (double)batch.prefill_tokens;
     switch (e->mode) {
     case SERVE_ENGINE_OVERLAP:
         return fmax(gpu_s, cpu);

@@ -63,12 +63,17 @@ typedef struct strata_serve_engine {
                             * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
                             * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the
                             * flash-attention row's count */
+    bool fa2_attention;    /* its GQA/MHA attention is FlashAttention-2's own kernels, entered as vLLM
+                            * 0.6's FLASH_ATTN backend enters them (serve_cost.h's
+                            * strata_serve_cost_set_fa2_attention); false: the engine's own kernel */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */
     double per_prompt_token_s; /* CPU seconds per prompt token of each request in the step's batch
                                 * (Python lists the engine copies whole every step) */
     double per_output_token_s; /* and per token each has generated before the step */
+    double per_prefill_token_s; /* CPU seconds per prompt token the step prefills (its input lists
+                                 * built in Python and made tensors before the step launches) */
     bool overlap_lag;      /* a request that samples its last token is still in the next step's batch,
                             * one decode more whose token is dropped, before its slot and blocks are
                             * freed (TensorRT-LLM's overlap scheduler: serve_engine.c) */
@@ -96,6 +101,7 @@ typedef struct strata_serve_engine_batch {
     uint32_t requests;      /* requests in the step */
     uint64_t prompt_tokens; /* their prompts' tokens, summed */
     uint64_t output_tokens; /* the tokens they had generated before the step, summed */
+    uint64_t prefill_tokens; /* the prompt tokens the step computes (its chunks of more than one) */
 } strata_serve_engine_batch;
 
 /* A step's time from its GPU time, its batch, whether it has prefill

@@ -327,8 +327,8 @@ static bool step_eager(const serve_state *st, bool prefill)
     return e && (prefill || (e->graph_max && st->n_chunks > e->graph_max));
 }
 
-/* The step's requests, their prompts and what they had generated, as the
- * engine row's CPU time counts them. */
+/* The step's requests, their prompts, what they had generated and the
+ * prompt tokens it prefills, as the engine row's CPU time counts them. */
 static strata_serve_engine_batch engine_batch(const serve_state *st)
 {
     strata_serve_engine_batch b = {.requests = st->n_chunks};
@@ -336,6 +336,8 @@ static strata_serve_engine_batch engine_batch(const serve_state *st)
         const serve_req *q = &st->req[st->chunks[i].id];
         b.prompt_tokens += q->prompt;
         b.output_tokens += q->generated;
+        if (st->chunks[i].tokens > 1)
+            b.prefill_tokens += st->chunks[i].tokens;
     }
     return b;
 }
