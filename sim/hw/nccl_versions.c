@@ -39,17 +39,20 @@
 #define NVLS_SM100_OLD {32, 32}
 #define NVLS_SM100 {24, 32}
 /* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
- * and no per-channel NVLS_TREE cap */
+ * and no per-channel NVLS_TREE cap; NVLS from 3 GPUs a node */
 #define OLD_TABLES                                                                                                   \
-    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD, .ll_max_bw = LL_MAX_BW,               \
+    .pat = true, .nvls_min_gpus = 3, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD,     \
+    .ll_max_bw = LL_MAX_BW,                                                                                          \
     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \
     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}}
-/* v2.28 on: Blackwell's own rows; what differs between releases is the
- * network step (net), Blackwell's Ring LL128 N2 cap (ll128_n2; N1 and N4
- * are ll128_n14) and its NVLSTree N4 cap (nvls_tree_n4) */
+/* v2.28 on: Blackwell's own rows, NVLS from 2 GPUs a node; what differs
+ * between releases is the network step (net), Blackwell's Ring LL128 N2
+ * cap (ll128_n2; N1 and N4 are ll128_n14) and its NVLSTree N4 cap
+ * (nvls_tree_n4) */
 #define NEW_TABLES(net, ll128_n2, nvls_tree_n4, ll128_n14)                                                          \
-    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
+    .pat = true, .nvls_min_gpus = 2, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net,                \
+    .ll_max_bw = LL_MAX_BW,                                                                                          \
     .ring_ll128_bw = {VA_RING_LL128, {ll128_n14, ll128_n2, ll128_n14}},                                              \
     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}}, .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},                 \
     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
@@ -80,7 +83,7 @@ static const strata_nccl_version versions[] = {
      .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},
      .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
-     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .ring_ll_quarter = true,
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3, .ring_ll_quarter = true,
      .ring_chunk_grain = true, .one_node = true, .nvls_chunk_fixed = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557) */

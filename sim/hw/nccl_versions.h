@@ -60,6 +60,13 @@ typedef struct strata_nccl_version {
      * on one node and across nodes (NVLS_NCHANNELS_SM100 32,
      * NVLS_NCHANNELS_SM100_NVL 24); Hopper's are 16 in every release */
     unsigned nvls_channels_sm100[2];
+    /* src/transport/nvls.cc ncclNvlsInit: NVLS only where the node's
+     * topology holds at least this many GPUs (gpuCount, the communicator's
+     * GPUs in the node): "gpuCount <= 2" returns without NVLS to v2.28.3-1
+     * (v2.26.6-1 l. 157, v2.27.7-1 l. 160), 3; "gpuCount < 2" from
+     * v2.28.7-1 (l. 161; v2.30.7-1 l. 262), 2. Without NVLS,
+     * comm->nvlsChannels is 0 and raises no communicator's channels. */
+    unsigned nvls_min_gpus;
     /* ncclNvlsTreeSm100Tuning (v2.30 on): across nodes the NVLS channels of
      * a Blackwell communicator follow the nodes, the GPUs per node and the
      * NICs' bandwidth (nccl_tuning.c nvls_tuning) */
