@@ -19,6 +19,7 @@
  *     (comm->minCompCap >= 90 && comm->nNodes > 1 && graphs[RING]->bwIntra
  *     > 45.0 && nChannels < 16)"; raised to comm->nvlsChannels where NVLS
  *     runs;
+ *     Blackwell's arrays change by release (nccl_versions.c);
  *   - src/transport/nvls.cc ncclNvlsInit: no NVLS (nvlsChannels 0) when
  *     "gpuCount <= 2" (v2.26.6-1 l. 157, v2.27.7-1 l. 160), "gpuCount < 2"
  *     from v2.28.7-1 (l. 161), gpuCount being the node's GPUs.
@@ -120,7 +121,12 @@ END_TEST
  * to 2 x 48; comm->nChannels 4, then 48 > 45 and 4 < 16: 8. One H100 and
  * the same NIC: 48 carries 2 (96); 24 carries 4 (96, no better): 2 x 48,
  * duplicated (2 channels) to 4 x 24; comm->nChannels 8, not doubled again
- * (24). */
+ * (24). Blackwell's inter-node array by release (search.cc
+ * sm100SpeedArrayInter): v2.26.6-1's starts at 48 (Hopper's): the 100
+ * GB/s NIC carries 2 x 48 (24 gives 4 x 24, no better; 22 / 48 ends it),
+ * duplicated (2 channels) to 4 x 24, comm->nChannels 8; v2.27.7-1's
+ * starts {96, 48, 45.1}: 1 x 96 (48 gives 2 x 48, no better; 45.1 / 96 <
+ * .49), 2 x 48, 4, doubled again: 8. */
 static const struct {
     strata_nccl_arch arch;
     double nic_gbs;
@@ -133,6 +139,8 @@ static const struct {
     {STRATA_NCCL_BLACKWELL, 50.0, "2.30", 2, 24.0, 4},
     {STRATA_NCCL_BLACKWELL, 100.0, "2.30", 2, 48.0, 8},
     {STRATA_NCCL_HOPPER, 100.0, "2.30", 4, 24.0, 8},
+    {STRATA_NCCL_BLACKWELL, 100.0, "2.26", 4, 24.0, 8},
+    {STRATA_NCCL_BLACKWELL, 100.0, "2.27", 2, 48.0, 8},
 };
 
 START_TEST(one_gpu_and_one_nic_a_node)
@@ -165,6 +173,17 @@ START_TEST(nvls_needs_the_releases_gpus_a_node)
     one.version = strata_nccl_version_find("2.30");
     ck_assert(strata_nccl_nvls_graph(&one, &ch, &bw));
     ck_assert_uint_eq(ch, 2);
+    /* Blackwell's NVLS graph by release (sm100SpeedArrayIntra): 8 B200
+     * whose ring graph is 16 x 26 = 416 GB/s: (8 + 1) x 45 = 405 fits
+     * from v2.29.7-1, whose array has 45; v2.26.6-1's goes from 50 (450)
+     * to 40 */
+    strata_nccl_comm b200 = {.arch = STRATA_NCCL_BLACKWELL, .ranks = 8, .graph_channels = 16, .channel_gbs = 26.0,
+                             .nvls = true, .version = strata_nccl_version_find("2.29")};
+    ck_assert(strata_nccl_nvls_graph(&b200, &ch, &bw));
+    ck_assert_double_eq_tol(bw, 45.0, 1e-12);
+    b200.version = strata_nccl_version_find("2.26");
+    ck_assert(strata_nccl_nvls_graph(&b200, &ch, &bw));
+    ck_assert_double_eq_tol(bw, 40.0, 1e-12);
     /* three GPUs: NVLS in every release */
     one.ranks = 3;
     one.version = strata_nccl_version_find("2.26");

@@ -45,13 +45,27 @@ static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
  * every release modelled (v2.19.3-1 l. 531, v2.30.7-1 l. 813) */
 #define NCCL_DEFAULT_BUFFSIZE (4u << 20)
 static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
-static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 static const double inter_speeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                       7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 static const double sm90_inter_speeds[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-static const double sm100_inter_speeds[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
-                                            20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+/* search.cc's speed array for the architecture (Blackwell's by release:
+ * strata_nccl_version sm100_intra, sm100_inter), inside a node (the
+ * NVLS graph's; Hopper and later) or across nodes, and its length */
+static const double *speed_array(const strata_nccl_comm *c, bool inter, size_t *n)
+{
+    const strata_nccl_version *v = ver(c);
+    if (c->arch >= STRATA_NCCL_BLACKWELL && (inter ? v->sm100_inter : v->sm100_intra)) {
+        *n = inter ? v->n_sm100_inter : v->n_sm100_intra;
+        return inter ? v->sm100_inter : v->sm100_intra;
+    }
+    if (c->arch >= STRATA_NCCL_HOPPER) {
+        *n = inter ? G_N_ELEMENTS(sm90_inter_speeds) : G_N_ELEMENTS(sm90_speeds);
+        return inter ? sm90_inter_speeds : sm90_speeds;
+    }
+    *n = G_N_ELEMENTS(inter_speeds);
+    return inter_speeds;
+}
 
 static const char *const arch_names[] = {"volta", "ampere", "hopper", "blackwell"};
 static const char *const algo_names[ALGOS] = {"Tree", "Ring", "NVLS", "NVLS_TREE", "PAT"};
@@ -107,8 +121,8 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
      * ncclNvlsInit's gpuCount: strata_nccl_version nvls_min_gpus) */
     if (!c->nvls || c->arch < STRATA_NCCL_HOPPER || ppn < MAX(2u, ver(c)->nvls_min_gpus))
         return false;
-    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
-    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
+    size_t n_speeds;
+    const double *speeds = speed_array(c, false, &n_speeds);
     double nvlink = c->graph_channels * c->channel_gbs;
     /* the search goes down the array until (n + 1) x speed fits; when none
      * does it finds no graph, and NCCL runs no NVLS (nChannels < 2) */
@@ -125,12 +139,8 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
 
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
-    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_inter_speeds
-                           : c->arch >= STRATA_NCCL_HOPPER  ? sm90_inter_speeds
-                                                            : inter_speeds;
-    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_inter_speeds)
-                      : c->arch >= STRATA_NCCL_HOPPER  ? G_N_ELEMENTS(sm90_inter_speeds)
-                                                       : G_N_ELEMENTS(inter_speeds);
+    size_t n_speeds;
+    const double *speeds = speed_array(c, true, &n_speeds);
     double nvlink = c->graph_channels * c->channel_gbs * (1 + 1e-9);
     uint32_t best = 0;
     double best_speed = speeds[n_speeds - 1];
