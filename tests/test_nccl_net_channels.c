@@ -27,7 +27,11 @@
  *
  * Evidence from a log: NVIDIA/nccl#1291 (two GH200, one per node, one NDR
  * 400 Gb/s IB NIC each: "nRanks 2 nNodes 2 localRanks 1", "Channel 00/04 :
- * 0 1"): 4 channels, as the first case below derives.
+ * 0 1"): 4 channels, as the first case below derives. NVIDIA/nccl#1189
+ * (two H20 nodes, 2 ranks a node, a source build of 2025 whose release is
+ * not printed): "8 coll channels, 0 collnet channels, 0 nvls channels", as
+ * nvls_needs_the_releases_gpus_a_node derives before v2.28 for NICs of 400
+ * Gb/s (the log does not print their speed).
  */
 #include <check.h>
 #include "hw/nccl_tuning.h"
