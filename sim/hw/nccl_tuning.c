@@ -45,13 +45,27 @@ static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
  * every release modelled (v2.19.3-1 l. 531, v2.30.7-1 l. 813) */
 #define NCCL_DEFAULT_BUFFSIZE (4u << 20)
 static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
-static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 static const double inter_speeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                       7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 static const double sm90_inter_speeds[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-static const double sm100_inter_speeds[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
-                                            20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+/* search.cc's speed array for the architecture (Blackwell's by release:
+ * strata_nccl_version sm100_intra, sm100_inter), inside a node (the
+ * NVLS graph's; Hopper and later) or across nodes, and its length */
+static const double *speed_array(const strata_nccl_comm *c, bool inter, size_t *n)
+{
+    const strata_nccl_version *v = ver(c);
+    if (c->arch >= STRATA_NCCL_BLACKWELL && (inter ? v->sm100_inter : v->sm100_intra)) {
+        *n = inter ? v->n_sm100_inter : v->n_sm100_intra;
+        return inter ? v->sm100_inter : v->sm100_intra;
+    }
+    if (c->arch >= STRATA_NCCL_HOPPER) {
+        *n = inter ? G_N_ELEMENTS(sm90_inter_speeds) : G_N_ELEMENTS(sm90_speeds);
+        return inter ? sm90_inter_speeds : sm90_speeds;
+    }
+    *n = G_N_ELEMENTS(inter_speeds);
+    return inter_speeds;
+}
 
 static const char *const arch_names[] = {"volta", "ampere", "hopper", "blackwell"};
 static const char *const algo_names[ALGOS] = {"Tree", "Ring", "NVLS", "NVLS_TREE", "PAT"};
@@ -102,12 +116,14 @@ static uint32_t nodes_of(const strata_nccl_comm *c) { return c->nodes > 1 ? c->n
 
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
-    if (!c->nvls || c->arch < STRATA_NCCL_HOPPER || c->ranks < 2) /* NVLS needs SM90 (nvls.cc) */
-        return false;
-    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
-    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
-    double nvlink = c->graph_channels * c->channel_gbs;
     uint32_t ppn = c->ranks / nodes_of(c);
+    /* NVLS needs SM90 and the release's GPUs in the node (nvls.cc
+     * ncclNvlsInit's gpuCount: strata_nccl_version nvls_min_gpus) */
+    if (!c->nvls || c->arch < STRATA_NCCL_HOPPER || ppn < MAX(2u, ver(c)->nvls_min_gpus))
+        return false;
+    size_t n_speeds;
+    const double *speeds = speed_array(c, false, &n_speeds);
+    double nvlink = c->graph_channels * c->channel_gbs;
     /* the search goes down the array until (n + 1) x speed fits; when none
      * does it finds no graph, and NCCL runs no NVLS (nChannels < 2) */
     size_t i = 0;
@@ -123,12 +139,8 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
 
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
-    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_inter_speeds
-                           : c->arch >= STRATA_NCCL_HOPPER  ? sm90_inter_speeds
-                                                            : inter_speeds;
-    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_inter_speeds)
-                      : c->arch >= STRATA_NCCL_HOPPER  ? G_N_ELEMENTS(sm90_inter_speeds)
-                                                       : G_N_ELEMENTS(inter_speeds);
+    size_t n_speeds;
+    const double *speeds = speed_array(c, true, &n_speeds);
     double nvlink = c->graph_channels * c->channel_gbs * (1 + 1e-9);
     uint32_t best = 0;
     double best_speed = speeds[n_speeds - 1];
@@ -371,15 +383,21 @@ static nvls_tune nvls_tuning(const strata_nccl_comm *c)
     return t;
 }
 
-/* comm->nChannels: the ring graph's doubled (ncclTopoPostset), at least
- * nvlsChannels where NVLS runs (connect.cc), at most MAXCHANNELS. */
-static uint32_t comm_channels(const strata_nccl_comm *c)
+/* comm->nChannels, as connect.cc ncclTopoPostset sets it (v2.25.1-1
+ * l. 452-495, v2.30.7-1 l. 459-515): the ring graph's doubled; across
+ * nodes doubled again below 16 when the ring graph's bwIntra is above 45
+ * on SM90 or later ("Use 4 compute channels per search channel to reach
+ * peak BW on <8 PPN"); then NCCL_MIN_CTAS; at least nvlsChannels where
+ * NVLS runs; at most MAXCHANNELS. */
+uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c)
 {
     uint32_t ch = c->graph_channels;
-    double bw;
+    double bw = c->channel_gbs;
     if (nodes_of(c) > 1)
         strata_nccl_net_graph(c, &ch, &bw);
     uint32_t nvls_ch, nc = MIN(2 * ch, NCCL_MAXCHANNELS);
+    if (nodes_of(c) > 1 && c->arch >= STRATA_NCCL_HOPPER && bw > 45.0 && nc < 16)
+        nc *= 2;
     if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
         nc = MAX(nc, nvls_tuning(c).channels);
     /* connect.cc ncclTopoPostset (v2.27.7-1 l. 484): copyChannels up to
@@ -408,7 +426,7 @@ static void nccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
         c->cpu != STRATA_NCCL_ARM && ver(c)->nvls_tree_correction)
         *bw_gbs *= tree_correction[p][log_size];
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_SIMPLE && nodes_of(c) > 1 && ar &&
-        bytes / ((uint64_t)comm_channels(c) * c->ranks) >= 64)
+        bytes / ((uint64_t)strata_nccl_comm_channels(c) * c->ranks) >= 64)
         *lat_us *= c->arch == STRATA_NCCL_VOLTA ? 1.9 : 1.4; /* "Plateau effect of ring" */
 }
 
@@ -477,7 +495,7 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
         out->nvls_efficiency = strata_nccl_version_kernels(ver(c))->nvls_efficiency[c->arch];
         out->nvls_us = ver(c)->nvlink_lat[out->algo][out->proto];
     } else {
-        nc = comm_channels(c);
+        nc = strata_nccl_comm_channels(c);
         nt = max_threads[out->proto];
         uint64_t threshold = thread_threshold[out->proto];
         if (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL)
@@ -547,7 +565,7 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
      * reduce-scatter's part per rank */
     uint64_t count = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / MAX(1u, c->ranks);
     bool nvls = out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE;
-    uint32_t max = nvls ? nvls_tuning(c).channels : comm_channels(c);
+    uint32_t max = nvls ? nvls_tuning(c).channels : strata_nccl_comm_channels(c);
     strata_nccl_split split = strata_nccl_channel_split(ver(c), kind, out->proto, c->ranks, count, out->channels, max);
     out->run_channels = split.channels;
     out->chan_lo_bytes = split.lo;

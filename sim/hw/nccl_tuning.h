@@ -220,8 +220,10 @@ double strata_nccl_argmin(const strata_nccl_tuner *t, const void *comm, strata_o
  * (a kind NCCL runs otherwise, or one rank). */
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out);
 /* NCCL's NVLS graph (above): its channels and GB/s per channel; false
- * where the architecture or the switch has no NVLS, or no speed of the
- * array fits. */
+ * where the architecture or the switch has no NVLS, where a node has fewer
+ * GPUs than the release runs NVLS on (nvls.cc ncclNvlsInit: 3 to v2.27, 2
+ * from v2.28; one GPU a node never), or where no speed of the array
+ * fits. */
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
 /* NCCL's ring graph through the NICs (nodes > 1): search.cc starts at the
  * fastest speed of the inter-node array a NIC carries and lowers it while
@@ -232,5 +234,13 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
  * the speed is 25 or more, but not on SM90 or later below 50 with more
  * than 4 channels. */
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
+/* comm->nChannels, the most channels a ring or tree collective runs on
+ * (connect.cc ncclTopoPostset): the ring graph's (one node: the model's;
+ * across nodes: strata_nccl_net_graph's) doubled; across nodes on SM90 or
+ * later doubled again below 16 when that graph's per-channel speed is
+ * above 45 GB/s; at least NCCL_MIN_CTAS; at least the NVLS channels where
+ * NVLS runs (strata_nccl_nvls_graph: not with fewer GPUs a node than the
+ * release's nvls_min_gpus); at most MAXCHANNELS (32). */
+uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c);
 
 #endif

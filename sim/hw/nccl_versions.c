@@ -39,21 +39,42 @@
 #define NVLS_SM100_OLD {32, 32}
 #define NVLS_SM100 {24, 32}
 /* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
- * and no per-channel NVLS_TREE cap */
+ * and no per-channel NVLS_TREE cap; NVLS from 3 GPUs a node */
 #define OLD_TABLES                                                                                                   \
-    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD, .ll_max_bw = LL_MAX_BW,               \
+    .pat = true, .nvls_min_gpus = 3, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD,     \
+    .ll_max_bw = LL_MAX_BW,                                                                                          \
     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \
     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}}
-/* v2.28 on: Blackwell's own rows; what differs between releases is the
- * network step (net), Blackwell's Ring LL128 N2 cap (ll128_n2; N1 and N4
- * are ll128_n14) and its NVLSTree N4 cap (nvls_tree_n4) */
+/* v2.28 on: Blackwell's own rows, NVLS from 2 GPUs a node; what differs
+ * between releases is the network step (net), Blackwell's Ring LL128 N2
+ * cap (ll128_n2; N1 and N4 are ll128_n14) and its NVLSTree N4 cap
+ * (nvls_tree_n4) */
 #define NEW_TABLES(net, ll128_n2, nvls_tree_n4, ll128_n14)                                                          \
-    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
+    .pat = true, .nvls_min_gpus = 2, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net,                \
+    .ll_max_bw = LL_MAX_BW,                                                                                          \
     .ring_ll128_bw = {VA_RING_LL128, {ll128_n14, ll128_n2, ll128_n14}},                                              \
     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}}, .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},                 \
     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY
+
+/* search.cc's Blackwell speed arrays (strata_nccl_version sm100_intra,
+ * sm100_inter): sm100SpeedArrayIntra v2.25.1-1 and v2.26.6-1 (l. 923),
+ * then 18 added (v2.27.7-1, v2.28.7-1), then 45 (v2.29.7-1, v2.30.7-1);
+ * sm100SpeedArrayInter v2.25.1-1 and v2.26.6-1 (l. 924, Hopper's),
+ * v2.27.7-1 and v2.28.7-1 (96, 45.1 for 45), v2.29.7-1 (80), v2.30.7-1
+ * (86: l. 1064 at master @5067397) */
+#define INTER_TAIL 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12
+static const double intra_225[] = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0};
+static const double intra_227[] = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+static const double intra_229[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+static const double inter_225[] = {48.0, 45.0, INTER_TAIL};
+static const double inter_227[] = {96.0, 48.0, 45.1, INTER_TAIL};
+static const double inter_229[] = {96.0, 80.0, 48.0, 45.1, INTER_TAIL};
+static const double inter_230[] = {96.0, 86.0, 80.0, 48.0, 45.1, INTER_TAIL};
+#define SM100_SPEEDS(intra, inter)                                                                                  \
+    .sm100_intra = intra, .n_sm100_intra = sizeof intra / sizeof intra[0], .sm100_inter = inter,                      \
+    .n_sm100_inter = sizeof inter / sizeof inter[0]
 
 /* src/enqueue.cc scheduleCollTasksToPlan's cells (nccl_channels.h):
  * MinTrafficPerChannel 16 << 10 with LL's traffic x 4 (v2.26.6-1 l. 499,
@@ -80,32 +101,36 @@ static const strata_nccl_version versions[] = {
      .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},
      .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
-     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .ring_ll_quarter = true,
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3, .ring_ll_quarter = true,
      .ring_chunk_grain = true, .one_node = true, .nvls_chunk_fixed = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557) */
     {.name = "2.25",
      .source = "NVIDIA/nccl v2.25.1-1 src/graph/tuning.cc (v2.26.6-1's constants and rules), src/enqueue.cc",
      OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .cell_traffic = 16u << 10},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .cell_traffic = 16u << 10,
+     SM100_SPEEDS(intra_225, inter_225)},
     {.name = "2.26",
      .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
      OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, CELLS_16K},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, CELLS_16K,
+     SM100_SPEEDS(intra_225, inter_225)},
     {.name = "2.27", .source = "NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc", OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN, .nvls_channels_sm100 = NVLS_SM100, CELLS_16K},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN, .nvls_channels_sm100 = NVLS_SM100, CELLS_16K,
+     SM100_SPEEDS(intra_227, inter_227)},
     {.name = "2.28",
      .source = "NVIDIA/nccl v2.28.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
      NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false,
-     .nvls_channels_sm100 = NVLS_SM100, CELLS_16K},
+     .nvls_channels_sm100 = NVLS_SM100, CELLS_16K, SM100_SPEEDS(intra_227, inter_227)},
     {.name = "2.29",
      .source = "NVIDIA/nccl v2.29.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
      NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true,
-     .nvls_channels_sm100 = NVLS_SM100, CELLS_32K},
+     .nvls_channels_sm100 = NVLS_SM100, CELLS_32K, SM100_SPEEDS(intra_229, inter_229)},
     {.name = "2.30",
      .source = "NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc (= master @5067397)",
      NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true,
-     .nvls_channels_sm100 = NVLS_SM100, .nvls_sm100_tuning = true, CELLS_32K},
+     .nvls_channels_sm100 = NVLS_SM100, .nvls_sm100_tuning = true, CELLS_32K,
+     SM100_SPEEDS(intra_229, inter_230)},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */

@@ -60,6 +60,23 @@ typedef struct strata_nccl_version {
      * on one node and across nodes (NVLS_NCHANNELS_SM100 32,
      * NVLS_NCHANNELS_SM100_NVL 24); Hopper's are 16 in every release */
     unsigned nvls_channels_sm100[2];
+    /* src/transport/nvls.cc ncclNvlsInit: NVLS only where the node's
+     * topology holds at least this many GPUs (gpuCount, the communicator's
+     * GPUs in the node): "gpuCount <= 2" returns without NVLS to v2.28.3-1
+     * (v2.26.6-1 l. 157, v2.27.7-1 l. 160), 3; "gpuCount < 2" from
+     * v2.28.7-1 (l. 161; v2.30.7-1 l. 262), 2. Without NVLS,
+     * comm->nvlsChannels is 0 and raises no communicator's channels. */
+    unsigned nvls_min_gpus;
+    /* src/graph/search.cc's Blackwell speed arrays (GB/s per channel,
+     * fastest first), which change between releases:
+     * sm100SpeedArrayIntra (the NVLS graph's) and sm100SpeedArrayInter
+     * (the ring graph's through the NICs); NULL where the release has none
+     * (v2.19.3-1, whose search reads Hopper's for compute capability 9.0
+     * and up). Volta to Hopper's arrays are the same in every release from
+     * v2.25.1-1 (v2.19.3-1's sm90SpeedArrayIntra lacks 11.0: one node, not
+     * modelled). */
+    const double *sm100_intra, *sm100_inter;
+    unsigned n_sm100_intra, n_sm100_inter;
     /* ncclNvlsTreeSm100Tuning (v2.30 on): across nodes the NVLS channels of
      * a Blackwell communicator follow the nodes, the GPUs per node and the
      * NICs' bandwidth (nccl_tuning.c nvls_tuning) */

@@ -1,0 +1,227 @@
+/*
+ * test_nccl_net_channels.c: the channels NCCL builds for a communicator
+ * across nodes (sim/hw/nccl_tuning.h strata_nccl_net_graph,
+ * strata_nccl_comm_channels, strata_nccl_nvls_graph), for named
+ * topologies, each derived by hand from NVIDIA/nccl's sources:
+ *   - src/graph/search.cc ncclTopoCompute (v2.26.6-1 l. 973-1108, v2.30.7-1
+ *     l. 1142-1300): the search starts at the first speed of the
+ *     inter-node array (sm90SpeedArrayInter {48, 45, 42, 40, 30, 24, 22,
+ *     ...}, sm100SpeedArrayInter {96, 86, 80, 48, 45.1, 42, 40, 30, 24,
+ *     22, ...}) a NIC's path carries, keeps the graph with the most
+ *     channels x speed (ncclTopoCompareGraphs: a tie keeps the first), and
+ *     lowers the speed while the next is above .49 of the best found;
+ *     ncclTopoDupChannels (v2.26.6-1 l. 897-910): doubles the channels at
+ *     half the speed when bwIntra >= 25, except "ccMin > 80 && bwIntra <
+ *     50 && nChannels > 4"; pass 2 raises no ring (a faster speed for as
+ *     many channels would have been found in pass 1);
+ *   - src/graph/connect.cc ncclTopoPostset (v2.26.6-1 l. 452-495):
+ *     comm->nChannels = the ring graph's x 2; x 2 again "if
+ *     (comm->minCompCap >= 90 && comm->nNodes > 1 && graphs[RING]->bwIntra
+ *     > 45.0 && nChannels < 16)"; raised to comm->nvlsChannels where NVLS
+ *     runs;
+ *     Blackwell's arrays change by release (nccl_versions.c);
+ *   - src/transport/nvls.cc ncclNvlsInit: no NVLS (nvlsChannels 0) when
+ *     "gpuCount <= 2" (v2.26.6-1 l. 157, v2.27.7-1 l. 160), "gpuCount < 2"
+ *     from v2.28.7-1 (l. 161), gpuCount being the node's GPUs.
+ * A NIC of 400 Gb/s is NCCL's 50 GB/s (net.bw = speed / 8000).
+ *
+ * Evidence from a log: NVIDIA/nccl#1291 (two GH200, one per node, one NDR
+ * 400 Gb/s IB NIC each: "nRanks 2 nNodes 2 localRanks 1", "Channel 00/04 :
+ * 0 1"): 4 channels, as the first case below derives. NVIDIA/nccl#1189
+ * (two H20 nodes, 2 ranks a node, a source build of 2025 whose release is
+ * not printed): "8 coll channels, 0 collnet channels, 0 nvls channels", as
+ * nvls_needs_the_releases_gpus_a_node derives before v2.28 for NICs of 400
+ * Gb/s (the log does not print their speed).
+ */
+#include <check.h>
+#include "hw/nccl_tuning.h"
+#include "testutil.h"
+
+/* Two nodes of `ppn` GPUs, `nics` NICs of `nic_gbs` each, one per GPU up
+ * to the NICs; the one-node ring graph of dgx-h100.ini (12 x 30 GB/s) or
+ * hgx-b200.ini (16 x 45 GB/s); NVLink SHARP switches. */
+static strata_nccl_comm two_nodes(strata_nccl_arch arch, uint32_t ppn, uint32_t nics, double nic_gbs,
+                                  const char *release)
+{
+    bool bw = arch == STRATA_NCCL_BLACKWELL;
+    strata_nccl_comm c = {.arch = arch, .ranks = 2 * ppn, .graph_channels = bw ? 16 : 12,
+                          .channel_gbs = bw ? 45.0 : 30.0, .nvls = true, .nodes = 2, .nics = nics,
+                          .nic_gbs = nic_gbs, .nic_gpus = nics < ppn ? nics : ppn,
+                          .version = strata_nccl_version_find(release)};
+    ck_assert_ptr_nonnull(c.version);
+    return c;
+}
+
+/* two_nodes' communicator, checked: its ring graph through the NICs
+ * (channels x GB/s) and comm->nChannels */
+static strata_nccl_comm expect(strata_nccl_arch arch, uint32_t ppn, uint32_t nics, double nic_gbs, const char *release,
+                               uint32_t graph_channels, double graph_gbs, uint32_t comm_channels)
+{
+    strata_nccl_comm c = two_nodes(arch, ppn, nics, nic_gbs, release);
+    uint32_t ch;
+    double bw;
+    strata_nccl_net_graph(&c, &ch, &bw);
+    ck_assert_uint_eq(ch, graph_channels);
+    ck_assert_double_eq_tol(bw, graph_gbs, 1e-12);
+    ck_assert_uint_eq(strata_nccl_comm_channels(&c), comm_channels);
+    return c;
+}
+
+/* One H200 and one 400 Gb/s NIC a node (GCP A3 Ultra 2x1; GH200 in
+ * nccl#1291): at 48 the NIC carries 1 channel (48); 45 to 30 carry 1; 24
+ * carries 2 (48, no better); 22 / 48 < .49 ends the search: 1 x 48.
+ * Duplicated (1 channel): 2 x 24. comm->nChannels 2 x 2 = 4; bwIntra 24
+ * is not above 45; one GPU a node: no NVLS in any release. strata raised
+ * it to Hopper's 16 NVLS channels before wave 21. */
+START_TEST(one_hopper_and_one_nic_a_node)
+{
+    const char *releases[] = {"2.25", "2.26", "2.27", "2.28", "2.30"};
+    for (size_t i = 0; i < sizeof releases / sizeof releases[0]; i++) {
+        strata_nccl_comm c = expect(STRATA_NCCL_HOPPER, 1, 1, 50.0, releases[i], 2, 24.0, 4);
+        uint32_t ch;
+        double bw;
+        ck_assert(!strata_nccl_nvls_graph(&c, &ch, &bw));
+    }
+}
+END_TEST
+
+/* 8 H100 and 8 400 Gb/s NICs a node (DGX H100, p5 with its 4 EFA NICs
+ * a GPU grouped as one): at 48, 370.8 / 48 = 7 channels fit the NVLinks
+ * (336); at 45 one a NIC, 8 (360, the NVLinks' 12 x 30 here: full); no
+ * duplication (SM90, below 50, more than 4): 8 x 45, comm->nChannels 16
+ * (bwIntra 45 is not above 45), NVLS's 16 no more. */
+START_TEST(eight_hoppers_and_eight_nics_a_node)
+{
+    strata_nccl_comm c = expect(STRATA_NCCL_HOPPER, 8, 8, 50.0, "2.26", 8, 45.0, 16);
+    c.nvls = false;
+    ck_assert_uint_eq(strata_nccl_comm_channels(&c), 16);
+}
+END_TEST
+
+/* 8 B200 and 8 400 Gb/s NICs a node (GCP A4 2x8): 48, one a NIC: 8 x 48
+ * (384 of the NVLinks' 720); 24 gives 16 x 24 (no better); no duplication
+ * (more than 4 channels below 50): comm->nChannels 16, which the rule for
+ * bwIntra 48 > 45 leaves (not below 16); NVLS raises it to 32 (v2.26
+ * NVLS_NCHANNELS_SM100; v2.30 ncclNvlsTreeSm100Tuning, 2 nodes, NIC >=
+ * 48: 32). */
+START_TEST(eight_blackwells_and_eight_nics_a_node)
+{
+    strata_nccl_comm c = expect(STRATA_NCCL_BLACKWELL, 8, 8, 50.0, "2.26", 8, 48.0, 32);
+    c.nvls = false;
+    ck_assert_uint_eq(strata_nccl_comm_channels(&c), 16);
+    expect(STRATA_NCCL_BLACKWELL, 8, 8, 50.0, "2.30", 8, 48.0, 32);
+}
+END_TEST
+
+/* Topologies whose graph and communicator are all there is to check.
+ * One B200 and one 400 Gb/s NIC a node (GCP A4 2x1): 96, 86 and 80 are
+ * above the NIC; 48 carries 1 channel; 24 gives 2 x 24 (no better); 22 /
+ * 48 ends it: 1 x 48, duplicated to 2 x 24; comm->nChannels 4, where
+ * strata ran NVLS_NCHANNELS_SM100's 32 before wave 21.
+ * The rule for fast channels (connect.cc, "Use 4 compute channels per
+ * search channel to reach peak BW on <8 PPN"). One B200 and one 800 Gb/s
+ * NIC (100 GB/s) a node: 96 carries 1 channel; 86 and 80 carry 1; 48
+ * carries 2 (96, no better); 45.1 / 96 < .49 ends it: 1 x 96, duplicated
+ * to 2 x 48; comm->nChannels 4, then 48 > 45 and 4 < 16: 8. One H100 and
+ * the same NIC: 48 carries 2 (96); 24 carries 4 (96, no better): 2 x 48,
+ * duplicated (2 channels) to 4 x 24; comm->nChannels 8, not doubled again
+ * (24). Blackwell's inter-node array by release (search.cc
+ * sm100SpeedArrayInter): v2.26.6-1's starts at 48 (Hopper's): the 100
+ * GB/s NIC carries 2 x 48 (24 gives 4 x 24, no better; 22 / 48 ends it),
+ * duplicated (2 channels) to 4 x 24, comm->nChannels 8; v2.27.7-1's
+ * starts {96, 48, 45.1}: 1 x 96 (48 gives 2 x 48, no better; 45.1 / 96 <
+ * .49), 2 x 48, 4, doubled again: 8. */
+static const struct {
+    strata_nccl_arch arch;
+    double nic_gbs;
+    const char *release;
+    uint32_t graph_channels;
+    double graph_gbs;
+    uint32_t comm_channels;
+} one_gpu_a_node[] = {
+    {STRATA_NCCL_BLACKWELL, 50.0, "2.26", 2, 24.0, 4},
+    {STRATA_NCCL_BLACKWELL, 50.0, "2.30", 2, 24.0, 4},
+    {STRATA_NCCL_BLACKWELL, 100.0, "2.30", 2, 48.0, 8},
+    {STRATA_NCCL_HOPPER, 100.0, "2.30", 4, 24.0, 8},
+    {STRATA_NCCL_BLACKWELL, 100.0, "2.26", 4, 24.0, 8},
+    {STRATA_NCCL_BLACKWELL, 100.0, "2.27", 2, 48.0, 8},
+};
+
+START_TEST(one_gpu_and_one_nic_a_node)
+{
+    for (size_t i = 0; i < sizeof one_gpu_a_node / sizeof one_gpu_a_node[0]; i++)
+        expect(one_gpu_a_node[i].arch, 1, 1, one_gpu_a_node[i].nic_gbs, one_gpu_a_node[i].release,
+               one_gpu_a_node[i].graph_channels, one_gpu_a_node[i].graph_gbs, one_gpu_a_node[i].comm_channels);
+}
+END_TEST
+
+/* Two GPUs a node, a 400 Gb/s NIC each (H100): 48, one a NIC: 2 x 48
+ * (96); 24 gives 4 x 24 (no better): 2 x 48, duplicated to 4 x 24;
+ * comm->nChannels 8. Two GPUs get no NVLS to v2.27 ("gpuCount <= 2"): 8;
+ * from v2.28 they do, and NVLS's 16 channels raise it to 16. On one node
+ * of two H100 the same: no NVLS graph in v2.26, one of 2 channels in
+ * v2.30. */
+START_TEST(nvls_needs_the_releases_gpus_a_node)
+{
+    uint32_t ch;
+    double bw;
+    strata_nccl_comm c = expect(STRATA_NCCL_HOPPER, 2, 2, 50.0, "2.26", 4, 24.0, 8);
+    ck_assert(!strata_nccl_nvls_graph(&c, &ch, &bw));
+    c = expect(STRATA_NCCL_HOPPER, 2, 2, 50.0, "2.28", 4, 24.0, 16);
+    ck_assert(strata_nccl_nvls_graph(&c, &ch, &bw));
+    ck_assert_uint_eq(ch, 2);
+    strata_nccl_comm one = {.arch = STRATA_NCCL_HOPPER, .ranks = 2, .graph_channels = 12, .channel_gbs = 30.0,
+                            .nvls = true, .version = strata_nccl_version_find("2.26")};
+    ck_assert(!strata_nccl_nvls_graph(&one, &ch, &bw));
+    ck_assert_uint_eq(strata_nccl_comm_channels(&one), 24);
+    one.version = strata_nccl_version_find("2.30");
+    ck_assert(strata_nccl_nvls_graph(&one, &ch, &bw));
+    ck_assert_uint_eq(ch, 2);
+    /* Blackwell's NVLS graph by release (sm100SpeedArrayIntra): 8 B200
+     * whose ring graph is 16 x 26 = 416 GB/s: (8 + 1) x 45 = 405 fits
+     * from v2.29.7-1, whose array has 45; v2.26.6-1's goes from 50 (450)
+     * to 40 */
+    strata_nccl_comm b200 = {.arch = STRATA_NCCL_BLACKWELL, .ranks = 8, .graph_channels = 16, .channel_gbs = 26.0,
+                             .nvls = true, .version = strata_nccl_version_find("2.29")};
+    ck_assert(strata_nccl_nvls_graph(&b200, &ch, &bw));
+    ck_assert_double_eq_tol(bw, 45.0, 1e-12);
+    b200.version = strata_nccl_version_find("2.26");
+    ck_assert(strata_nccl_nvls_graph(&b200, &ch, &bw));
+    ck_assert_double_eq_tol(bw, 40.0, 1e-12);
+    /* three GPUs: NVLS in every release */
+    one.ranks = 3;
+    one.version = strata_nccl_version_find("2.26");
+    ck_assert(strata_nccl_nvls_graph(&one, &ch, &bw));
+    ck_assert_uint_eq(ch, 3);
+}
+END_TEST
+
+/* What the model then runs: a 1 GiB ring all-reduce on the A3 Ultra 2x1
+ * communicator runs on comm->nChannels (4: no cut at 1 GiB, enqueue.cc's
+ * while (nBytes < nc x nt x threshold)). */
+START_TEST(ring_runs_on_the_comms_channels)
+{
+    strata_nccl_comm c = two_nodes(STRATA_NCCL_HOPPER, 1, 1, 50.0, "2.26");
+    c.algos = 1u << STRATA_NCCL_RING;
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 1ull << 30, &ch));
+    ck_assert_uint_eq(ch.channels, 4);
+    ck_assert_uint_le(ch.run_channels, 4);
+}
+END_TEST
+
+static Suite *nccl_net_channels_suite(void)
+{
+    Suite *s = suite_create("nccl_net_channels");
+    TCase *tc = tcase_create("topologies");
+    tcase_add_test(tc, one_hopper_and_one_nic_a_node);
+    tcase_add_test(tc, eight_hoppers_and_eight_nics_a_node);
+    tcase_add_test(tc, eight_blackwells_and_eight_nics_a_node);
+    tcase_add_test(tc, one_gpu_and_one_nic_a_node);
+    tcase_add_test(tc, nvls_needs_the_releases_gpus_a_node);
+    tcase_add_test(tc, ring_runs_on_the_comms_channels);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(nccl_net_channels_suite()); }
