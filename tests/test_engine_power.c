@@ -38,11 +38,11 @@ START_TEST(clock_follows_the_filtered_activity)
     ck_assert_ptr_nonnull(p);
     /* from idle: the peak; 0.2 s busy: d = 1 - e^-2 = 0.864665, clock 0.854134 */
     ck_assert_double_eq(engine_power_start(p, 0, 1.0, 0.0), 1.0);
-    engine_power_end(p, 0, 1.0, 0.2);
+    engine_power_end(p, 0, 1.0, 1.0, 0.0, 0.2);
     double d = 1 - exp(-2.0);
     ck_assert_double_eq_tol(engine_power_start(p, 0, 1.0, 0.2), 1 - (d - 0.5) / 0.5 * 0.2, 1e-12);
     ck_assert_double_eq_tol(1 - (d - 0.5) / 0.5 * 0.2, 0.854134, 1e-6);
-    engine_power_end(p, 0, 1.0, 0.3);
+    engine_power_end(p, 0, 1.0, 0.854134, 0.2, 0.3);
     /* then 0.2 s idle: d = 1 - e^-3 decays by e^-2 to 0.129728: the peak again */
     ck_assert_double_eq(engine_power_start(p, 0, 1.0, 0.5), 1.0);
     /* a second compute beside it: the activity is at most 1; 10 s later d is 1: the sustained clock */
@@ -67,8 +67,9 @@ START_TEST(clock_follows_the_filtered_activity)
 }
 END_TEST
 
-/* strata run's makespan under each --clock (one stream, so back to back). */
-static double makespan(const char *hw, const char *trace, const char *clock)
+/* strata run's makespan under each --clock (one stream, so back to back),
+ * and the unit's clock_mean in *mean (0 where the JSON has none). */
+static double makespan_clock(const char *hw, const char *trace, const char *clock, double *mean)
 {
     char *dir = strata_test_temp_dir();
     char *json = g_build_filename(dir, "r.json", NULL);
@@ -81,6 +82,8 @@ static double makespan(const char *hw, const char *trace, const char *clock)
     const char *at = strstr(text, "\"makespan_s\"");
     ck_assert_ptr_nonnull(at);
     double m = g_ascii_strtod(strchr(at, ':') + 1, NULL);
+    at = strstr(text, "\"clock_mean\"");
+    *mean = at ? g_ascii_strtod(strchr(at, ':') + 1, NULL) : 0.0;
     g_free(text);
     strata_test_remove_dir(dir);
     g_free(json);
@@ -88,11 +91,18 @@ static double makespan(const char *hw, const char *trace, const char *clock)
     return m;
 }
 
+static double makespan(const char *hw, const char *trace, const char *clock)
+{
+    double mean;
+    return makespan_clock(hw, trace, clock, &mean);
+}
+
 /* Two computes back to back, 0.2 and 0.1 TFLOP: at the peak 0.3 s; at the
  * sustained clock 0.375 s; by duty, the second runs at 0.854134 (above):
  * 0.2 + 0.1 / 0.854134 = 0.317078 s. A memory-bound first compute (0.02
  * TFLOP over 200 GB: 0.2 s, matrix share 0.1) lifts the filter only to
- * 0.1 x 0.864665 = 0.0865: the second runs at the peak, 0.3 s in all. */
+ * 0.1 x 0.864665 = 0.0865: the second runs at the peak, 0.3 s in all.
+ * The JSON reports the unit's mean clock over its computes' time. */
 START_TEST(run_times_computes_at_the_duty_clock)
 {
     char *keys = g_strconcat(head, rule, NULL);
@@ -106,6 +116,13 @@ START_TEST(run_times_computes_at_the_duty_clock)
     double d = 1 - exp(-2.0);
     ck_assert_double_eq_tol(makespan(hw, busy, "duty"), 0.2 + 0.1 / (1 - (d - 0.5) / 0.5 * 0.2), 1e-9);
     ck_assert_double_eq_tol(makespan(hw, busy, "duty"), 0.317078, 1e-6);
+    /* the JSON's clock_mean: 0.3 s of work at the peak over 0.317078 s: 0.946140; at the peak, 1 */
+    double mean;
+    makespan_clock(hw, busy, "duty", &mean);
+    ck_assert_double_eq_tol(mean, 0.3 / (0.2 + 0.1 / (1 - (d - 0.5) / 0.5 * 0.2)), 1e-6);
+    ck_assert_double_eq_tol(mean, 0.946140, 1e-6);
+    makespan_clock(hw, busy, "peak", &mean);
+    ck_assert_double_eq(mean, 0.0); /* no rule ran: no clock_mean */
     ck_assert_double_eq_tol(makespan(hw, memory, "duty"), 0.3, 1e-9);
     strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", busy, "--clock", "turbo", NULL);
     strata_test_expect(&r, 2, "--clock: expected duty, peak or sustained, got 'turbo'");

@@ -439,7 +439,7 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     double end = now();
     clock_end(&ctx->units[op->unit], end);
     if (ctx->power && !op->has_time)
-        engine_power_end(ctx->power, op->unit, share, end);
+        engine_power_end(ctx->power, op->unit, share, clock, t0, end);
     return end;
 }
 
@@ -687,6 +687,7 @@ static void fill_results(engine_ctx *ctx, const strata_source *src, const char *
         cr->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
         cr->flops = ctx->unit_flops[i];
     }
+    engine_power_fill(ctx->power, r);
     if (ctx->quotient) { /* every device as its class's representative */
         engine_quotient_fill(ctx->quotient, r);
         const strata_spmd_classes *c = strata_spmd_classes_of(src);

@@ -13,6 +13,7 @@ typedef struct unit_power {
     double duty;      /* the filter's output at `at` */
     double activity;  /* its input since `at` */
     double at;        /* s */
+    double clock_s, time_s, least; /* its computes' clock x time, time, and least clock (reported) */
 } unit_power;
 
 struct engine_power {
@@ -33,7 +34,7 @@ engine_power *engine_power_create(const strata_hw *hw, bool sustained)
         u[i] = (unit_power){.tau = sustained ? INFINITY : k->clock_response,
                             .free_duty = sustained ? 0 : k->clock_free_duty,
                             .floor = k->sustained_clock / k->peak_clock,
-                            .duty = sustained ? 1 : 0};
+                            .duty = sustained ? 1 : 0, .least = 1};
         ruled++;
     }
     if (!ruled) {
@@ -80,11 +81,26 @@ double engine_power_start(engine_power *p, uint32_t unit, double share, double t
     return over > 0 ? 1.0 - fmin(over, 1.0) * (1.0 - u->floor) : 1.0;
 }
 
-void engine_power_end(engine_power *p, uint32_t unit, double share, double t)
+void engine_power_end(engine_power *p, uint32_t unit, double share, double clock, double t0, double t)
 {
     unit_power *u = &p->units[unit];
     if (u->tau <= 0)
         return;
     advance(u, t);
     u->activity = fmax(u->activity - share, 0.0);
+    u->clock_s += clock * (t - t0);
+    u->time_s += t - t0;
+    u->least = fmin(u->least, clock);
+}
+
+void engine_power_fill(const engine_power *p, strata_results *r)
+{
+    for (uint32_t i = 0; p && i < p->n && i < r->compute->len; i++) {
+        const unit_power *u = &p->units[i];
+        strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
+        if (u->tau <= 0)
+            continue;
+        c->clock_mean = u->time_s > 0 ? u->clock_s / u->time_s : 1.0;
+        c->clock_min = u->least;
+    }
 }

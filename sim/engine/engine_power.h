@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "results/results.h"
 
 typedef struct engine_power engine_power;
 
@@ -44,8 +45,10 @@ void engine_power_free(engine_power *p);
 /* A compute of matrix share `share` (0 to 1) starts on `unit` at t: the
  * ratio clock / peak it runs at (1 for a unit without the rule). */
 double engine_power_start(engine_power *p, uint32_t unit, double share, double t);
-/* That compute ends at t. */
-void engine_power_end(engine_power *p, uint32_t unit, double share, double t);
+/* That compute, started at t0 at clock / peak `clock`, ends at t. */
+void engine_power_end(engine_power *p, uint32_t unit, double share, double clock, double t0, double t);
+/* Each ruled unit's clock_mean and clock_min (over its computes' time) into r's compute rows. */
+void engine_power_fill(const engine_power *p, strata_results *r);
 
 /* A compute's matrix share: compute_s / max(compute_s, memory_s), 0 when
  * both are 0. */

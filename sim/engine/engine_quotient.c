@@ -191,6 +191,8 @@ void engine_quotient_fill(const engine_quotient *q, strata_results *r)
         const strata_compute_result *rep = &g_array_index(r->compute, strata_compute_result, engine_quotient_unit(q, i));
         u->busy_s = rep->busy_s;
         u->flops = rep->flops;
+        u->clock_mean = rep->clock_mean;
+        u->clock_min = rep->clock_min;
     }
 }
 

@@ -78,6 +78,9 @@ typedef struct strata_compute_result {
     strata_place place;         /* device[0]: its device */
     double busy_s;
     double flops;
+    /* under a power-limit rule (sim/engine/engine_power.h), else 0: the clock / peak its
+     * computes ran at, averaged over their time, and the least */
+    double clock_mean, clock_min;
 } strata_compute_result;
 
 typedef struct strata_oom_info {

@@ -14,7 +14,8 @@
  *                  port_busy_s},
  *   links.NAME.{bytes, busy_s, utilization},
  *   streams.NAME.{ops, busy_s, stall_s},
- *   compute.NAME.{busy_s, flops, utilization},
+ *   compute.NAME.{busy_s, flops, utilization, and clock_mean, clock_min where a
+ *   power-limit rule ran its clock},
  *   with several devices: devices, mesh, collectives (results/collectives.h),
  *   expert_groups (results/mesh_groups.h: with an expert axis),
  *   and with a pipe axis in the mesh: pipeline (results/stages.h),
@@ -127,6 +128,10 @@ static void add_compute(JsonBuilder *b, const strata_results *r)
         strata_json_add_double(b, "busy_s", c->busy_s);
         strata_json_add_double(b, "flops", c->flops);
         strata_json_add_double(b, "utilization", utilization(c->busy_s, r->makespan_s));
+        if (c->clock_mean > 0) { /* a power-limit rule ran the unit's clock */
+            strata_json_add_double(b, "clock_mean", c->clock_mean);
+            strata_json_add_double(b, "clock_min", c->clock_min);
+        }
         json_builder_end_object(b);
     }
     json_builder_end_object(b);

@@ -130,7 +130,10 @@ static void print_compute(const strata_results *r, FILE *out)
             continue;
         char *busy = strata_format_time(c->busy_s);
         char *flops = format_flops(c->flops);
-        fprintf(out, "%-*s  %-12s %-12s %.1f%%\n", w, c->name, busy, flops, percent(c->busy_s, r->makespan_s));
+        fprintf(out, "%-*s  %-12s %-12s %.1f%%", w, c->name, busy, flops, percent(c->busy_s, r->makespan_s));
+        if (c->clock_min > 0 && c->clock_min < 1) /* a power-limit rule lowered the unit's clock */
+            fprintf(out, "  clock %.3f of peak (least %.3f)", c->clock_mean, c->clock_min);
+        fputc('\n', out);
         g_free(busy);
         g_free(flops);
     }
