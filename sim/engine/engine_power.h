@@ -19,6 +19,7 @@
  *   clock    peak while d <= clock_free_duty, sustained at d = 1, linear in
  *            between; the compute's work at the unit's peak rates takes
  *            peak / clock times longer (its operand bytes do not change).
+ * A compute with time= keeps its given time and adds nothing to x.
  * Invariants: 0 <= duty <= 1 at every unit; a unit without the three keys
  * (and every unit under STRATA_ENGINE_CLOCK_PEAK) runs at the peak: engine_power_create returns NULL when no unit has the rule,
  * and the engine then does exactly what it did before the rule existed.
