@@ -30,7 +30,7 @@ static const char *TRACE =
     "copy a x\n"                                  /* op 4: H2D */
     "record ready\n"                              /* op 5: record 0 */
     "wait ready stream=s1\n"                      /* op 6 */
-    "compute mm flops=2e9 in=a out=b stream=s1\n" /* op 7 */
+    "compute mm flops=2e9 dtype=f32 in=a out=b stream=s1\n" /* op 7: FP32, the FMA kernel */
     "copy p b bytes=4096 stream=s1\n"             /* op 8: D2H to pageable */
     "compute idle time=5us\n"                     /* op 9 */
     "free b stream=s1\n"                          /* op 10 */
@@ -292,6 +292,58 @@ START_TEST(plan_gemm_ops_run_cublas)
 }
 END_TEST
 
+/* A compute's flops= in a tensor-core dtype (none: bf16) run as square
+ * cuBLAS GEMMs after the kernel that touches its operands: 2e9 flops is
+ * one 1000^3 GEMM (2 x 10^9); 1.6e12 f16 needs two (one of 8192^3 is
+ * 1.0995e12), of side cbrt(4e11) = 7368.06 -> 7368; tf32 1e6 is 80^3
+ * (cbrt(5e5) = 79.37 -> 80, a multiple of 8). f32 (the CUDA cores' rate),
+ * FP8, kernel=elementwise and time= keep their kernels. Scratch per
+ * family: the largest GEMM's three matrices, each rounded to 256 bytes
+ * (bf16 1000^2 x 2 = 2,000,000 -> 2,000,128; f16 7368^2 x 2 =
+ * 108,573,696, a multiple of 256; f32 80^2 x 4 = 25,600). */
+START_TEST(plan_flops_run_as_gemms)
+{
+    const char *trace = "strata-trace 1\n"
+                        "alloc w 1MiB\n"
+                        "compute c0 flops=2e9 in=w\n"
+                        "compute c1 flops=1.6e12 dtype=f16\n"
+                        "compute c2 flops=1e6 dtype=tf32\n"
+                        "compute c3 flops=1e6 dtype=f32\n"
+                        "compute c4 flops=1e6 dtype=f8\n"
+                        "compute c5 kernel=elementwise dims=1024 flops=1024\n"
+                        "free w\n";
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(trace, &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ARENA);
+    char *text = plan_text(cp);
+    const char *expected =
+        "cudaStreamCreate stream=0\n"
+        "cudaMalloc r0 bytes=1048576\n"
+        "cudaMalloc r1 bytes=6000384 (GEMM scratch, bf16 values)\n"
+        "cudaMalloc r2 bytes=325724928 (GEMM scratch, f16 values)\n"
+        "cudaMalloc r3 bytes=76800 (GEMM scratch, f32 values)\n"
+        "nop stream=0 op=0\n"
+        "launch compute flops=0 bytes=1048576 operands=in:r0+0 stream=0 op=1\n"
+        "cublasGemmStridedBatchedEx bf16 batch=1 m=1000 k=1000 n=1000 scratch=r1 stream=0 op=1\n"
+        "launch compute flops=0 bytes=0 operands= stream=0 op=2\n"
+        "cublasGemmStridedBatchedEx f16 batch=1 m=7368 k=7368 n=7368 scratch=r2 stream=0 op=2\n"
+        "cublasGemmStridedBatchedEx f16 batch=1 m=7368 k=7368 n=7368 scratch=r2 stream=0 op=2\n"
+        "launch compute flops=0 bytes=0 operands= stream=0 op=3\n"
+        "cublasGemmStridedBatchedEx tf32 batch=1 m=80 k=80 n=80 scratch=r3 stream=0 op=3\n"
+        "launch compute flops=1000000 bytes=0 operands= stream=0 op=4\n"
+        "launch compute flops=1000000 bytes=0 operands= stream=0 op=5\n"
+        "launch compute flops=1024 bytes=0 operands= stream=0 op=6\n"
+        "nop stream=0 op=7\n";
+    ck_assert_str_eq(text, expected);
+    ck_assert(cp->calls[7].flops == 2e9);
+    ck_assert(cp->calls[9].flops == 2.0 * 7368.0 * 7368.0 * 7368.0);
+    g_free(text);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The GPU path: a real replay, or the "no CUDA device" error (exit 2). */
 START_TEST(gpu_replay_or_skip)
 {
@@ -394,6 +446,7 @@ static Suite *cuda_plan_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("gpu");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, plan_flops_run_as_gemms);
     tcase_add_test(tc, gpu_replay_or_skip);
     tcase_add_test(tc, gpu_cli_or_no_device);
     tcase_add_test(tc, gpu_gemm_or_skip);

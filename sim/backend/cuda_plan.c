@@ -9,6 +9,7 @@
 #include "backend/cuda_plan.h"
 
 #include <glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/plan.h"
@@ -178,6 +179,40 @@ static bool gemm_of(const strata_plan_op *op, strata_cuda_gemm *g)
     return true;
 }
 
+/* A compute's flops as tensor-core work: the largest square side a
+ * stand-in GEMM takes, and the multiple of it the side is rounded to. */
+#define FLOPS_GEMM_MAX_SIDE 8192
+#define FLOPS_GEMM_SIDE_STEP 8
+
+/* Whether a compute op's flops= (no kernel=, no time=) run as square
+ * cuBLAS GEMMs: its dtype is one the simulator times at a tensor-core rate
+ * that cuBLAS reaches without cuBLASLt (bf16, f16, tf32; none: bf16, the
+ * unit's `flops`), so the replay does the work the simulator times, where
+ * FP32 multiply-adds on the CUDA cores would take some 15 times longer on
+ * an H100 (67 against 989.5 TFLOP/s). Side s = cbrt(flops / (2 reps))
+ * rounded to FLOPS_GEMM_SIDE_STEP, at most FLOPS_GEMM_MAX_SIDE, run *reps
+ * times: 2 reps s^3 is the op's flops to the rounding. */
+static bool flops_gemm_of(const strata_plan_op *op, strata_cuda_gemm *g, uint32_t *reps)
+{
+    if (op->kind != STRATA_OP_COMPUTE || op->has_time || op->kernel || !op->has_flops || !(op->flops > 0))
+        return false;
+    switch (op->dtype) {
+    case STRATA_DTYPE_NONE:
+    case STRATA_DTYPE_BF16: g->type = STRATA_CUDA_GEMM_BF16; break;
+    case STRATA_DTYPE_F16: g->type = STRATA_CUDA_GEMM_F16; break;
+    case STRATA_DTYPE_TF32: g->type = STRATA_CUDA_GEMM_TF32; break;
+    default: return false; /* f32 is the CUDA cores' rate; FP8 and integers need cuBLASLt */
+    }
+    double most = 2.0 * pow(FLOPS_GEMM_MAX_SIDE, 3);
+    double n = ceil(op->flops / most);
+    *reps = n > 1e6 ? 1000000u : (uint32_t)n;
+    double side = round(cbrt(op->flops / (2.0 * *reps)) / FLOPS_GEMM_SIDE_STEP) * FLOPS_GEMM_SIDE_STEP;
+    uint64_t s = (uint64_t)CLAMP(side, FLOPS_GEMM_SIDE_STEP, FLOPS_GEMM_MAX_SIDE);
+    g->batch = 1;
+    g->m = g->k = g->n = s;
+    return true;
+}
+
 /* The scratch a GEMM type reads: bf16, f16, or f32 (f32 and tf32 alike). */
 static unsigned gemm_family(strata_cuda_gemm_type t)
 {
@@ -193,9 +228,12 @@ static void add_gemm_setup(cuda_builder *b, const strata_plan *plan)
                                                   STRATA_CUDA_GEMM_F32};
     uint64_t need[3] = {0, 0, 0};
     strata_cuda_gemm g;
-    for (guint i = 0; i < plan->ops->len; i++)
-        if (gemm_of(strata_plan_op_at(plan, i), &g))
+    uint32_t reps;
+    for (guint i = 0; i < plan->ops->len; i++) {
+        const strata_plan_op *op = strata_plan_op_at(plan, i);
+        if (gemm_of(op, &g) || flops_gemm_of(op, &g, &reps))
             need[gemm_family(g.type)] = MAX(need[gemm_family(g.type)], strata_cuda_gemm_layout(&g, NULL, NULL));
+    }
     for (unsigned f = 0; f < 3; f++) {
         if (need[f] == 0)
             continue;
@@ -205,7 +243,20 @@ static void add_gemm_setup(cuda_builder *b, const strata_plan *plan)
     }
 }
 
-/* A compute op: a timed spin, a cuBLAS GEMM, or a kernel over its inputs then outputs as operands. */
+/* A cuBLAS GEMM call for op idx. */
+static void add_gemm_call(cuda_builder *b, const strata_cuda_gemm *g, int64_t idx, uint32_t stream)
+{
+    strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_GEMM, idx, stream);
+    c->region = b->gemm_region[gemm_family(g->type)];
+    c->gemm = *g;
+    c->flops = 2.0 * (double)g->batch * (double)g->m * (double)g->k * (double)g->n;
+    c->bytes = strata_cuda_gemm_layout(g, NULL, NULL);
+}
+
+/* A compute op: a timed spin, a cuBLAS GEMM, or a kernel over its inputs
+ * then outputs as operands, doing the op's flops as FP32 multiply-adds, or
+ * touching them only and then doing the flops as square GEMMs
+ * (flops_gemm_of). */
 static void add_compute_call(cuda_builder *b, const strata_plan *plan, const strata_plan_op *op, int64_t idx)
 {
     if (op->has_time) {
@@ -214,13 +265,11 @@ static void add_compute_call(cuda_builder *b, const strata_plan *plan, const str
     }
     strata_cuda_gemm g;
     if (gemm_of(op, &g)) {
-        strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_GEMM, idx, op->stream);
-        c->region = b->gemm_region[gemm_family(g.type)];
-        c->gemm = g;
-        c->flops = 2.0 * (double)g.batch * (double)g.m * (double)g.k * (double)g.n;
-        c->bytes = strata_cuda_gemm_layout(&g, NULL, NULL);
+        add_gemm_call(b, &g, idx, op->stream);
         return;
     }
+    uint32_t reps = 0;
+    bool as_gemms = flops_gemm_of(op, &g, &reps);
     uint32_t first = b->operands->len;
     for (uint32_t k = 0; k < op->n_ins + op->n_outs; k++) {
         bool out = k >= op->n_ins;
@@ -229,10 +278,12 @@ static void add_compute_call(cuda_builder *b, const strata_plan *plan, const str
         g_array_append_val(b->operands, o);
     }
     strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_COMPUTE, idx, op->stream);
-    c->flops = op->has_flops ? op->flops : 0;
+    c->flops = op->has_flops && !as_gemms ? op->flops : 0;
     c->bytes = op->bytes;
     c->first_operand = first;
     c->n_operands = op->n_ins + op->n_outs;
+    for (uint32_t r = 0; r < reps; r++)
+        add_gemm_call(b, &g, idx, op->stream);
 }
 
 /* The call that replays op `idx` of the plan. */

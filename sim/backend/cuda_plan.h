@@ -28,6 +28,11 @@
  *    at setup with values of that type: A[M,K], B[K,N], C[M,N] row-major, B
  *    products, FP32 accumulation, output in the input's type. The op's own
  *    buffers are not touched by it (they need not hold the operands' shape).
+ *    A compute with flops= and no kernel= in bf16, f16 or tf32 (no dtype:
+ *    bf16, the unit's `flops`) touches its operands with flops=0 and then
+ *    does its flops as square GEMMs of that type on the same scratch (side
+ *    cbrt(flops / 2 reps) to a multiple of 8, at most 8192, reps of them):
+ *    the tensor-core work the simulator times, not FP32 multiply-adds.
  *    The executor brackets every op with timing events on its stream.
  *
  * This header is plain C (no GLib types in the executor's interface) so
