@@ -86,15 +86,33 @@ static GError *compiled_conflict(const run_args *a, bool compiled)
     return NULL;
 }
 
+/* --clock's choices (engine.h strata_engine_clock), the first the default. */
+static const struct {
+    const char *name;
+    strata_engine_clock clock;
+} clocks[] = {{"duty", STRATA_ENGINE_CLOCK_DUTY}, {"peak", STRATA_ENGINE_CLOCK_PEAK},
+              {"sustained", STRATA_ENGINE_CLOCK_SUSTAINED}};
+
+/* --clock's value (NULL: the default) as the engine's; false if it is none of them. */
+static bool clock_of(const char *name, strata_engine_clock *out)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(clocks); i++)
+        if (!name || strcmp(name, clocks[i].name) == 0) {
+            *out = clocks[i].clock;
+            return true;
+        }
+    return false;
+}
+
 /* --collectives or --clock not one of its choices: the error, or NULL. */
 static GError *bad_choice(const run_args *a)
 {
+    strata_engine_clock clock;
     if (a->collectives && strcmp(a->collectives, "classes") != 0 && strcmp(a->collectives, "phases") != 0 &&
         strcmp(a->collectives, "steps") != 0 && strcmp(a->collectives, "fast") != 0)
         return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
                            "--collectives: expected classes, phases, steps or fast, got '%s'", a->collectives);
-    if (a->clock && strcmp(a->clock, "duty") != 0 && strcmp(a->clock, "peak") != 0 &&
-        strcmp(a->clock, "sustained") != 0)
+    if (!clock_of(a->clock, &clock))
         return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--clock: expected duty, peak or sustained, got '%s'",
                            a->clock);
     return NULL;
@@ -109,9 +127,7 @@ static void engine_options_for(const run_args *a, strata_outfile *timeline_out, 
     opt->check_allocators = a->check_allocators;
     opt->allocator = a->allocator;
     opt->progress = strata_progress_stream(a->quiet);
-    opt->clock = !a->clock || strcmp(a->clock, "duty") == 0 ? STRATA_ENGINE_CLOCK_DUTY
-                 : strcmp(a->clock, "peak") == 0           ? STRATA_ENGINE_CLOCK_PEAK
-                                                           : STRATA_ENGINE_CLOCK_SUSTAINED; /* bad_choice checked it */
+    clock_of(a->clock, &opt->clock); /* bad_choice checked it */
 }
 
 /* --compile-to: the first pass over spec's trace written to a->compile_to

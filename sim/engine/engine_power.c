@@ -27,13 +27,13 @@ engine_power *engine_power_create(const strata_hw *hw, bool sustained)
     unit_power *u = g_new0(unit_power, n ? n : 1);
     for (uint32_t i = 0; i < n; i++) {
         const strata_kernel_spec *k = &strata_hw_compute(hw, i)->kernel;
-        if (k->peak_clock <= 0 || k->sustained_clock <= 0 || k->sustained_clock >= k->peak_clock ||
-            (!sustained && k->clock_response <= 0))
+        double floor = strata_hw_compute_clock_ratio(hw, i);
+        if (floor >= 1.0 || (!sustained && k->clock_response <= 0))
             continue;
         /* sustained: the filter starts and stays at 1 (its activity is never read) */
         u[i] = (unit_power){.tau = sustained ? INFINITY : k->clock_response,
                             .free_duty = sustained ? 0 : k->clock_free_duty,
-                            .floor = k->sustained_clock / k->peak_clock,
+                            .floor = floor,
                             .duty = sustained ? 1 : 0, .least = 1};
         ruled++;
     }

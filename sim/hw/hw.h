@@ -316,6 +316,8 @@ double strata_hw_run_at_sustained_clock(strata_hw *hw);
 /* The ratio strata_hw_run_at_sustained_clock would apply (the least over
  * the units), without applying it: 1 where no unit gives both clocks. */
 double strata_hw_sustained_ratio(const strata_hw *hw);
+/* One unit's sustained / peak clock: 1 where it does not give both. */
+double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 

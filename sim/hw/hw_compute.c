@@ -95,9 +95,9 @@ void hw_kernel_keys(GPtrArray *known, GString *help, const char *indent)
     }
 }
 
-/* A fraction in (0, 1], def when absent. */
-static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *key, double def, double *out,
-                         GError **err)
+/* A fraction, def when absent: in (0, 1], or with from_zero in [0, 1). */
+static bool get_fraction_in(const hw_load_ctx *ctx, const char *group, const char *key, double def, bool from_zero,
+                            double *out, GError **err)
 {
     *out = def;
     if (!strata_keyfile_has_key(ctx->k, group, key))
@@ -105,13 +105,23 @@ static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *
     char *v = hw_get_raw(ctx, group, key);
     char *end = NULL;
     double x = g_ascii_strtod(v, &end);
-    bool ok = end && end != v && *end == '\0' && x > 0 && x <= 1;
+    bool ok = end && end != v && *end == '\0' && (from_zero ? x >= 0 && x < 1 : x > 0 && x <= 1);
     if (ok)
         *out = x;
     else
-        hw_fail_value(ctx, err, group, key, "a fraction above 0 and at most 1, such as 0.8", v);
+        hw_fail_value(ctx, err, group, key,
+                      from_zero ? "a fraction from 0 to below 1, such as 0.5"
+                                : "a fraction above 0 and at most 1, such as 0.8",
+                      v);
     g_free(v);
     return ok;
+}
+
+/* A fraction in (0, 1], def when absent. */
+static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *key, double def, double *out,
+                         GError **err)
+{
+    return get_fraction_in(ctx, group, key, def, false, out, err);
 }
 
 /* The key is there and not `none` (which undoes a base file's). */
@@ -155,16 +165,7 @@ static bool get_duty_rule(const hw_load_ctx *ctx, const char *group, strata_kern
         hw_fail(ctx, err, group, "clock_response", "expected a time above 0, such as 0.1s");
         return false;
     }
-    char *v = hw_get_raw(ctx, group, "clock_free_duty");
-    char *end = NULL;
-    double x = g_ascii_strtod(v, &end);
-    bool ok = end && end != v && *end == '\0' && x >= 0 && x < 1;
-    if (ok)
-        k->clock_free_duty = x;
-    else
-        hw_fail_value(ctx, err, group, "clock_free_duty", "a fraction from 0 to below 1, such as 0.5", v);
-    g_free(v);
-    return ok;
+    return get_fraction_in(ctx, group, "clock_free_duty", 0, true, &k->clock_free_duty, err);
 }
 
 static bool get_clocks(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
@@ -414,6 +415,11 @@ static double unit_clock_ratio(const strata_compute_spec *c)
 {
     const strata_kernel_spec *k = &c->kernel;
     return k->peak_clock > 0 && k->sustained_clock > 0 ? k->sustained_clock / k->peak_clock : 1.0;
+}
+
+double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit)
+{
+    return unit_clock_ratio(strata_hw_compute(hw, unit));
 }
 
 double strata_hw_sustained_ratio(const strata_hw *hw)
