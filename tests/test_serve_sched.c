@@ -171,6 +171,32 @@ START_TEST(v0_multi_step_runs_the_decode_batch_n_steps)
 }
 END_TEST
 
+START_TEST(v0_multi_step_streams_a_run_as_one_chunk)
+{
+    /* v0_multi_step_runs_the_decode_batch_n_steps's schedule: A and B sample their first tokens at step 1's
+     * end (e1), A its 2nd and 3rd at steps 2 and 3, B its 2nd at step 2; vLLM 0.6.0 returns the run's outputs
+     * when it ends (e4), so each client gets one chunk then: ITLs {e4 - e1, e4 - e1} (one per request), p50 =
+     * mean = dt2 + dt3 + dt4. Sampled token by token the ITLs would have been {dt2, dt2, dt3}. TPOTs stand:
+     * A (e4 - e1) / 2, B (e4 - e1) / 1. With --num-scheduler-steps 1 each token is its own chunk (the v0 test
+     * above: ITLs dt2 and dt2 of steps 2 and 4 for A, dt2 for B). */
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
+    strata_serve_result *r = run("vllm-v0", 3, true, req, 3);
+    double e1 = step(r, 0)->t + step(r, 0)->dt, e4 = step(r, 3)->t + step(r, 3)->dt;
+    double run3 = step(r, 1)->dt + step(r, 2)->dt + step(r, 3)->dt;
+    ck_assert_double_eq_tol(e4 - e1, run3, 1e-15);
+    ck_assert_double_eq_tol(r->itl.p50, run3, 1e-15);
+    ck_assert_double_eq_tol(r->itl.mean, run3, 1e-15);
+    ck_assert_double_eq_tol(r->itl.p99, run3, 1e-15);
+    ck_assert_double_eq_tol(r->tpot.p50, ((e4 - e1) / 2 + (e4 - e1)) / 2, 1e-15);
+    strata_serve_result_free(r);
+    r = run("vllm-v0", 1, true, req, 3);
+    double dt2 = step(r, 1)->dt, dt4 = step(r, 3)->dt;
+    ck_assert_double_eq_tol(r->itl.p50, dt2, 1e-15);
+    ck_assert_double_eq_tol(r->itl.mean, (2 * dt2 + (step(r, 2)->dt + dt4)) / 3, 1e-15);
+    strata_serve_result_free(r);
+}
+END_TEST
+
 START_TEST(v0_chunks_cut_to_whole_blocks_with_prefix_caching)
 {
     /* A(6, 1), B(6, 1); budget 8, blocks of 4. vllm-v0-chunked with prefix caching: A's 6 tokens leave 2 of the
@@ -659,6 +685,7 @@ int main(void)
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
     tcase_add_test(tc, trtllm_overlap_runs_one_decode_more);
     tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
+    tcase_add_test(tc, v0_multi_step_streams_a_run_as_one_chunk);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

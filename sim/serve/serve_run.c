@@ -232,19 +232,34 @@ static strata_serve_dist dist_of(double *v, uint32_t n)
     return d;
 }
 
+static void itl_add(serve_state *st, double gap)
+{
+    serve_itl *last = st->itl->len ? &g_array_index(st->itl, serve_itl, st->itl->len - 1) : NULL;
+    if (last && last->gap == gap)
+        last->n++;
+    else
+        g_array_append_val(st->itl, ((serve_itl){gap, 1}));
+}
+
 void serve_token_sampled(serve_state *st, serve_req *q)
 {
     if (++q->generated == 1)
         q->first_token = st->now;
-    else {
-        double gap = st->now - q->last_token;
-        serve_itl *last = st->itl->len ? &g_array_index(st->itl, serve_itl, st->itl->len - 1) : NULL;
-        if (last && last->gap == gap)
-            last->n++;
-        else
-            g_array_append_val(st->itl, ((serve_itl){gap, 1}));
-    }
+    else if (st->in_run) {
+        q->undelivered = true;
+        return;
+    } else
+        itl_add(st, st->now - q->last_token);
     q->last_token = st->now;
+}
+
+void serve_token_delivered(serve_state *st, serve_req *q)
+{
+    if (!q->undelivered)
+        return;
+    itl_add(st, st->now - q->last_token);
+    q->last_token = st->now;
+    q->undelivered = false;
 }
 
 static int cmp_itl(const void *a, const void *b)

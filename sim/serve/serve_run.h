@@ -19,7 +19,8 @@ typedef struct serve_req {
     uint32_t computed, generated;
     int state;
     double arrival, first_token, finish;
-    double last_token;             /* when its latest token was sampled (its ITLs) */
+    double last_token;             /* when its latest token reached the client (its ITLs) */
+    bool undelivered;              /* tokens sampled in a multi-step run, streamed when the run ends */
     uint64_t swapped_bytes;
     bool draining;                 /* finished, still in the batch for the engine's lagged step (overlap_lag) */
 } serve_req;
@@ -49,6 +50,7 @@ typedef struct serve_state {
     uint32_t clients_free;         /* closed loop: clients with no request out */
     uint32_t n_done;
     uint32_t run_left;             /* multi-step: steps the current decode batch still runs after this one */
+    bool in_run;                   /* the step is part of a multi-step run (its tokens streamed at its end) */
     uint32_t sample_every, sample_count;
     double weight;                 /* accumulated step time for the means */
     double new_token_ratio;        /* sglang-v0.3's estimate of the outputs still to come (0: not yet set) */
@@ -72,8 +74,12 @@ typedef struct serve_itl {
 } serve_itl;
 
 /* serve_run.c: records q's token sampled at st->now (its ITL from the
- * previous one, none for the first). */
+ * previous one, none for the first); inside a multi-step run (in_run) the
+ * token is held for serve_token_delivered. */
 void serve_token_sampled(serve_state *st, serve_req *q);
+/* serve_run.c: q's tokens held in a multi-step run reach the client at
+ * st->now, one chunk: one ITL from the previous delivery. */
+void serve_token_delivered(serve_state *st, serve_req *q);
 
 /* serve_sched.c: one step; false when no progress is possible. */
 bool serve_step(serve_state *st);

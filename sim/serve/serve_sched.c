@@ -21,7 +21,15 @@
  * Multi-step (a policy that sets run_left, vLLM v0's): the step's decode
  * batch runs run_left more steps without scheduling, each request one
  * token a step; one that reaches its output mid-run keeps computing (its
- * extra tokens dropped) and completes when the run ends.
+ * extra tokens dropped) and completes when the run ends. The run's tokens
+ * reach the client together when it ends: vLLM 0.6.0 creates a request's
+ * output only for the run's last step ("For multi-step, do not create
+ * outputs each iteration", LLMEngine._process_model_outputs,
+ * engine/llm_engine.py), and its OpenAI server streams one chunk an output
+ * (serving_completion.py): one ITL per request a run, as the benchmark
+ * clients count them (sglang 0.3.0 bench_serving.py appends an ITL per
+ * chunk that carries text). Not modelled: a request done mid-run gets its
+ * output at the step it finishes (finished_now), not at the run's end.
  *
  * Invariants: running holds at most max_num_seqs; a step schedules at
  * most max_num_batched_tokens; time never goes back.
@@ -263,6 +271,8 @@ static void finish_step(serve_state *st)
             st->res->prefill_tokens += st->chunks[i].tokens;
         if (st->chunks[i].samples)
             serve_token_sampled(st, q);
+        if (st->in_run && !st->run_left)
+            serve_token_delivered(st, q);
         if (!q->generated || q->generated < q->output || st->run_left)
             continue;
         q->finish = st->now;
@@ -274,6 +284,8 @@ static void finish_step(serve_state *st)
         st->res->completed++;
         serve_client_free(st, q);
     }
+    if (!st->run_left)
+        st->in_run = false;
     uint32_t k = 0;
     for (uint32_t i = 0; i < st->n_running; i++)
         if (st->req[st->running[i]].state == SERVE_RUNNING)
@@ -359,6 +371,7 @@ bool serve_step(serve_state *st)
         (p ? p->schedule : serve_schedule_v1)(st);
         if (reject_unfittable(st))
             return true;
+        st->in_run = st->run_left > 0;
     }
     bool prefill = false;
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
