@@ -199,6 +199,20 @@ START_TEST(bad_value_exits_2)
 }
 END_TEST
 
+/* The shipped Hopper files give one engine per direction on every
+ * device's PCIe link (the measured H200, docs/validation.md). */
+START_TEST(shipped_files_give_one_engine)
+{
+    strata_hw *hw = strata_test_load_hw("h200", NULL);
+    ck_assert_uint_eq(strata_test_link(hw, "pcie")->copy_engines, 1);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("dgx-h100", NULL);
+    ck_assert_uint_eq(strata_test_link(hw, "pcie@0")->copy_engines, 1);
+    ck_assert_uint_eq(strata_test_link(hw, "pcie@7")->copy_engines, 1);
+    strata_hw_free(hw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("copy_engines");
@@ -211,6 +225,7 @@ int main(void)
     tcase_add_test(tc, a_staged_copy_holds_the_engine);
     tcase_add_test(tc, bad_values_are_refused);
     tcase_add_test(tc, bad_value_exits_2);
+    tcase_add_test(tc, shipped_files_give_one_engine);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
