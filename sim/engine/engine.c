@@ -8,12 +8,12 @@
  *    engine_platform.c turns the hardware model into a SimGrid platform.
  *  - One actor per stream runs its ops in program order:
  *      alloc/free/release  the memory's allocator, at the current date, no time;
- *      copy                a wait of its route's latency (engine_flow_wait), then
- *                          sg_host_sendto() from the source memory's host to the
- *                          destination's (its twin for a copy inside a memory;
- *                          a paced phase's, rate-bounded: engine_sg_flow.h):
- *                          sum(latency) + bytes / bottleneck when alone, max-min
- *                          sharing with every other transfer on its links and ports;
+ *      copy                its turn for its links' copy engines unless a collective's step
+ *                          (engine_copy_queue.h), its route's latency (engine_flow_wait),
+ *                          then sg_host_sendto() from the source memory's host to the
+ *                          destination's (its twin inside a memory; a paced phase's,
+ *                          rate-bounded: engine_sg_flow.h): sum(latency) + bytes /
+ *                          bottleneck alone, max-min sharing on its links and ports;
  *      compute             time= : a sleep of that long; else an execution of its
  *                          flops on the unit's host (scaled to the peak for the
  *                          first operand's dtype) started together with a transfer
@@ -114,6 +114,7 @@ struct engine_ctx {
     double *unit_flops;
     bool *unit_launched;       /* the unit's launch cost has been paid */
     engine_power *power;       /* the power limit's clocks (engine_power.h), or NULL */
+    engine_copy_queues *copy_engines; /* the links' copy engines (engine_copy_queue.h), or NULL */
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
@@ -337,6 +338,7 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     else
         strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
     uint64_t bytes = engine_phase_bytes(phase, op->bytes);
+    t0 = engine_copy_queues_take(e->coll == STRATA_COLL_NONE ? ctx->copy_engines : NULL, hops, n, t0);
     port_begin(ctx, op->src_memory, bytes, t0);
     double latency = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -368,6 +370,7 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     if (until > now())
         sg_actor_sleep_for(until - now());
     double t1 = now();
+    engine_copy_queues_give(e->coll == STRATA_COLL_NONE ? ctx->copy_engines : NULL, hops, n);
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
         clock_end(&ctx->links[hops[i].link], t1);
@@ -715,6 +718,7 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->unit_flops);
     g_free(ctx->unit_launched);
     engine_power_free(ctx->power);
+    engine_copy_queues_free(ctx->copy_engines);
     engine_feed_free(ctx->feed);
     engine_quotient_free(ctx->quotient);
     strata_progress_free(ctx->progress); /* erases its line */
@@ -825,6 +829,7 @@ static bool run_engine(const strata_hw *hw, strata_source *src, engine_compiled 
     ctx.unit_launched = g_new0(bool, n_units ? n_units : 1);
     ctx.power = opt->clock == STRATA_ENGINE_CLOCK_PEAK ? NULL
                                                       : engine_power_create(hw, opt->clock == STRATA_ENGINE_CLOCK_SUSTAINED);
+    ctx.copy_engines = engine_copy_queues_new(hw);
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));

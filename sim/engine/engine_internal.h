@@ -18,12 +18,14 @@
  *                      may not hold (engine_spill.h);
  *   engine_phase.c     the arithmetic of a collective's phase, for the one
  *                      copy and the one compute of engine.c (engine_phase.h);
+ *   engine_copy_queue.c  a link's copy engines: copies one way wait their
+ *                      turn for one (engine_copy_queue.h);
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
  * bench/bench_engine shares with the engine (and tests/test_engine_sg_build.c
- * reads engine_platform.h). Only engine.c, engine_event.c, engine_platform.c
- * and engine_sg_build.cpp call SimGrid.
+ * reads engine_platform.h). Only engine.c, engine_event.c, engine_copy_queue.c,
+ * engine_platform.c and engine_sg_build.cpp call SimGrid.
  */
 #ifndef STRATA_ENGINE_INTERNAL_H
 #define STRATA_ENGINE_INTERNAL_H
@@ -36,6 +38,7 @@
 #include "engine/engine_quotient.h"
 #include "engine/engine_tape.h"
 #include "engine/engine_compiled.h"
+#include "engine/engine_copy_queue.h"
 #include "bind/bind.h"
 #include "spmd/spmd.h"
 

@@ -72,6 +72,8 @@ static const strata_key_def link_keys[] = {
                                "the other) or false (the whole buffer, the DMA and the CPU copy in turn)"},
     {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
+    {"copy_engines", false, "DMA engines per direction, 1 to 64: copies crossing the link one way run first come, "
+                            "first served, that many at a time (default: none, every copy shares the bandwidth)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 static const strata_key_def compute_keys[] = {
@@ -549,6 +551,13 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
         g_free(v);
         if (!good)
             return false;
+    }
+    if (!hw_get_count(ctx, group, "copy_engines", 1, 64, 0, NULL, &l.copy_engines, err))
+        return false;
+    if (l.copy_engines && l.staging_buffer) {
+        hw_fail(ctx, err, group, "copy_engines", "a staging link is the CPU's copy, not a DMA: give copy_engines "
+                                                 "on the link the DMA crosses");
+        return false;
     }
     char *duplex = hw_get_text(ctx, group, "duplex");
     if (duplex) {

@@ -13,7 +13,8 @@
  *                   duplex = full|half; a PCIe link: generation, lanes,
  *                   max_payload, max_read_request, read_completion (the
  *                   bandwidth derived, hw/pcie.h, unless given); a driver's
- *                   CPU copy to pageable memory: staging_buffer (hw/staging.h)
+ *                   CPU copy to pageable memory: staging_buffer (hw/staging.h);
+ *                   a GPU's DMA engines per direction: copy_engines
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
  *                   overhead (fixed cost per op, default 0), launch (fixed
  *                   cost once, on the unit's first op, default 0), tile (the
@@ -121,6 +122,9 @@ typedef struct strata_link_spec {
     bool full_duplex;      /* each direction has its own bandwidth */
     uint64_t staging_buffer; /* > 0: a CPU copy through a pinned buffer of this many bytes (hw/staging.h) */
     bool staging_serial;     /* the DMA and the CPU copy take the whole buffer in turn (staging_overlap = false) */
+    uint32_t copy_engines;   /* > 0: copies crossing it in one direction queue first come, first served for
+                              * this many DMA engines per direction (sim/engine/engine_copy_queue.h);
+                              * 0 (copy_engines absent): every copy shares the link's bandwidth */
     /* The devices it belongs to: one for a link inside a device, from a
      * device to its host or to a switch ({D, NO_DEVICE}); both ends for a
      * link between two chips. `host` likewise for a link between host

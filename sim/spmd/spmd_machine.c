@@ -211,7 +211,8 @@ static uint32_t end_image(const spmd_machine *m, const uint32_t *perm, uint32_t 
 static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
 {
     return a->bandwidth == b->bandwidth && a->latency == b->latency && a->full_duplex == b->full_duplex &&
-           a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial;
+           a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial &&
+           a->copy_engines == b->copy_engines;
 }
 
 /* Places the switch at the far side of key (whose near end is placed):
