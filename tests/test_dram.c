@@ -58,6 +58,45 @@ START_TEST(hbm2_on_a_v100)
 }
 END_TEST
 
+/* JEDEC HBM3 (dram.c, Ramulator2's JESD238 spec, clocks of 0.625 ns):
+ * turnarounds nWTRS + nCL = 7 + 20 clocks and nRTW + nCWL - nCL - nBL =
+ * 20 + 10 - 22 = 8 clocks: 35 x 0.625 = 21.875 ns; 32-bit pseudo channels,
+ * 1 KiB pages.
+ * hbm3 on an H100 SXM5: 3.35 TB/s over 5 x 1024 pins is 5.234375 Gb/s a pin,
+ * 20.9375 GB/s a pseudo channel, a page in 1024 / 20.9375e9 = 48.907 ns; a
+ * copy carries data 97.815 / (97.815 + 21.875) = 0.81724 of its time;
+ * refresh (8 Gb channels, tRFC 350 ns) leaves 1 - 350/3900 = 71/78 =
+ * 0.91026: 3.0494 TB/s, and a copy counting each byte once 3.0494 x
+ * 0.81724 / 2 = 1.2460 TB/s.
+ * hbm3e on an H200: 4.8 TB/s over 6 x 1024 pins is 6.25 Gb/s a pin, 25 GB/s
+ * a pseudo channel, a page in 40.96 ns; 81.92 / (81.92 + 21.875) = 0.78925;
+ * refresh (12 Gb channels, tRFC 450 ns) leaves 1 - 450/3900 = 23/26 =
+ * 0.88462: 4.2462 TB/s, a copy once 4.2462 x 0.78925 / 2 = 1.6756 TB/s. */
+#define HBM3_TURN 21.875e-9
+#define H100_PAGE (1024 / (3.35e12 * 8 / 5120 * 32 / 8))
+#define H100_SHARE (2 * H100_PAGE / (2 * H100_PAGE + HBM3_TURN))
+#define H200_PAGE (1024 / (4.8e12 * 8 / 6144 * 32 / 8))
+#define H200_SHARE (2 * H200_PAGE / (2 * H200_PAGE + HBM3_TURN))
+START_TEST(hbm3_on_an_h100_and_hbm3e_on_an_h200)
+{
+    const strata_dram_timing *t3 = strata_dram_find("hbm3"), *t3e = strata_dram_find("hbm3e");
+    ck_assert_ptr_nonnull(t3);
+    ck_assert_ptr_nonnull(t3e);
+    near(t3->write_to_read + t3->read_to_write, HBM3_TURN, 1e-12);
+    near(t3e->write_to_read + t3e->read_to_write, HBM3_TURN, 1e-12);
+    near(H100_PAGE, 48.907e-9, 1e-4);
+    near(strata_dram_refresh_share(t3), 71.0 / 78, 1e-12);
+    near(strata_dram_copy_share(t3, 3.35e12, 5120), H100_SHARE, 1e-12);
+    near(H100_SHARE, 0.81724, 1e-4);
+    near(3.35e12 * 71.0 / 78 * H100_SHARE / 2, 1.2460e12, 1e-4);
+    near(H200_PAGE, 40.96e-9, 1e-9);
+    near(strata_dram_refresh_share(t3e), 23.0 / 26, 1e-12);
+    near(strata_dram_copy_share(t3e, 4.8e12, 6144), H200_SHARE, 1e-12);
+    near(H200_SHARE, 0.78925, 1e-4);
+    near(4.8e12 * 23.0 / 26 * H200_SHARE / 2, 1.6756e12, 1e-4);
+}
+END_TEST
+
 static const char *mem_head = "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 1GB\n"
                               "bandwidth = 900GB/s\n";
 
@@ -88,12 +127,21 @@ START_TEST(memory_keys)
     ck_assert_double_eq(strata_dram_copy_extra(m, 1000000), 0);
     strata_hw_free(hw);
 
+    /* dram = none: no timing set, a bus_width (a base file's) not read. */
+    hw = load_memory("dram = none\nbus_width = 4096\n", &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    m = strata_hw_memory(hw, 0);
+    near(m->bandwidth, 900e9, 1e-15);
+    ck_assert_double_eq(m->copy_share, 0);
+    strata_hw_free(hw);
+
     const char *bad[][2] = {
         {"dram = hbm9\nbus_width = 4096\n", "t.ini:7: [memory hbm] dram"},
         {"dram = hbm2\n", "needs bus_width"},
         {"bus_width = 4096\n", "[memory hbm] bus_width: bus_width needs dram"},
         {"dram = hbm2\nbus_width = 100\n", "[memory hbm] bus_width"},
         {"dram = hbm2\nbus_width = 0\n", "a multiple of 64"},
+        {"dram = hbm3\nbus_width = 96\n", "a multiple of 64"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         strata_test_hw_text_refused(mem_head, bad[i][0], bad[i][1]);
@@ -133,6 +181,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, shares_by_hand);
     tcase_add_test(tc, hbm2_on_a_v100);
+    tcase_add_test(tc, hbm3_on_an_h100_and_hbm3e_on_an_h200);
     tcase_add_test(tc, memory_keys);
     tcase_add_test(tc, copy_inside_hbm_through_the_engine);
     suite_add_tcase(s, tc);

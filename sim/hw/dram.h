@@ -17,7 +17,8 @@
  *    one page written takes 2 x page / channel rate + the two turnarounds,
  *    of which the bus carries data 2 x page / channel rate.
  *
- * A timing set is chosen by name (`[memory NAME] dram = hbm2`) with the
+ * A timing set is chosen by name (`[memory NAME] dram = hbm2`, `hbm3`,
+ * `hbm3e`; `none` undoes a base file's) with the
  * interface width (`bus_width =`, bits of all stacks together): the pin
  * rate per data pin is bandwidth x 8 / bus_width, a pseudo channel's rate
  * channel_bits x that / 8.

@@ -312,7 +312,8 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
 
 /* The DRAM timing set (dram, bus_width; hw/dram.h): the port keeps the pin
  * rate less refresh, and a copy inside the memory carries data for
- * copy_share of its time. Both keys or neither. */
+ * copy_share of its time. Both keys or neither; dram = none undoes a base
+ * file's set (and its bus_width). */
 static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group, strata_memory_spec *m,
                         GError **err)
 {
@@ -327,6 +328,10 @@ static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group
         return false;
     }
     char *name = hw_get_text(ctx, group, "dram");
+    if (strcmp(name, "none") == 0) {
+        g_free(name);
+        return true;
+    }
     const strata_dram_timing *t = strata_dram_find(name);
     if (!t) {
         char *names = strata_dram_names();
@@ -342,7 +347,7 @@ static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     }
     char *v = hw_get_raw(ctx, group, "bus_width");
     uint64_t w = 0;
-    bool ok = strata_parse_u64(v, &w, NULL) && w >= 64 && w <= 65536 && w % t->channel_bits == 0;
+    bool ok = strata_parse_u64(v, &w, NULL) && w >= 64 && w <= 65536 && w % 64 == 0 && w % t->channel_bits == 0;
     if (!ok)
         hw_fail_value(ctx, err, group, "bus_width", "a number of data pins from 64 to 65536, a multiple of 64", v);
     g_free(v);
