@@ -236,6 +236,36 @@ START_TEST(test_cli_groups)
 }
 END_TEST
 
+/* A case the model cannot fit (its 1 GiB destination in a 1 MB hbm) is a
+ * result: printed as out of memory with no error figure, left out of the
+ * medians, the other case still runs (+34.2%), and the exit status is 1
+ * (out of memory, as strata run's) with the case's FILE:LINE on stderr. */
+START_TEST(test_cli_out_of_memory_case)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
+    char *text = g_strdup_printf("[case fits]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\nmeasured = 50ms\n"
+                                 "metric = makespan\n[case too big]\nsource = x\nsetup = y\nhw = %s\n"
+                                 "set = memory.hbm.capacity=1MB\ntrace = %s\nmeasured = 100ms\nmetric = makespan\n",
+                                 hw, trace, hw, trace);
+    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, "+34.2%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "out of memory"));
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 cases: 34.2%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "out of memory in the model (no error figure): 1 case"));
+    char *where = g_strdup_printf("%s:8: the trace ran out of memory (case 'too big')", path);
+    ck_assert_ptr_nonnull(strstr(r.err, where));
+    g_free(where);
+    strata_cli_result_clear(&r);
+    g_free(path);
+    g_free(text);
+    g_free(trace);
+    g_free(hw);
+}
+END_TEST
+
 static void expect_bad(const char *body, int line, const char *what)
 {
     char *path = case_file(body);
@@ -463,6 +493,7 @@ int main(void)
     tcase_add_test(tc, test_copy_inside_a_memory);
     tcase_add_test(tc, test_two_link_route_makespan);
     tcase_add_test(tc, test_cli_groups);
+    tcase_add_test(tc, test_cli_out_of_memory_case);
     tcase_add_test(tc, test_collective_series);
     tcase_add_test(tc, test_cli_table);
     tcase_add_test(tc, test_bad_case_files);

@@ -124,10 +124,19 @@ static int validate_published(strata_job *job, int argc, char **argv)
         g_free(dir);
     }
     strata_job_doing(job, "simulating published cases");
-    if (ok && strata_published_run(set, &err))
+    int status = STRATA_EXIT_OK;
+    if (ok && strata_published_run(set, &err)) {
         strata_published_print(set, strata_job_human(job));
+        for (size_t i = 0; i < strata_published_count(set); i++) {
+            const strata_published_case *c = strata_published_case_at(set, i);
+            if (c->out_of_memory) { /* printed with the others; exit 1, as run's out of memory */
+                fprintf(stderr, "strata validate: %s: the trace ran out of memory (case '%s')\n", c->where, c->name);
+                status = STRATA_EXIT_OOM;
+            }
+        }
+    }
     strata_published_free(set);
-    return strata_job_end(job, STRATA_EXIT_OK, err);
+    return strata_job_end(job, status, err);
 }
 
 /* The three modes take different options: one given to a mode that would
@@ -192,8 +201,8 @@ int strata_cmd_validate(int argc, char **argv)
     };
     strata_job *job = strata_job_new("validate", "- compare a simulation with a real replay of the same trace", "Replays the trace for real on the backend, simulates it on the hardware model, and prints for\n"
              "every copy and compute its simulated and measured durations and the error (sim - real) / real,\n"
-             "then the percentiles of |error| and the makespan error.", "Exit status: 0 done; 1 the trace ran out of memory; 2 bad input, usage or "
-                                          "no device.", entries);
+             "then the percentiles of |error| and the makespan error.", "Exit status: 0 done; 1 the trace ran out of memory (--published: a case the model cannot fit is "
+                                          "printed as out of memory and the others still run); 2 bad input, usage or no device.", entries);
     GError *conflict = NULL;
     int status = !strata_job_parse(job, &argc, &argv, 0, -1, NULL) ? strata_job_end(job, STRATA_EXIT_USAGE, NULL)
                  : (conflict = validate_mode_conflict(&a)) != NULL ? strata_job_end(job, STRATA_EXIT_USAGE, conflict)

@@ -542,8 +542,16 @@ bool strata_published_run(strata_published *set, GError **err)
 {
     for (guint i = 0; i < set->cases->len; i++) {
         strata_published_case *c = g_ptr_array_index(set->cases, i);
-        if (!strata_published_simulate(c, &c->simulated, err))
+        GError *e = NULL;
+        if (strata_published_simulate(c, &c->simulated, &e))
+            continue;
+        if (!g_error_matches(e, STRATA_ERROR, STRATA_ERROR_OOM)) {
+            g_propagate_error(err, e);
             return false;
+        }
+        c->out_of_memory = true; /* the model's answer: it does not fit */
+        c->simulated = NAN;
+        g_error_free(e);
     }
     return true;
 }
@@ -611,21 +619,32 @@ void strata_published_print(const strata_published *set, FILE *out)
     fprintf(out, "%-*s  %-*s  %14s  %14s  %8s\n", width, "case", gwidth, "group", "measured", "simulated", "error");
     for (guint i = 0; i < set->cases->len; i++) {
         const strata_published_case *c = g_ptr_array_index(set->cases, i);
-        char *m = format_value(c->metric, c->measured), *s = format_value(c->metric, c->simulated);
-        fprintf(out, "%-*s  %-*s  %14s  %14s  %+7.1f%%\n", width, c->name, gwidth, c->group, m, s,
-                strata_published_error(c) * 100);
+        char *m = format_value(c->metric, c->measured);
+        char *s = c->out_of_memory ? g_strdup("out of memory") : format_value(c->metric, c->simulated);
+        if (c->out_of_memory)
+            fprintf(out, "%-*s  %-*s  %14s  %14s  %8s\n", width, c->name, gwidth, c->group, m, s, "-");
+        else
+            fprintf(out, "%-*s  %-*s  %14s  %14s  %+7.1f%%\n", width, c->name, gwidth, c->group, m, s,
+                    strata_published_error(c) * 100);
         g_free(m);
         g_free(s);
     }
     for (guint g = 0; g < groups->len; g++) {
         const char *name = g_ptr_array_index(groups, g);
         guint n = 0;
-        for (guint i = 0; i < set->cases->len; i++)
-            n += strcmp(((strata_published_case *)g_ptr_array_index(set->cases, i))->group, name) == 0;
+        for (guint i = 0; i < set->cases->len; i++) {
+            const strata_published_case *c = g_ptr_array_index(set->cases, i);
+            n += !c->out_of_memory && strcmp(c->group, name) == 0;
+        }
         fprintf(out, "median |error| over %u %s cases: %.1f%%\n", n, name,
                 strata_published_group_median_error(set, name) * 100);
     }
-    fprintf(out, "median |error| over %u cases: %.1f%%\n", set->cases->len,
+    guint n_oom = 0;
+    for (guint i = 0; i < set->cases->len; i++)
+        n_oom += ((const strata_published_case *)g_ptr_array_index(set->cases, i))->out_of_memory;
+    fprintf(out, "median |error| over %u cases: %.1f%%\n", set->cases->len - n_oom,
             strata_published_median_error(set) * 100);
+    if (n_oom)
+        fprintf(out, "out of memory in the model (no error figure): %u case%s\n", n_oom, n_oom > 1 ? "s" : "");
     g_ptr_array_free(groups, TRUE);
 }

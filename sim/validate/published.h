@@ -111,7 +111,8 @@ typedef struct strata_published_case {
     uint64_t tokens;             /* moe-layer: the layer's tokens; decode-attention: its decodes */
     uint64_t context;            /* decode-attention only: each decode's context */
     double measured;             /* SI: seconds or bytes per second */
-    double simulated;            /* same unit; NAN until simulated */
+    double simulated;            /* same unit; NAN until simulated (and when out of memory) */
+    bool out_of_memory;          /* the model ran out of memory: a result, no error figure */
 } strata_published_case;
 
 typedef struct strata_published strata_published;
@@ -140,7 +141,9 @@ char *strata_published_serve_child(const strata_published_case *c);
 
 /* Simulates one case in a child process; *value in the metric's unit. */
 bool strata_published_simulate(const strata_published_case *c, double *value, GError **err);
-/* Simulates every case, filling `simulated`. */
+/* Simulates every case, filling `simulated`. A case that runs out of
+ * memory is a result (out_of_memory set, simulated NAN) and the others go
+ * on; any other failure stops the run (false, err). */
 bool strata_published_run(strata_published *set, GError **err);
 
 /* (simulated - measured) / measured. */
