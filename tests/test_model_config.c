@@ -778,8 +778,9 @@ END_TEST
 START_TEST(step_time_cases_load)
 {
     static const char *const files[] = {"validation/steps/maxtext.ini", "validation/steps/maxtext-heldout.ini",
-                                        "validation/steps/pipeline.ini", "validation/steps/pipeline-heldout.ini"};
-    static const size_t counts[] = {5, 1, 4, 1};
+                                        "validation/steps/pipeline.ini", "validation/steps/pipeline-heldout.ini",
+                                        "validation/steps/steps-heldout-2.ini"};
+    static const size_t counts[] = {5, 1, 4, 1, 4};
     for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
         char *path = strata_test_source_path(files[f]);
         strata_published *set = strata_published_new();
