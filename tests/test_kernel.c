@@ -583,6 +583,34 @@ START_TEST(gemm_tiles_and_waves)
 }
 END_TEST
 
+/* split_k_reduction: the split's own reduction kernel adds its fixed time to
+ * every split. The 257 x 1024 x 256 case above: split-K 2 took 7.052672 us
+ * against 8 us unsplit. With 0.5 us it takes 7.552672 us, still the
+ * fastest (split 3: 6.68 + 1.58 + 0.5, split 4: 6 + 2.1 + 0.5, slower);
+ * with 1 us it takes 8.052672 us and the unsplit 8 us wins, no term. A
+ * fused kernel's blocks (flash attention, to_memory false) pay none. */
+START_TEST(gemm_split_k_pays_its_reduction_kernel)
+{
+    strata_hw *hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsplit_k_reduction = 0.5us\n");
+    uint64_t d2[] = {257, 1024, 256};
+    strata_kernel_cost c;
+    cost(hw, "gemm", d2, 3, false, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 2);
+    ck_assert_double_eq_tol(term(&c, "split-K reduction kernel (fixed)"), 0.5e-6, 1e-18);
+    ck_assert_double_eq_tol(c.compute_s, 3 * 2.0 * 128 * 128 * 512 / (32.768e12 / 4) + 257.0 * 256 * 16 / 1e12 + 0.5e-6,
+                            1e-15);
+    strata_hw_free(hw);
+    hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsplit_k_reduction = 1us\n");
+    cost(hw, "gemm", d2, 3, false, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert(!has_term(&c, "split-K reduction kernel (fixed)"));
+    ck_assert_double_eq_tol(c.compute_s, 2 * 2.0 * 128 * 128 * 1024 / (32.768e12 / 4), 1e-15);
+    strata_hw_free(hw);
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nsplit_k_reduction = 1us\n",
+                                "only with matrix = tiles");
+}
+END_TEST
+
 /* A unit without matrix = keeps the roofline: the op's own flops and bytes. */
 START_TEST(no_matrix_engine_keeps_the_roofline)
 {
@@ -1028,6 +1056,7 @@ int main(void)
     tcase_add_test(tc, flash_fwd_softmax_after_the_products);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
+    tcase_add_test(tc, gemm_split_k_pays_its_reduction_kernel);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);
     tcase_add_test(tc, kernel_table_lists_every_row);
     tcase_add_test(tc, bad_kernel_keys_refused);

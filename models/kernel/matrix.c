@@ -34,7 +34,11 @@
  *     (GemmSplitKParallel: grid.z = the slices, then ReduceSplitK), the
  *     tiles x s CTAs are one grid that runs in as many waves as it needs:
  *     on 108 SMs a split of 5 turns one wave of 64 tiles, which leaves 44
- *     SMs idle, into 3 waves of a fifth of K;
+ *     SMs idle, into 3 waves of a fifth of K; the reduction is a kernel of
+ *     its own (ReduceSplitK; cuBLAS's cublasLt::splitKreduce_kernel after
+ *     its GEMM), so a library GEMM's split (gemm.c) also pays the unit's
+ *     `split_k_reduction`, that kernel's fixed time (launch gap and its
+ *     dependent memory round trips), beside the partials' bytes;
  *   - the epilogue: with a cooperative schedule (CUTLASS's
  *     KernelTmaWarpSpecializedCooperative; media/docs/cpp/efficient_gemm.md:
  *     both consumer warp groups on one tile) a tile's output is written
@@ -186,6 +190,7 @@ typedef struct tile_problem {
     uint64_t k_main;                 /* K as the mainloop runs it: k, or padded to whole k-blocks */
     double stream_s;                 /* the kernel's operand stream overlapped by stages (0: none) */
     double group_switch_s;           /* a grouped kernel's cost per group a CTA starts (0: not grouped) */
+    double split_reduce_s;           /* split-K's reduction kernel's fixed time (0: none) */
     double promote_rate;             /* block-scaled FP8: the SM's CUDA-core FLOP/s for the promotion (0: none) */
     bool rows_along_n;               /* the activations' rows run along the tile's N (a grouped, transposed product) */
 } tile_problem;
@@ -197,6 +202,7 @@ typedef struct tile_set {
     uint32_t n_tiles, max_split;
     uint64_t k_block;
     double group_switch_s; /* a grouped kernel's cost per group a CTA starts (0: none) */
+    double split_reduce_s; /* split-K's reduction kernel's fixed time (0: none) */
     bool block_scaled;     /* block-scaled FP8: promotions and activation scales (k_block is then 128) */
     bool transposed;       /* a grouped product: the tile's M along n, its N along the m rows */
 } tile_set;
@@ -264,8 +270,8 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
     uint64_t waves = ceil_div(tiles * split, ks->sms); /* the grid: every tile's s slices */
     double kk = split > 1 ? (double)ceil_div(k, split) : (double)p->k_main;
     double t = (double)waves * 2.0 * mt * nt * kk / (per_sm * feed_eff);
-    if (split > 1) /* s partial f32 outputs written and read back */
-        t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
+    if (split > 1) /* s partial f32 outputs written and read back, by a reduction kernel of its own */
+        t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit) + p->split_reduce_s;
     else
         t += p->epilogue_s;
     double promote = 0; /* each k-block's FFMA a tile element on the CUDA cores, after its MMAs */
@@ -293,7 +299,7 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     uint64_t k_main = set->k_block ? ceil_div(k, set->k_block) * set->k_block : k;
     double vector = ks->vector_flops > 0 ? ks->vector_flops : strata_hw_compute(hw, unit)->flops;
     tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s, set->group_switch_s,
-                      set->block_scaled ? vector / ks->sms : 0, set->transposed};
+                      set->split_reduce_s, set->block_scaled ? vector / ks->sms : 0, set->transposed};
     bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
     if (exposed)
         p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
@@ -307,6 +313,8 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     strata_kernel_term_add(c, "CTA tile M", best.mt, "");
     strata_kernel_term_add(c, "CTA tile N", best.nt, "");
     strata_kernel_term_add(c, "split-K", best.split, "");
+    if (best.split > 1 && set->split_reduce_s > 0)
+        strata_kernel_term_add(c, "split-K reduction kernel (fixed)", set->split_reduce_s, "s");
     if (set->k_block)
         strata_kernel_term_add(c, "K in whole k-blocks (mainloop)", (double)k_main, "");
     strata_kernel_term_add(c, "tiles", (double)best.tiles, "");
@@ -357,7 +365,9 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
     double peak, t;
     if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
         return t;
-    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0, false, false};
+    /* a library GEMM's split-K reduces in a kernel of its own; a fused kernel's blocks (to_memory false) do not */
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0,
+                    to_memory ? u->kernel.split_k_reduction : 0, false, false};
     return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n,
                       to_memory ? stream_s : 0, c);
 }
@@ -370,7 +380,7 @@ double strata_kernel_block_scaled_matmul_time(const strata_hw *hw, uint32_t unit
     double peak, t;
     if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
         return t;
-    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 1, BLOCK_SCALE_K, 0, true,
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 1, BLOCK_SCALE_K, 0, 0, true,
                     false};
     return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, stream_s, c);
 }
@@ -390,7 +400,7 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
         k_block = BLOCK_SCALE_K;
     tile_set set = {(const uint32_t(*)[2])(own ? ks->grouped_tiles : ks->cta_tiles),
                     own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block,
-                    block_scaled ? 0 : ks->grouped_group_switch, block_scaled, true};
+                    block_scaled ? 0 : ks->grouped_group_switch, 0, block_scaled, true};
     /* transposed: the kernel's M runs along the weights' n, its N along the m rows */
     return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, n, k, m, 0, c);
 }

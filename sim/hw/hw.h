@@ -152,6 +152,8 @@ typedef struct strata_kernel_spec {
     uint32_t grouped_k_tile;     /* tiles: bytes of K a grouped GEMM's k-block holds (0: K run exactly) */
     double grouped_group_switch; /* tiles: seconds a grouped GEMM's CTA spends on each new group's TMA
                                     descriptors before that group's first tile (0: none) */
+    double split_k_reduction;    /* tiles: seconds a library GEMM's split-K reduction kernel adds besides
+                                    its bytes (0: none) */
     uint32_t gemm_pipeline_smem; /* tiles: shared-memory bytes a library GEMM's k-block stages share (0: none) */
     uint32_t gemm_k_tile;        /* tiles: bytes of K one such stage holds (set with gemm_pipeline_smem) */
     double operand_feed;         /* tiles: bytes/s of operands one SM receives (0: unbounded) */

@@ -42,6 +42,8 @@ static const kernel_key kernel_keys[] = {
                                         "1 to 4096 (default: K run exactly)"},
     {"grouped_group_switch", FOR_TILES, "time a grouped GEMM's CTA spends on each group it starts (its TMA "
                                         "descriptors rewritten and fenced), 0 to 1 s (default 0)"},
+    {"split_k_reduction", FOR_TILES, "fixed time a library GEMM (kernel=gemm) split over K adds for its "
+                                     "reduction kernel, besides the partials' bytes, 0 to 1 s (default 0)"},
     {"gemm_pipeline_smem", FOR_TILES, "shared-memory bytes a library GEMM's CTA fills with k-block stages, "
                                       "0 to 16777216; its K loop then overlaps the operand stream only as far as "
                                       "the stages reach (default 0: none, the longer of the two)"},
@@ -333,6 +335,7 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            get_cta_tiles(ctx, group, "grouped_cta_tiles", false, k->grouped_tiles, &k->n_grouped_tiles, err) &&
            hw_get_count(ctx, group, "grouped_k_tile_bytes", 1, 4096, 0, NULL, &k->grouped_k_tile, err) &&
            hw_get_time(ctx, group, "grouped_group_switch", &k->grouped_group_switch, err) &&
+           hw_get_time(ctx, group, "split_k_reduction", &k->split_k_reduction, err) &&
            get_pipeline(ctx, group, k, err) &&
            get_exposed_epilogue(ctx, group, k, err) &&
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
