@@ -210,19 +210,32 @@ START_TEST(test_cli_table)
 }
 END_TEST
 
+/* Two cases of pcie-copy.trace on test-simple.ini, [case A] measured 50 ms
+ * and [case B] 100 ms, each with its extra lines (ending in a newline, or
+ * ""), validated on the CLI; *path gets the file (g_free). */
+static strata_cli_result two_cases(const char *a, const char *a_extra, const char *b, const char *b_extra,
+                                   char **path)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
+    char *text = g_strdup_printf("[case %s]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\nmeasured = 50ms\n"
+                                 "metric = makespan\n%s[case %s]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\n"
+                                 "measured = 100ms\nmetric = makespan\n%s",
+                                 a, hw, trace, a_extra, b, hw, trace, b_extra);
+    *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    g_free(text);
+    g_free(trace);
+    g_free(hw);
+    return strata_test_cli("validate", "--published", *path, NULL);
+}
+
 /* Two groups: one case each, +34.2% (67.110 ms against 50 ms) and -32.9%
  * (against 100 ms: 67.109864 / 100 - 1); each group's median is its case's
  * |error|, the median over both (34.2 + 32.9) / 2 = 33.55%. */
 START_TEST(test_cli_groups)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
-    char *text = g_strdup_printf("[case a]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\nmeasured = 50ms\n"
-                                 "metric = makespan\ngroup = host-link\n[case b]\nsource = x\nsetup = y\n"
-                                 "hw = %s\ntrace = %s\nmeasured = 100ms\nmetric = makespan\ngroup = g-2\n",
-                                 hw, trace, hw, trace);
-    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
-    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    char *path = NULL;
+    strata_cli_result r = two_cases("a", "group = host-link\n", "b", "group = g-2\n", &path);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 host-link cases: 34.2%"));
     ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 g-2 cases: 32.9%"));
@@ -230,9 +243,6 @@ START_TEST(test_cli_groups)
     ck_assert(strstr(r.out, "host-link cases") < strstr(r.out, "g-2 cases")); /* order of appearance */
     strata_cli_result_clear(&r);
     g_free(path);
-    g_free(text);
-    g_free(trace);
-    g_free(hw);
 }
 END_TEST
 
@@ -242,14 +252,8 @@ END_TEST
  * (out of memory, as strata run's) with the case's FILE:LINE on stderr. */
 START_TEST(test_cli_out_of_memory_case)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
-    char *text = g_strdup_printf("[case fits]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\nmeasured = 50ms\n"
-                                 "metric = makespan\n[case too big]\nsource = x\nsetup = y\nhw = %s\n"
-                                 "set = memory.hbm.capacity=1MB\ntrace = %s\nmeasured = 100ms\nmetric = makespan\n",
-                                 hw, trace, hw, trace);
-    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
-    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    char *path = NULL;
+    strata_cli_result r = two_cases("fits", "", "too big", "set = memory.hbm.capacity=1MB\n", &path);
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.out, "+34.2%"));
     ck_assert_ptr_nonnull(strstr(r.out, "out of memory"));
@@ -260,9 +264,6 @@ START_TEST(test_cli_out_of_memory_case)
     g_free(where);
     strata_cli_result_clear(&r);
     g_free(path);
-    g_free(text);
-    g_free(trace);
-    g_free(hw);
 }
 END_TEST
 
