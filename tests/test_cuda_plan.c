@@ -64,6 +64,31 @@ static char *plan_text(const strata_cuda_plan *cp)
     return g_string_free(s, FALSE);
 }
 
+/* A trace's plan in arena mode, its text checked against expected. */
+typedef struct arena_plan {
+    strata_hw *hw;
+    strata_plan *p;
+    strata_cuda_plan *cp;
+} arena_plan;
+
+static arena_plan arena_plan_checked(const char *trace, const char *expected)
+{
+    arena_plan a = {0};
+    a.p = make_plan(trace, &a.hw);
+    a.cp = strata_cuda_plan_build(a.p, STRATA_CUDA_DEVICE_ARENA);
+    char *text = plan_text(a.cp);
+    ck_assert_str_eq(text, expected);
+    g_free(text);
+    return a;
+}
+
+static void arena_plan_free(arena_plan *a)
+{
+    strata_cuda_plan_free(a->cp);
+    strata_plan_free(a->p);
+    strata_hw_free(a->hw);
+}
+
 START_TEST(plan_malloc_mode)
 {
     strata_hw *hw = NULL;
@@ -256,10 +281,6 @@ START_TEST(plan_gemm_ops_run_cublas)
                         "compute g4 kernel=gemm dims=8x8x8 time=2us\n"
                         "compute e0 kernel=elementwise dims=1024 flops=1024\n"
                         "free w\n";
-    strata_hw *hw = NULL;
-    strata_plan *p = make_plan(trace, &hw);
-    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ARENA);
-    char *text = plan_text(cp);
     const char *expected =
         "cudaStreamCreate stream=0\n"
         "cudaStreamCreate stream=1\n"
@@ -275,9 +296,9 @@ START_TEST(plan_gemm_ops_run_cublas)
         "launch spin time=2e-06s stream=0 op=5\n"
         "launch compute flops=1024 bytes=0 operands= stream=0 op=6\n"
         "nop stream=0 op=7\n";
-    ck_assert_str_eq(text, expected);
-    ck_assert_uint_eq(cp->n_setup, 6);
-    ck_assert(cp->calls[7].flops == 4194304.0);
+    arena_plan a = arena_plan_checked(trace, expected);
+    ck_assert_uint_eq(a.cp->n_setup, 6);
+    ck_assert(a.cp->calls[7].flops == 4194304.0);
     strata_cuda_gemm tf = {STRATA_CUDA_GEMM_TF32, 2, 64, 32, 16};
     uint64_t b_at = 0, c_at = 0;
     ck_assert_uint_eq(strata_cuda_gemm_layout(&tf, &b_at, &c_at), 28672);
@@ -285,10 +306,7 @@ START_TEST(plan_gemm_ops_run_cublas)
     ck_assert_uint_eq(c_at, 16384 + 4096);
     strata_cuda_gemm h = {STRATA_CUDA_GEMM_F16, 1, 8, 8, 8};
     ck_assert_uint_eq(strata_cuda_gemm_layout(&h, NULL, NULL), 768);
-    g_free(text);
-    strata_cuda_plan_free(cp);
-    strata_plan_free(p);
-    strata_hw_free(hw);
+    arena_plan_free(&a);
 }
 END_TEST
 
@@ -312,10 +330,6 @@ START_TEST(plan_flops_run_as_gemms)
                         "compute c4 flops=1e6 dtype=f8\n"
                         "compute c5 kernel=elementwise dims=1024 flops=1024\n"
                         "free w\n";
-    strata_hw *hw = NULL;
-    strata_plan *p = make_plan(trace, &hw);
-    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ARENA);
-    char *text = plan_text(cp);
     const char *expected =
         "cudaStreamCreate stream=0\n"
         "cudaMalloc r0 bytes=1048576\n"
@@ -334,13 +348,10 @@ START_TEST(plan_flops_run_as_gemms)
         "launch compute flops=1000000 bytes=0 operands= stream=0 op=5\n"
         "launch compute flops=1024 bytes=0 operands= stream=0 op=6\n"
         "nop stream=0 op=7\n";
-    ck_assert_str_eq(text, expected);
-    ck_assert(cp->calls[7].flops == 2e9);
-    ck_assert(cp->calls[9].flops == 2.0 * 7368.0 * 7368.0 * 7368.0);
-    g_free(text);
-    strata_cuda_plan_free(cp);
-    strata_plan_free(p);
-    strata_hw_free(hw);
+    arena_plan a = arena_plan_checked(trace, expected);
+    ck_assert(a.cp->calls[7].flops == 2e9);
+    ck_assert(a.cp->calls[9].flops == 2.0 * 7368.0 * 7368.0 * 7368.0);
+    arena_plan_free(&a);
 }
 END_TEST
 
