@@ -19,7 +19,6 @@
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "testutil.h"
-#include "trace/reader.h"
 
 #define GIB 1073741824.0
 #define ALONE (GIB / 16e9 + 1e-6) /* 67.109864 ms */
@@ -38,18 +37,12 @@ static strata_results *run(const char *keys, const char *trace)
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw_text(HW_HEAD, keys, &err);
     ck_assert_msg(hw, "hw: %s", err ? err->message : "?");
-    char *path = strata_test_write_temp("copy-engines-XXXXXX.trace", trace);
-    strata_source *src = strata_trace_open(path, &err);
-    ck_assert_msg(src, "trace: %s", err ? err->message : "?");
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = true;
-    strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "run: %s", err ? err->message : "?");
-    strata_source_free(src);
+    strata_results *r = strata_test_run_trace_text(hw, trace, &opt, &err);
+    ck_assert_msg(r, "run: %s", err ? err->message : "?");
     strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
     return r;
 }
 

@@ -68,15 +68,7 @@ static void trace_case_close(trace_case *tc, strata_results *r)
 /* Runs trace text on hw; returns results (status ok or oom) or NULL with *err. */
 static strata_results *run_text(strata_hw *hw, const char *trace, GError **err)
 {
-    char *path = strata_test_write_temp("engine-XXXXXX.trace", trace);
-    strata_source *src = strata_trace_open(path, err);
-    ck_assert_msg(src != NULL, "trace: %s", *err ? (*err)->message : "?");
-    strata_results *r = NULL;
-    bool ok = strata_engine_run(hw, src, NULL, &r, err);
-    strata_source_free(src);
-    g_remove(path);
-    g_free(path);
-    return ok ? r : NULL;
+    return strata_test_run_trace_text(hw, trace, NULL, err);
 }
 
 static strata_results *run_ok(const char *trace, const char *duplex, const char *hbm_bw)

@@ -14,6 +14,8 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include "hw/hw.h"
+#include "engine/engine.h"
+#include "trace/reader.h"
 
 GPtrArray *strata_test_binary_argv(const char *const *argv)
 {
@@ -252,6 +254,20 @@ strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError *
     strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, err);
     g_free(text);
     return hw;
+}
+
+strata_results *strata_test_run_trace_text(const strata_hw *hw, const char *trace, const strata_engine_options *opt,
+                                           GError **err)
+{
+    char *path = strata_test_write_temp("run-XXXXXX.trace", trace);
+    strata_source *src = strata_trace_open(path, err);
+    ck_assert_msg(src != NULL, "trace: %s", *err ? (*err)->message : "?");
+    strata_results *r = NULL;
+    bool ok = strata_engine_run(hw, src, opt, &r, err);
+    strata_source_free(src);
+    g_remove(path);
+    g_free(path);
+    return ok ? r : NULL;
 }
 
 void strata_test_hw_text_refused(const char *head, const char *keys, const char *wanted)

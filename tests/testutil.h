@@ -92,6 +92,14 @@ strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
  * messages read "t.ini:LINE: ..."); NULL with *err set where the loader
  * refuses it. For tests of a section's keys: head ends in the section. */
 strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError **err);
+/* Runs the trace text (written to a temporary file, removed after) on hw
+ * with opt (NULL: the defaults): the results, out of memory included, or
+ * NULL with *err where the engine refuses the run; a trace that cannot be
+ * opened fails the test. */
+typedef struct strata_results strata_results;
+typedef struct strata_engine_options strata_engine_options;
+strata_results *strata_test_run_trace_text(const strata_hw *hw, const char *trace, const strata_engine_options *opt,
+                                           GError **err);
 /* Fails the test unless the loader refuses head followed by keys with an
  * input error whose message holds `wanted` (FILE:LINE, the key, why). */
 void strata_test_hw_text_refused(const char *head, const char *keys, const char *wanted);
