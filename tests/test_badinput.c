@@ -349,6 +349,8 @@ START_TEST(unwritable_output_fails_before_work)
         {"run", "--hw", hw, "--trace", trace, "--json", "/nonexistent-dir/out.json", NULL},
         {"run", "--hw", hw, "--trace", trace, "--timeline", "/nonexistent-dir/t.json", NULL},
         {"transform", "--trace", trace, "--policy", "donate", "-o", "/nonexistent-dir/out.trace", NULL},
+        /* before: refused only after the work, by g_file_set_contents */
+        {"run", "--hw", hw, "--trace", trace, "--compile-to", "/nonexistent-dir/t.stc", NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
         strata_cli_result r = strata_test_run_cli(commands[i]);
@@ -645,6 +647,9 @@ START_TEST(outputs_that_clobber_inputs_are_refused)
         {{"alloc", "--trace", trace, "--allocator", "bfc", "--capacity", "1GiB", "--json", trace, NULL}, "--json",
          "input of --trace"},
         {{"transform", "--trace", trace, "--policy", "donate", "-o", trace, NULL}, "--output", "input of --trace"},
+        /* before: the compiled bytes replaced the text trace, exit 0 */
+        {{"run", "--hw", hw, "--trace", trace, "--compile-to", trace, NULL}, "--compile-to", "input of --trace"},
+        {{"run", "--hw", hw, "--trace", trace, "--compile-to", hw, NULL}, "--compile-to", "input of --hw"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         strata_cli_result r = strata_test_run_cli(cases[i].argv);
