@@ -78,7 +78,10 @@ int main(int argc, char **argv)
     GError *err = NULL;
     strata_hw *model = strata_hw_load(hw, NULL, &err);
     strata_source *src = model ? strata_trace_open(trace, &err) : NULL;
-    bool ok = src && strata_engine_compile(model, src, NULL, compiled, &err);
+    FILE *compiled_out = src ? fopen(compiled, "wb") : NULL;
+    bool ok = compiled_out && strata_engine_compile(model, src, NULL, compiled, compiled_out, &err);
+    if (compiled_out && fclose(compiled_out) != 0)
+        ok = false;
     strata_source_free(src);
     strata_hw_free(model);
     if (!ok) {

@@ -99,6 +99,26 @@ static const bad_case hw_cases[] = {
      ":8", "unknown parameter 'max_split'", false},
     {"key-twice", IN_HW, GOOD_HW "flops = 2TFLOP/s\n", ":19", "[compute core] flops is set twice (first on line 17)",
      false},
+    /* the newest keys, as a user may mistype them (GOOD_HW is 18 lines) */
+#define COPY_ENGINES(v) GOOD_HW "[link dma]\nbetween = host hbm\nbandwidth = 16GB/s\ncopy_engines = " v "\n"
+    {"copy-engines-0", IN_HW, COPY_ENGINES("0"), ":22", "copy_engines: expected a whole number from 1 to 64, got '0'",
+     false},
+    {"copy-engines-65", IN_HW, COPY_ENGINES("65"), ":22", "from 1 to 64, got '65'", false},
+    {"copy-engines-negative", IN_HW, COPY_ENGINES("-1"), ":22", "from 1 to 64, got '-1'", false},
+    {"copy-engines-fraction", IN_HW, COPY_ENGINES("1.5"), ":22", "from 1 to 64, got '1.5'", false},
+    {"copy-engines-text", IN_HW, COPY_ENGINES("two"), ":22", "from 1 to 64, got 'two'", false},
+    {"copy-engines-empty", IN_HW, COPY_ENGINES(""), ":22", "from 1 to 64, got ''", false},
+#undef COPY_ENGINES
+    /* before: "expected hbm2, hbm3, hbm3e", though none is taken too */
+    {"dram-unknown", IN_HW, GOOD_HW "[memory stack]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\ndram = hbm4\n",
+     ":23", "[memory stack] dram: expected hbm2, hbm3, hbm3e, or none, got 'hbm4'", false},
+    {"dram-without-width", IN_HW,
+     GOOD_HW "[memory stack]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\ndram = hbm3\n", ":23",
+     "a DRAM timing set also needs bus_width", false},
+    {"split-k-negative", IN_HW, GOOD_HW "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsplit_k_reduction = -1us\n",
+     ":22", "split_k_reduction: expected a time such as 250ns", false},
+    {"split-k-text", IN_HW, GOOD_HW "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nsplit_k_reduction = soon\n",
+     ":22", "split_k_reduction: expected a time such as 250ns", false},
 };
 
 static const bad_case pickle_cases[] = {
@@ -349,6 +369,8 @@ START_TEST(unwritable_output_fails_before_work)
         {"run", "--hw", hw, "--trace", trace, "--json", "/nonexistent-dir/out.json", NULL},
         {"run", "--hw", hw, "--trace", trace, "--timeline", "/nonexistent-dir/t.json", NULL},
         {"transform", "--trace", trace, "--policy", "donate", "-o", "/nonexistent-dir/out.trace", NULL},
+        /* before: refused only after the work, by g_file_set_contents */
+        {"run", "--hw", hw, "--trace", trace, "--compile-to", "/nonexistent-dir/t.stc", NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
         strata_cli_result r = strata_test_run_cli(commands[i]);
@@ -645,6 +667,9 @@ START_TEST(outputs_that_clobber_inputs_are_refused)
         {{"alloc", "--trace", trace, "--allocator", "bfc", "--capacity", "1GiB", "--json", trace, NULL}, "--json",
          "input of --trace"},
         {{"transform", "--trace", trace, "--policy", "donate", "-o", trace, NULL}, "--output", "input of --trace"},
+        /* before: the compiled bytes replaced the text trace, exit 0 */
+        {{"run", "--hw", hw, "--trace", trace, "--compile-to", trace, NULL}, "--compile-to", "input of --trace"},
+        {{"run", "--hw", hw, "--trace", trace, "--compile-to", hw, NULL}, "--compile-to", "input of --hw"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         strata_cli_result r = strata_test_run_cli(cases[i].argv);

@@ -177,6 +177,16 @@ static char *read_text(const char *dir, const char *name)
     return text;
 }
 
+/* A shell function for the scripts below: `reach COND` returns once the
+ * shell condition COND holds, polled every 20 ms; after 2000 polls (40 s
+ * and more, where the point is reached in a fraction of a second) it prints
+ * "never reached: COND" and fails, so that a row under a heavily loaded
+ * machine waits for the point it needs instead of racing a fixed sleep,
+ * and one that never gets there says so. */
+#define REACH_FN                                                                                                  \
+    "reach() { n=0; until eval \"$1\"; do n=$((n+1)); "                                                          \
+    "if [ $n -ge 2000 ]; then echo \"never reached: $1\"; return 1; fi; sleep 0.02; done; }; "
+
 static void remove_all(const char *dir)
 {
     char *cmd = g_strdup_printf("rm -rf '%s'", dir);
@@ -326,11 +336,15 @@ END_TEST
 START_TEST(one_writer_and_long_names)
 {
     char *dir = strata_test_temp_dir();
+    /* the holder writes `held` once it holds the lock, and strata starts
+     * only then (before: after a fixed 0.3 s, which a loaded machine could
+     * pass before flock(1) held anything: strata wrote first) */
     static const char *const rows[] = {
-        "flock .o.trace.lock sh -c 'sleep 1; echo released > order' & sleep 0.3; "
-        "\"$S\" gen collective -o o.trace && echo written >> order; wait",
-        "flock .p.lock sh -c 'sleep 1; echo released > order' & sleep 0.3; "
-        "\"$S\" export chakra --trace c.trace -o p && echo written >> order; wait",
+        REACH_FN "flock .o.trace.lock sh -c 'touch held; sleep 1; echo released > order' & "
+        "reach '[ -e held ]' && \"$S\" gen collective -o o.trace && echo written >> order; s=$?; wait; exit $s",
+        REACH_FN "flock .p.lock sh -c 'touch held; sleep 1; echo released > order' & "
+        "reach '[ -e held ]' && \"$S\" export chakra --trace c.trace -o p && echo written >> order; "
+        "s=$?; wait; exit $s",
     };
     const char *gen[] = {"gen", "collective", "devices=2", "-o", "c.trace", NULL};
     in_dir(dir, gen, 0, NULL);
@@ -341,7 +355,7 @@ START_TEST(one_writer_and_long_names)
         char *order = read_text(dir, "order");
         ck_assert_msg(strcmp(order, "released\nwritten\n") == 0, "row %zu: %s", i, order);
         g_free(order);
-        r = strata_test_sh_in(dir, "rm -f order o.trace p.*.et");
+        r = strata_test_sh_in(dir, "rm -f held order o.trace p.*.et");
         strata_cli_result_clear(&r);
         strata_test_only(dir, "c.trace", NULL);
     }
@@ -362,8 +376,12 @@ END_TEST
 
 /* SIGHUP (a closed terminal) ends a run as SIGINT does: its temporary and
  * lock removed, 128 + the signal (before: the temporary stayed). The run
- * blocks reading its trace from a FIFO, so the signal comes while its
- * output is open. (SIGQUIT is handled too, but a shell's background job
+ * blocks reading its trace from a FIFO, and the signal comes once its
+ * output's temporary exists (waited for, not slept on: a loaded machine
+ * could take past a fixed wait to start it, and the signal then came before
+ * strata watched it). The test's end of the FIFO is opened read-write,
+ * which never blocks, so a strata that never starts fails the row instead
+ * of hanging it. (SIGQUIT is handled too, but a shell's background job
  * starts with it ignored, and ignored stays ignored.) */
 START_TEST(hangup_leaves_nothing)
 {
@@ -374,10 +392,10 @@ START_TEST(hangup_leaves_nothing)
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         char *dir = strata_test_temp_dir();
         char *script = g_strdup_printf(
-            "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & p=$!; "
-            "exec 3>f.trace; printf 'strata-trace 1\\n' >&3; "
-            "for i in $(seq 200); do ls -a | grep -q '^\\.out\\.json\\.' && break; sleep 0.05; done; "
-            "kill -%s $p; wait $p; s=$?; exec 3>&-; rm f.trace; echo $s; cat err",
+            REACH_FN "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & "
+            "p=$!; exec 3<>f.trace; printf 'strata-trace 1\\n' >&3; "
+            "if reach \"ls -a | grep -v '\\.lock\\$' | grep -q '^\\.out\\.json\\.'\"; then kill -%s $p; "
+            "else kill -KILL $p; fi; wait $p; s=$?; exec 3>&-; rm f.trace; echo $s; cat err",
             rows[i].sig);
         strata_cli_result r = strata_test_sh_in(dir, script);
         int got = atoi(r.out);
@@ -399,7 +417,10 @@ END_TEST
  * parent does, and the sweep ends well (row 0: SIGINT sent to the sweep
  * and its running point; delivered, so the point existed). SIGTERM still
  * stops the sweep and its points with nothing left but the points' logs
- * (row 1: exit 143, the point gone, no results, no temporary). */
+ * (row 1: exit 143, the point gone, no results, no temporary). The signals
+ * go once the point exists (waited for with a generous bound; before, a
+ * bounded poll that ran out sent them to the sweep alone, and maybe before
+ * it watched them). */
 START_TEST(sweep_points_keep_an_ignored_sigint)
 {
     static const struct {
@@ -413,9 +434,9 @@ START_TEST(sweep_points_keep_an_ignored_sigint)
             "cp \"$H/h100.ini\" hw.ini && printf '[experiment]\\nname = s\\nhardware = hw.ini\\nworkload = "
             "transformer layers=200 d_model=256 heads=4 seq=256 batch=2 vocab=512\\n[sweep]\\n"
             "memory.hbm.allocator = best-fit\\n' > s.ini && trap '' INT && "
-            "{ \"$S\" sweep s.ini --out out --no-report >/dev/null 2>err & p=$!; }; c=''; "
-            "for i in $(seq 500); do c=$(pgrep -P $p); [ -n \"$c\" ] && break; sleep 0.01; done; "
-            "kill -%s $p $c && echo delivered; wait $p; echo \"exit $?\"; kill -0 $c 2>/dev/null && echo alive; "
+            "{ \"$S\" sweep s.ini --out out --no-report >/dev/null 2>err & p=$!; }; c=''; " REACH_FN
+            "reach 'c=$(pgrep -P $p); [ -n \"$c\" ]' && kill -%s $p $c && echo delivered; "
+            "[ -n \"$c\" ] || kill -KILL $p; wait $p; echo \"exit $?\"; kill -0 $c 2>/dev/null && echo alive; "
             "if [ -f out/results.csv ]; then echo results.csv; else echo no-results; fi; "
             "ls -a out out/points | grep '^\\.[^.]' | grep -v '\\.lock$'; cat err",
             rows[i].sig);

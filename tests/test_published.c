@@ -294,6 +294,12 @@ START_TEST(test_bad_case_files)
                "expected the group size");
     expect_bad("measured = 5GB/s\nmetric = busbw\nbytes = 1\ncollective = broadcast\nranks = 8\n", 10,
                "expected all-reduce");
+    /* set= refused when the case runs: its line named (before: the
+     * override's words alone, no file) */
+    expect_bad("measured = 50ms\nmetric = makespan\nset = nonsense\n", 9,
+               "[case pcie] set: override 'nonsense': expected KIND.NAME.KEY=VALUE");
+    expect_bad("measured = 50ms\nmetric = makespan\nset = memory.hbm.colour=red\n", 9,
+               "[case pcie] set: ");
 }
 END_TEST
 

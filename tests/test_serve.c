@@ -1362,6 +1362,52 @@ START_TEST(bad_input_names_file_and_line)
 }
 END_TEST
 
+/* An option given 0 (or less) is refused by name, never read as "the
+ * default" (before: --tp 0 ran on one rank, --limit 0 served every
+ * request, --gpu-memory-utilization 0 took 0.9, exit 0); an Azure date that
+ * is no date is refused at its line (before: 2023-02-31 ran as March 3rd). */
+START_TEST(zero_options_and_impossible_dates_refused)
+{
+    static const struct {
+        const char *option, *value, *message;
+    } rows[] = {
+        {"--tp", "0", "--tp: expected a whole number >= 1, got 0"},
+        {"--tp", "-2", "--tp: expected a whole number >= 1, got -2"},
+        {"--limit", "0", "--limit: expected a whole number >= 1, got 0"},
+        {"--block-size", "0", "--block-size: expected a whole number >= 1, got 0"},
+        {"--max-num-seqs", "0", "--max-num-seqs: expected a whole number >= 1, got 0"},
+        {"--max-num-batched-tokens", "0", "--max-num-batched-tokens: expected a whole number >= 1, got 0"},
+        {"--num-scheduler-steps", "0", "--num-scheduler-steps: expected a whole number >= 1, got 0"},
+        {"--concurrency", "-1", "--concurrency: expected a whole number >= 0, got -1"},
+        {"--shared-prefix", "-1", "--shared-prefix: expected a whole number >= 0, got -1"},
+        {"--gpu-memory-utilization", "0", "--gpu-memory-utilization: expected a fraction in (0, 1]"},
+        {"--gpu-memory-utilization", "nan", "--gpu-memory-utilization: expected a fraction in (0, 1]"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--poisson", "n=4", "-q", rows[i].option, rows[i].value,
+                                              NULL);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+    }
+    static const char *const dates[] = {"2023-02-29", "2023-02-31", "2023-04-31", "1900-02-29"};
+    for (size_t i = 0; i < G_N_ELEMENTS(dates); i++) {
+        char *text = g_strdup_printf("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-01-01 00:00:00,5,5\n"
+                                     "%s 00:00:00,5,5\n", dates[i]);
+        char *path = strata_test_write_temp("serve-XXXXXX.csv", text);
+        strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--requests", path, "-q", NULL);
+        char *where = g_strdup_printf("%s:3: TIMESTAMP: expected YYYY-MM-DD", path);
+        ck_assert_msg(r.status == 2 && strstr(r.err, where), "%s: exit %d: %s", dates[i], r.status, r.err);
+        strata_cli_result_clear(&r);
+        g_unlink(path);
+        g_free(where);
+        g_free(path);
+        g_free(text);
+    }
+}
+END_TEST
+
 /* h100.ini quotes its rates at 1830 MHz and holds 1455 MHz under its power
  * limit: serve runs them at 1455 / 1830 = 0.795082 (clock_ratio) unless
  * --clock peak. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
@@ -1484,6 +1530,7 @@ int main(void)
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);
+    tcase_add_test(tc, zero_options_and_impossible_dates_refused);
     tcase_add_test(tc, cli_writes_valid_json_for_every_scheme);
     tcase_add_test(tc, sustained_clock_by_default);
     suite_add_tcase(s, tc);

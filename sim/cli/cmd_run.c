@@ -130,15 +130,16 @@ static void engine_options_for(const run_args *a, strata_outfile *timeline_out, 
     clock_of(a->clock, &opt->clock); /* bad_choice checked it */
 }
 
-/* --compile-to: the first pass over spec's trace written to a->compile_to
- * (STRATA_EXIT_OK), or err. */
+/* --compile-to: the first pass over spec's trace written to *out, opened
+ * on a->compile_to as every output is (never an input, whole or not at
+ * all, nothing left on a signal), then committed (STRATA_EXIT_OK), or err. */
 static int compile_trace(strata_job *job, const run_args *a, const char *trace_name, const strata_run_spec *spec,
-                         const strata_engine_options *opt, GError **err)
+                         const strata_engine_options *opt, strata_outfile **out, GError **err)
 {
     strata_job_doing(job, "compiling %s to %s", trace_name, a->compile_to);
-    return strata_engine_compile(strata_run_spec_hw(spec), strata_run_spec_source(spec), opt, a->compile_to, err)
-               ? STRATA_EXIT_OK
-               : STRATA_EXIT_USAGE;
+    bool ok = strata_engine_compile(strata_run_spec_hw(spec), strata_run_spec_source(spec), opt, a->compile_to,
+                                    strata_outfile_stream(*out), err);
+    return strata_job_commit(job, out, ok, err) ? STRATA_EXIT_OK : STRATA_EXIT_USAGE;
 }
 
 int strata_cmd_run(int argc, char **argv)
@@ -201,7 +202,7 @@ int strata_cmd_run(int argc, char **argv)
     int status = STRATA_EXIT_USAGE;
     strata_run_spec *spec = NULL;
     strata_results *results = NULL;
-    strata_outfile *json_out = NULL, *timeline_out = NULL;
+    strata_outfile *json_out = NULL, *timeline_out = NULL, *compile_out = NULL;
     GError *err = NULL;
 
     if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL))
@@ -219,7 +220,8 @@ int strata_cmd_run(int argc, char **argv)
     if ((err = compiled_conflict(&a, compiled)))
         goto done;
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
-        !strata_job_output_timeline(job, a.timeline, &timeline_out, &err))
+        !strata_job_output_timeline(job, a.timeline, &timeline_out, &err) ||
+        !strata_job_output(job, "--compile-to", a.compile_to, &compile_out, &err))
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
@@ -235,7 +237,7 @@ int strata_cmd_run(int argc, char **argv)
     strata_engine_options opt;
     engine_options_for(&a, timeline_out, &opt);
     if (a.compile_to) {
-        status = compile_trace(job, &a, trace_name, spec, &opt, &err);
+        status = compile_trace(job, &a, trace_name, spec, &opt, &compile_out, &err);
         goto done;
     }
     strata_job_doing(job, "simulating %s", trace_name);

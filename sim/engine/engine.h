@@ -72,7 +72,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
                        strata_results **out, GError **err);
 
 /* Compiled traces (engine_compiled.h): the engine's first pass over src
- * (reading, checking, binding to hw) written to path, which
+ * (reading, checking, binding to hw) written to stream, the file at path
+ * (named in messages; the caller keeps it whole or not at all), which
  * strata_engine_run_compiled() then replays on the same model without
  * the text: the same results as strata_engine_run() on src, byte for byte.
  * Refused (exit 2): a program on several devices (an SPMD expansion), a
@@ -80,7 +81,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
  * budget. opt: its allocator (the run's may differ, if it does not plan)
  * and tape_budget. */
 bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
-                           const char *path, GError **err);
+                           const char *path, FILE *stream, GError **err);
 /* True when the file at path is a compiled trace (by its magic bytes). */
 bool strata_engine_is_compiled(const char *path);
 /* Runs the compiled trace at path as strata_engine_run() runs its text;

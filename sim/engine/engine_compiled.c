@@ -138,7 +138,7 @@ bool engine_compiled_is(const char *path)
     return is;
 }
 
-bool engine_compiled_write(const engine_compiled *c, const char *path, GError **err)
+bool engine_compiled_write(const engine_compiled *c, const char *path, FILE *stream, GError **err)
 {
     GByteArray *out = g_byte_array_new();
     g_byte_array_append(out, (const guint8 *)ENGINE_COMPILED_MAGIC, 8);
@@ -175,13 +175,10 @@ bool engine_compiled_write(const engine_compiled *c, const char *path, GError **
     for (int i = 0; i < 8; i++)
         out->data[at + i] = (uint8_t)(tape_len >> (8 * i));
     put_u64(out, engine_compiled_check(out->data, out->len));
-    GError *local = NULL;
-    bool ok = g_file_set_contents(path, (const char *)out->data, out->len, &local);
-    if (!ok) {
+    bool ok = fwrite(out->data, 1, out->len, stream) == out->len && fflush(stream) == 0;
+    if (!ok)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the compiled trace: %s", path,
-                    local->message);
-        g_error_free(local);
-    }
+                    g_strerror(errno));
     g_byte_array_unref(out);
     return ok;
 }
@@ -249,6 +246,10 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
     engine_compiled *c = engine_compiled_new();
     c->path = g_strdup(path);
     const uint8_t *bytes = (const uint8_t *)data;
+    if (len >= 8 && len < 16 && memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) == 0) { /* its magic, cut short */
+        g_free(data);
+        return damaged(c, path, "truncated: no room for its check after the magic bytes", err);
+    }
     if (len < 16 || memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) != 0) {
         g_free(data);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: not a compiled trace (expected it to begin with "
@@ -346,7 +347,7 @@ static bool no_planning(const engine_memories *ms, const char *origin, GError **
 }
 
 bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
-                           const char *path, GError **err)
+                           const char *path, FILE *stream, GError **err)
 {
     strata_engine_options defaults;
     if (!opt) {
@@ -375,7 +376,7 @@ bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata
                                           STRATA_ENGINE_QUEUE_MEMORY, NULL, err)
                         : NULL;
     engine_compiled *c = f ? engine_feed_compiled(f, err) : NULL;
-    ok = c && engine_compiled_write(c, path, err);
+    ok = c && engine_compiled_write(c, path, stream, err);
     if (c)
         c->tape = NULL; /* f's */
     engine_compiled_free(c);

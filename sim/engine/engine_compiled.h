@@ -62,9 +62,10 @@ void engine_compiled_free(engine_compiled *c); /* NULL ok; and c->tape (a writer
 /* True when the file at path begins with ENGINE_COMPILED_MAGIC ("-" and
  * unreadable paths: false). */
 bool engine_compiled_is(const char *path);
-/* Writes c to path (whole, or nothing left there: a failed write removes
- * it). */
-bool engine_compiled_write(const engine_compiled *c, const char *path, GError **err);
+/* Writes c to stream, the file at path (named in a message); the caller
+ * owns the stream, and with it keeping the file whole or not at all
+ * (an outfile: core/outfile.h). */
+bool engine_compiled_write(const engine_compiled *c, const char *path, FILE *stream, GError **err);
 /* Reads path, refusing it (invariant 1) unless it was compiled by this
  * strata for the model whose fingerprint is hw_fingerprint (hw_name names
  * that model in the message). */

@@ -334,8 +334,9 @@ static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     }
     const strata_dram_timing *t = strata_dram_find(name);
     if (!t) {
-        char *names = strata_dram_names();
-        hw_fail_value(ctx, err, group, "dram", names, name);
+        char *names = strata_dram_names(), *expected = g_strdup_printf("%s, or none", names);
+        hw_fail_value(ctx, err, group, "dram", expected, name);
+        g_free(expected);
         g_free(names);
         g_free(name);
         return false;

@@ -9,6 +9,9 @@
 
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
+    a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = STRATA_SERVE_UNSET;
+    a->shared_prefix = a->concurrency = a->scheduler_steps = STRATA_SERVE_UNSET;
+    a->util = STRATA_SERVE_UNSET_FRACTION;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
@@ -160,9 +163,9 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     c->scheduler = p;
     if (!p)
         return true;
-    if (!a->max_tokens && p->default_budget)
+    if (a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
         c->max_num_batched_tokens = p->default_budget(m->max_model_len);
-    if (!a->max_seqs && p->default_max_seqs)
+    if (a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
         return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 (it turns "
@@ -180,28 +183,54 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     return true;
 }
 
+/* An integer option's value, or def when not given (counts_given_in_range
+ * checked it). */
+static uint32_t count_or(gint v, uint32_t def) { return v == STRATA_SERVE_UNSET ? def : (uint32_t)v; }
+
+/* Each integer option given is at least its floor: 1 for a count of ranks,
+ * sequences, tokens, blocks, requests or steps (0 was read as "the
+ * default": --tp 0 ran on one rank), 0 for --concurrency (0: the stream's
+ * own arrivals) and --shared-prefix. */
+static bool counts_given_in_range(const strata_serve_args *a, GError **err)
+{
+    const struct {
+        gint v;
+        const char *option;
+        gint floor;
+    } counts[] = {{a->tp, "--tp", 1},
+                  {a->max_seqs, "--max-num-seqs", 1},
+                  {a->max_tokens, "--max-num-batched-tokens", 1},
+                  {a->block, "--block-size", 1},
+                  {a->limit, "--limit", 1},
+                  {a->scheduler_steps, "--num-scheduler-steps", 1},
+                  {a->concurrency, "--concurrency", 0},
+                  {a->shared_prefix, "--shared-prefix", 0}};
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+        if (counts[i].v != STRATA_SERVE_UNSET && counts[i].v < counts[i].floor) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a whole number >= %d, got %d",
+                        counts[i].option, counts[i].floor, counts[i].v);
+            return false;
+        }
+    return true;
+}
+
 static bool config_of(const strata_serve_args *a, const strata_serve_model *m, strata_serve_config *c, GError **err)
 {
     strata_serve_config_default(c);
-    if (a->tp < 0 || a->max_seqs < 0 || a->max_tokens < 0 || a->block < 0 || a->concurrency < 0 || a->limit < 0 ||
-        a->shared_prefix < 0)
-        return fail(err, "expected counts >= 0 (--tp, --max-num-seqs, --max-num-batched-tokens, --block-size, "
-                    "--concurrency, --limit, --shared-prefix)%s", "");
-    c->tp = a->tp ? (uint32_t)a->tp : 1;
+    if (!counts_given_in_range(a, err))
+        return false;
+    c->tp = count_or(a->tp, 1);
     c->attention_dp = a->attention_dp;
     if (c->attention_dp && m->kv_lora_rank)
         return fail(err, "--attention-dp: expected a GQA/MHA model (%s has MLA, not modelled with attention data "
                     "parallelism)", m->name);
-    if (a->max_seqs)
-        c->max_num_seqs = (uint32_t)a->max_seqs;
-    if (a->max_tokens)
-        c->max_num_batched_tokens = (uint32_t)a->max_tokens;
-    if (a->block)
-        c->block_size = (uint32_t)a->block;
+    c->max_num_seqs = count_or(a->max_seqs, c->max_num_seqs);
+    c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
+    c->block_size = count_or(a->block, c->block_size);
     if (c->max_num_batched_tokens > (1u << 20) || c->max_num_seqs > (1u << 20) || c->block_size > 4096)
         return fail(err, "expected --max-num-batched-tokens and --max-num-seqs <= 2^20, --block-size <= 4096%s", "");
-    c->concurrency = (uint32_t)a->concurrency;
-    if (a->util != 0)
+    c->concurrency = count_or(a->concurrency, 0);
+    if (a->util != STRATA_SERVE_UNSET_FRACTION)
         c->gpu_memory_utilization = a->util;
     if (!(c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))
         return fail(err, "--gpu-memory-utilization: expected a fraction in (0, 1]%s", "");
@@ -216,10 +245,9 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
-    if (a->scheduler_steps < 0 || a->scheduler_steps > 1024)
+    if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
-    if (a->scheduler_steps)
-        c->num_scheduler_steps = (uint32_t)a->scheduler_steps;
+    c->num_scheduler_steps = count_or(a->scheduler_steps, c->num_scheduler_steps);
     if (!scheduler_of(a, m, c, err))
         return false;
     c->allocator = a->kv_allocator;
@@ -240,7 +268,7 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         return NULL;
     }
     if (a->requests) {
-        s = strata_serve_stream_load(a->requests, (uint32_t)a->limit, err);
+        s = strata_serve_stream_load(a->requests, count_or(a->limit, 0), err);
     } else {
         strata_serve_poisson p;
         if (strata_serve_poisson_parse(a->poisson, &p, err))
@@ -256,7 +284,7 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
     if (s)
-        s->shared_prefix = (uint32_t)a->shared_prefix;
+        s->shared_prefix = count_or(a->shared_prefix, 0);
     return s;
 }
 

@@ -23,7 +23,15 @@ typedef struct strata_serve_args {
     gboolean no_prefix, quiet, attention_dp;
 } strata_serve_args;
 
-/* The option entries writing into a (NULL-name terminated; g_free). */
+/* An integer option not given (an option given 0 is checked as 0, not
+ * read as "the default"). */
+#define STRATA_SERVE_UNSET G_MININT
+/* --gpu-memory-utilization not given (NAN would take a given "nan"). */
+#define STRATA_SERVE_UNSET_FRACTION (-G_MAXDOUBLE)
+
+/* The option entries writing into a (NULL-name terminated; g_free); the
+ * integer options and --gpu-memory-utilization are first set to "not
+ * given" (STRATA_SERVE_UNSET, STRATA_SERVE_UNSET_FRACTION). */
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a);
 void strata_serve_args_clear(strata_serve_args *a);
 

@@ -24,6 +24,14 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
     return era * 146097 + (int64_t)doe - 719468;
 }
 
+/* Days in month mo (1..12) of year y (proleptic Gregorian). */
+static int days_in_month(int y, int mo)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[mo - 1] + (mo == 2 && leap);
+}
+
 /* "2023-11-16 18:17:03.9799600" or "2024-05-10 00:00:00.009930+00:00",
  * fraction and zone optional: whole seconds since 1970 (UTC) in *sec and
  * the fraction in *frac (apart, so that differences keep their digits). */
@@ -32,8 +40,8 @@ static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
     int y, mo, d, h, mi, sec, n = 0;
     if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
         return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
+        return false; /* 2023-02-31 is no date (days_from_civil read it as March 3rd) */
     const char *p = s + n;
     double frac = 0, scale = 0.1;
     if (*p == '.') {

@@ -42,6 +42,7 @@ static void case_free(gpointer p)
     g_free(c->trace);
     g_free(c->gen);
     g_strfreev(c->set);
+    g_free(c->set_where);
     g_free(c->serve);
     g_free(c);
 }
@@ -271,6 +272,7 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
             c->set[j++] = c->set[i];
         else
             g_free(c->set[i]);
+    c->set_where = set ? strata_keyfile_where(kf, group, "set") : NULL;
     g_free(set);
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
               case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
@@ -362,6 +364,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
         c->group = g_strdup(t->group);
         c->hw = g_strdup(t->hw);
         c->set = g_strdupv(t->set);
+        c->set_where = g_strdup(t->set_where);
         c->gen = g_strdup_printf("%s bytes=%" G_GUINT64_FORMAT, t->gen, r->bytes);
         c->trace = NULL;
         c->bytes = r->bytes;
@@ -488,6 +491,18 @@ static double case_value(const strata_published_case *c, double makespan_s)
     }
 }
 
+/* After a failed run: whether the case's hardware file loads alone but
+ * not with its set= overrides (so the fault is set='s). */
+static bool set_refused(const strata_published_case *c)
+{
+    strata_hw *plain = strata_hw_load(c->hw, NULL, NULL);
+    strata_hw *over = plain ? strata_hw_load(c->hw, (const char *const *)c->set, NULL) : NULL;
+    bool refused = plain && !over;
+    strata_hw_free(over);
+    strata_hw_free(plain);
+    return refused;
+}
+
 /* In the child: the case's value, or an error message. */
 static char *child_value(const strata_published_case *c)
 {
@@ -505,6 +520,8 @@ static char *child_value(const strata_published_case *c)
                                    r->oom ? "ran out of memory" : "takes no time");
         else
             line = g_strdup_printf("ok %.17g", case_value(c, r->makespan_s));
+    } else if (c->set && set_refused(c)) { /* the case's set= line, not only the override's words */
+        line = g_strdup_printf("error %s: [case %s] set: %s", c->set_where, c->name, err ? err->message : "failed");
     } else {
         line = g_strdup_printf("error %s", err ? err->message : "failed");
     }

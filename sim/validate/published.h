@@ -104,6 +104,7 @@ typedef struct strata_published_case {
     char *hw, *trace;            /* resolved paths; trace NULL when gen */
     char *gen;                   /* `strata gen` arguments, or NULL */
     char **set;                  /* hardware overrides (NULL-terminated), or NULL */
+    char *set_where;             /* "FILE:LINE" of set=, or NULL */
     char *serve;                 /* `strata serve` options, or NULL */
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
