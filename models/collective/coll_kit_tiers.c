@@ -50,15 +50,6 @@ bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b)
     return a / s->domain == b / s->domain;
 }
 
-/* A slotted step's lane (coll_sched.h): ring g's round `round` takes slot
- * round mod NCCL_STEPS, lanes from 2 (lane 0, the op stream, holds the
- * rounds' ends; odd lanes a fused step's reduction, an all-gather's own
- * chunk). */
-static uint32_t slot_lane(uint32_t g, uint32_t groups, uint32_t round)
-{
-    return 2 * (1 + g + groups * (round % STRATA_COLL_NCCL_STEPS));
-}
-
 static uint64_t ceil_frac(uint64_t x, uint64_t num, uint64_t den)
 {
     return (uint64_t)(((unsigned __int128)x * num + den - 1) / den);
@@ -188,10 +179,10 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                 /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
                 uint32_t chunk = (at + 2 * n - step - (ag ? 1 : 2)) % n, owner = orders[(size_t)g * n + chunk];
                 bool last = !ag && step + 2 == n;
-                /* NCCL's connection: forwards what the source received the round before */
-                strata_coll_step st = {.round = step, .lane = slot_lane(g, groups, step), .src = src, .dst = q,
-                                       .after = step > 0 ? slot_lane(g, groups, step - 1) : 0,
-                                       .after_fused = step > 0 && !ag, .bytes = glen,
+                /* NCCL's connection: round `step` in slot step mod NCCL_STEPS (coll_sched.h
+                 * slotted), on lanes from 2 (lane 0, the op stream, holds the rounds' ends) */
+                uint32_t lane = 2 * (1 + g + groups * (step % STRATA_COLL_NCCL_STEPS));
+                strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
                                        .dst_buf = ag || last ? STRATA_COLL_OUT : STRATA_COLL_IN,

@@ -75,23 +75,18 @@ typedef struct strata_coll_step {
     bool pipelined;
     /* A step over one of NCCL's connections (its ring's steps across
      * domains): it starts when its source has received what it forwards
-     * (the source's steps of round k-1, as NCCL's receiver polls the step's
-     * flag or tail) and its slot is free; it waits neither for its source's
-     * sends of round k-1 to arrive nor for its destination's round k-1.
+     * (as NCCL's receiver polls the step's flag or tail: here the source's
+     * every receipt of round k-1, of all its rings, where NCCL waits for
+     * its own ring's only: that form made the bandwidth regime up to 4x
+     * too fast, docs/clusters.md, wave 23) and its lane is free; it waits
+     * neither for its source's sends of round k-1 to arrive nor for its
+     * destination's round k-1.
      * Its lane is one of the connection's STRATA_COLL_NCCL_STEPS slots (the
      * schedule gives round k the slot k mod NCCL_STEPS), so a step reuses a
      * slot once the receiver has consumed the step NCCL_STEPS rounds
      * before: NCCL's credits (src/device/prims_ll.h waitSend,
-     * prims_simple.h waitPeer: the sender waits for head + NCCL_STEPS).
-     * What it forwards is the source's receipt on lane `after` (its round
-     * event there; with after_fused also its reduction's, on after + 1):
-     * its ring's step into the source that brought the data, whose other
-     * rings (channels) it does not wait for. after 0: the source's start
-     * (round 0); STRATA_COLL_OWN_DATA: its own data, no wait (a later slice
-     * or loop of NCCL's first step: the source has started, as the ranks
-     * launch alike). */
-    bool slotted, after_fused;
-    uint32_t after;
+     * prims_simple.h waitPeer: the sender waits for head + NCCL_STEPS). */
+    bool slotted;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):
@@ -107,7 +102,6 @@ typedef struct strata_coll_step {
 #define STRATA_COLL_NCCL_SLICES 2u
 /* NCCL's slots per connection: NCCL_STEPS (src/include/device.h). */
 #define STRATA_COLL_NCCL_STEPS 8u
-#define STRATA_COLL_OWN_DATA UINT32_MAX /* strata_coll_step.after */
 /* NCCL's flag: a 64-bit step counter the sender stores into the receiver's
  * memory after each slice (the Simple protocol's tail). */
 #define STRATA_COLL_FLAG_BYTES 8u

@@ -29,9 +29,9 @@
  *           paced phase of k >= n / 2 rounds the group's leader waits for
  *           every S~e0 and records its own, which the others wait for;
  *   end:    free the receive buffers.
- * A slotted step (coll_sched.h: NCCL's connections) waits for S~eA@p (A:
- * its `after`), not S~e0@p nor S~e0@d, its sender for no receiver; every
- * lane L > 0 waits for S~e0@d once, after the start's record.
+ * A slotted step (coll_sched.h: NCCL's connections) waits for no S~e0@d,
+ * its sender for no receiver; every lane L > 0 waits for S~e0@d once, after
+ * the start's record.
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
@@ -306,16 +306,14 @@ static bool takes_part(const spmd *s, uint32_t d)
  * permute with device=D: D's only). */
 static bool step_kept(const spmd *s, uint32_t p) { return s->only_src == ONLY_ALL || p == s->only_src; }
 
-/* The waits of step st received at q on `lane` from p: p's previous round
- * (or its start) and, on a lane other than 0, q's own; a slotted step's:
- * p's receipt that it forwards (its lane's order and the start hold q). */
-static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p, const strata_coll_step *st)
+/* The waits of a step received at q on `lane` from p: p's previous round
+ * (or its start) and, on a lane other than 0 and when `own`, q's own (a
+ * slotted step: its lane's order and the collective's start hold it). */
+static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p, bool own)
 {
-    for (uint32_t i = 0; st->slotted && st->after != STRATA_COLL_OWN_DATA && i <= (uint32_t)st->after_fused; i++)
-        push(s, EM_WAIT, q, lane, named(s, p), st->after + i);
-    if (p != q && !st->slotted)
+    if (p != q)
         push(s, EM_WAIT, q, lane, named(s, p), 0);
-    if (lane != 0 && !st->slotted)
+    if (lane != 0 && own)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
@@ -494,7 +492,7 @@ static void plan_round(spmd *s)
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             if (!step_kept(s, p))
                 continue;
-            wait_round(s, q, st->lane, p, st);
+            wait_round(s, q, st->lane, p, !st->slotted);
             if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
                 emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
                 g_array_append_val(s->emits, d);
@@ -530,7 +528,7 @@ static void plan_round(spmd *s)
                  * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
                 if (st->fused || (ph.paced && s->beside)) {
                     e.lane = st->fused ? st->lane + 1 : s->beside + st->lane;
-                    wait_round(s, q, e.lane, p, st);
+                    wait_round(s, q, e.lane, p, !st->slotted);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
                 }
                 g_array_append_val(s->emits, e);

@@ -378,10 +378,7 @@ static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s, bool
  * alike), and the reduction lane L + 1 of a fused step goes to sigma[L] + 1.
  * Lanes are alike streams of every device, each round fenced by lane 0's
  * record (spmd.c), so devices that differ by perm and sigma keep the same
- * dates; a slotted step (coll_sched.h) instead waits for a lane of its
- * source by name, so its collective's symmetries must keep every lane
- * (schedule_symmetry). False when a lane has no image or two lanes would
- * share one. */
+ * dates. False when a lane has no image or two lanes would share one. */
 static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lanes, bool near, uint32_t *sigma)
 {
     uint64_t *sum = g_new0(uint64_t, 2 * (size_t)n_lanes); /* lane L's, then its image's */
@@ -428,11 +425,8 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
     const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
     GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
     uint32_t n_lanes = 1;
-    bool slotted = false;
-    for (guint i = 0; i < sig->steps->len; i++) {
+    for (guint i = 0; i < sig->steps->len; i++)
         n_lanes = MAX(n_lanes, steps[i].lane + 2);
-        slotted |= steps[i].slotted;
-    }
     for (uint32_t g = 0; g < strata_mesh_devices(mesh); g++)
         for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
             placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
@@ -441,12 +435,8 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
         }
     uint32_t *sigma = g_new(uint32_t, n_lanes);
     maps verdict = lane_map(placed, perm, n_lanes, near, sigma) ? MAPS_EXACTLY : MAPS_NOT;
-    for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++) {
-        bool moved = sigma[l] != UINT32_MAX && sigma[l] != l;
-        *lanes_moved = *lanes_moved || moved;
-        if (moved && slotted) /* its steps wait for their source's lane `after` by name (spmd.c) */
-            verdict = MAPS_NOT;
-    }
+    for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++)
+        *lanes_moved = *lanes_moved || (sigma[l] != UINT32_MAX && sigma[l] != l);
     GHashTable *count = near ? g_hash_table_new(placed_hash_near, placed_equal_near)
                              : g_hash_table_new(placed_hash, placed_equal);
     for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
