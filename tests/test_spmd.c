@@ -24,6 +24,7 @@
  *                        with NVLink's packet overhead) + a + 8 B / W (the
  *                        flag); its reduction (3s/HBM) runs alongside
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -272,29 +273,22 @@ static void assert_bad(const char *hw, const char *set, const char *body, const 
     g_free(dir);
 }
 
-/* NCCL's network step on a ring chunk's path, simulated step by step on 2
- * nodes of 2 (h100-2x8-ib.ini sliced: NICs on rails, each with latency L;
- * NCCL_ALGO=Ring, NCCL_PROTO=Simple). 64 KiB is one loop of the ring:
- * 2 x 3 steps of 2 slices, 12 rounds, each waiting for its slowest copy,
- * one across the network whose route (NIC, rail switch, NIC: two links)
- * takes 2L. NCCL's network step (hwLatencies[NET][Ring][Simple], 14 us)
- * less that route, 14 - 2L, is paid on the 3 network hops of one chunk's
- * path (test_collective.c derives them). So the time is
- * T0 + 12 x 2L + 3 x max(0, 14 us - 2L): from 5 to 6 us it grows by
- * 24 - 6 = 18 us, from 7 to 8 us (no step cost left) by 24 us. */
-static double ring_2x2_time(const char *latency)
+/* The time of the first collective of `body` (after its mesh option) on
+ * those 2 nodes of 2, NCCL's ring forced, each NIC's latency `latency`,
+ * under --collectives `mode`. */
+static double ring_2x2(const char *body, const char *proto, const char *latency, const char *mode)
 {
-    char *trace = strata_test_write_temp("ring2x2-XXXXXX.trace",
-                                         "strata-trace 1\noption mesh=data:4\nalloc buf 64KiB dtype=f32\n"
-                                         "all-reduce buf axis=data\nfree buf\n");
+    char *text = g_strconcat("strata-trace 1\noption mesh=data:4\n", body, NULL);
+    char *trace = strata_test_write_temp("ring2x2-XXXXXX.trace", text);
     char *json = g_strconcat(trace, ".json", NULL);
     char *hw = strata_test_source_path("configs/hw/h100-2x8-ib.ini");
     char *lat = g_strconcat("network.ib.latency=", latency, NULL);
-    strata_cli_result r = strata_test_cli(
-        "run", "--hw", hw, "--set", "hardware.devices=4", "--set", "hardware.devices_per_host=2", "--set",
-        "interconnect.nvlink.domain=2", "--set", "interconnect.nvlink.nccl_algo=Ring", "--set",
-        "interconnect.nvlink.nccl_proto=Simple", "--set", lat, "--collectives=steps", "--trace", trace, "--json", json,
-        "-q", NULL);
+    char *pr = g_strconcat("interconnect.nvlink.nccl_proto=", proto, NULL);
+    char *md = g_strconcat("--collectives=", mode, NULL);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--set", "hardware.devices=4", "--set",
+                                          "hardware.devices_per_host=2", "--set", "interconnect.nvlink.domain=2",
+                                          "--set", "interconnect.nvlink.nccl_algo=Ring", "--set", pr, "--set", lat, md,
+                                          "--trace", trace, "--json", json, "-q", NULL);
     ck_assert_msg(r.status == 0, "run failed: %s", r.err);
     run_out o = {.parser = json_parser_new()};
     ck_assert(json_parser_load_from_file(o.parser, json, NULL));
@@ -304,13 +298,68 @@ static double ring_2x2_time(const char *latency)
     strata_cli_result_clear(&r);
     g_unlink(json);
     g_unlink(trace);
+    g_free(md);
+    g_free(pr);
     g_free(lat);
     g_free(hw);
     g_free(json);
     g_free(trace);
+    g_free(text);
     return t;
 }
 
+static double ring_2x2_time(const char *latency)
+{
+    return ring_2x2("alloc buf 64KiB dtype=f32\nall-reduce buf axis=data\nfree buf\n", "Simple", latency, "steps");
+}
+
+/* NCCL's connections (coll_sched.h slotted; prims_ll.h: a rank's send of
+ * step k waits for its receipt of step k-1 and a free slot, not for its
+ * send of step k-1 to arrive). All-gather over the rail ring 0 1 | 3 2 (|
+ * the network, route 2L; with two channels also ring 1 0 | 2 3): 3
+ * rounds; in each ring two chunks walk net, NVLink, net, the other two
+ * NVLink, net, NVLink. So the collective ends after 2 network hops and 1
+ * NVLink hop: 2 x 2L grows by 4 us from L = 8 to 9 us (NCCL's network
+ * step, at most 14 us less the route, is then 0). Were each round to wait
+ * for every send of the one before (rounds as barriers, before wave 23),
+ * all 3 rounds would pay 2L: 6 us. 1 KiB a rank takes one ring (LL and
+ * Simple). 256 KiB on LL takes two, and a step waits for its source's
+ * whole round k-1, both rings' receipts (coll_sched.h slotted: NCCL waits
+ * for its own ring's only): each rank receives over the network in one of
+ * them, so every round pays 2L again: 6 us. Every mode of --collectives
+ * agrees with the steps (slotted steps take no phases). */
+START_TEST(ring_all_gather_chain_pays_two_network_hops)
+{
+    static const char *const small = "alloc in 1KiB dtype=f32\nalloc out 4KiB dtype=f32\n"
+                                     "all-gather out in axis=data\nfree out\nfree in\n";
+    static const char *const two_rings = "alloc in 256KiB dtype=f32\nalloc out 1MiB dtype=f32\n"
+                                         "all-gather out in axis=data\nfree out\nfree in\n";
+    static const struct {
+        const char *body, *proto;
+    } cases[] = {{small, "LL"}, {small, "Simple"}, {two_rings, "LL"}};
+    static const double grows[] = {4e-6, 4e-6, 6e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double t8 = ring_2x2(cases[i].body, cases[i].proto, "8us", "steps");
+        double t9 = ring_2x2(cases[i].body, cases[i].proto, "9us", "steps");
+        ck_assert_msg(fabs(t9 - t8 - grows[i]) <= 1e-12, "case %zu: %.17g", i, t9 - t8);
+        const char *const modes[] = {"phases", "classes", "fast"};
+        for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
+            ck_assert_double_eq_tol(ring_2x2(cases[i].body, cases[i].proto, "9us", modes[m]), t9, 1e-15);
+    }
+}
+END_TEST
+
+/* NCCL's network step on a ring chunk's path, simulated step by step on 2
+ * nodes of 2 (h100-2x8-ib.ini sliced: NICs on rails, each with latency L;
+ * NCCL_ALGO=Ring, NCCL_PROTO=Simple). 64 KiB is one loop of the ring:
+ * 2 x 3 steps of 2 slices, 12 rounds, each waiting for its slowest copy
+ * (its all-reduce's steps are not slotted, coll_sched.h),
+ * one across the network whose route (NIC, rail switch, NIC: two links)
+ * takes 2L. NCCL's network step (hwLatencies[NET][Ring][Simple], 14 us)
+ * less that route, 14 - 2L, is paid on the 3 network hops of one chunk's
+ * path (test_collective.c derives them). So the time is
+ * T0 + 12 x 2L + 3 x max(0, 14 us - 2L): from 5 to 6 us it grows by
+ * 24 - 6 = 18 us, from 7 to 8 us (no step cost left) by 24 us. */
 START_TEST(ring_pays_the_network_step_on_a_chunks_path)
 {
     double t5 = ring_2x2_time("5us"), t6 = ring_2x2_time("6us");
@@ -382,6 +431,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, gather_and_scatter_are_n_minus_1_steps);
     tcase_add_test(tc, summary_and_timeline_show_devices);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
+    tcase_add_test(tc, ring_all_gather_chain_pays_two_network_hops);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

@@ -162,7 +162,8 @@ void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
                                 const uint32_t *orders, uint32_t groups);
 /* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
- * a step; returns the rounds. */
+ * a step, its steps slotted (coll_sched.h): ring g's round k on lane
+ * 2 (1 + g + groups (k mod NCCL_STEPS)); returns the rounds. */
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups);
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
  * the root) and whether it is the parent's child 0 or 1. */

@@ -179,14 +179,18 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                 /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
                 uint32_t chunk = (at + 2 * n - step - (ag ? 1 : 2)) % n, owner = orders[(size_t)g * n + chunk];
                 bool last = !ag && step + 2 == n;
-                strata_coll_step st = {.round = step, .lane = 2 * g, .src = src, .dst = q, .bytes = glen,
+                /* NCCL's connection: round `step` in slot step mod NCCL_STEPS (coll_sched.h
+                 * slotted), on lanes from 2 (lane 0, the op stream, holds the rounds' ends) */
+                uint32_t lane = 2 * (1 + g + groups * (step % STRATA_COLL_NCCL_STEPS));
+                strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
                                        .dst_buf = ag || last ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .dst_off = ag ? owner * c + glo : last ? glo : owner * c + glo,
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
-                                       .pipelined = chunk != critical || coll_same_domain(s, src, q)};
+                                       .pipelined = chunk != critical || coll_same_domain(s, src, q),
+                                       .slotted = true};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,

@@ -9,7 +9,7 @@
  * rank holds IN and OUT (the same buffer for all-reduce). A schedule is a
  * list of steps grouped in rounds: a step of round k starts when its source
  * and its destination rank have finished every step of round k-1 they take
- * part in. A step moves `bytes` from (src rank, src_buf, src_off) to the
+ * part in (a `slotted` step: see there). A step moves `bytes` from (src rank, src_buf, src_off) to the
  * destination rank: without `reduce` it stores them at (dst_buf, dst_off);
  * with `reduce` it stores own + received there, where own is (own_buf,
  * own_off) of the destination rank (for all-reduce, the destination itself).
@@ -73,6 +73,20 @@ typedef struct strata_coll_step {
      * several steps in flight (coll_kit.h coll_wire_apply). */
     double delay_s;
     bool pipelined;
+    /* A step over one of NCCL's connections (its ring's steps across
+     * domains): it starts when its source has received what it forwards
+     * (as NCCL's receiver polls the step's flag or tail: here the source's
+     * every receipt of round k-1, of all its rings, where NCCL waits for
+     * its own ring's only: that form made the bandwidth regime up to 4x
+     * too fast, docs/clusters.md, wave 23) and its lane is free; it waits
+     * neither for its source's sends of round k-1 to arrive nor for its
+     * destination's round k-1.
+     * Its lane is one of the connection's STRATA_COLL_NCCL_STEPS slots (the
+     * schedule gives round k the slot k mod NCCL_STEPS), so a step reuses a
+     * slot once the receiver has consumed the step NCCL_STEPS rounds
+     * before: NCCL's credits (src/device/prims_ll.h waitSend,
+     * prims_simple.h waitPeer: the sender waits for head + NCCL_STEPS). */
+    bool slotted;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):
@@ -86,6 +100,8 @@ typedef struct strata_coll_step {
 #define STRATA_COLL_NCCL_CHANNELS 24u
 #define STRATA_COLL_NCCL_CHUNK (2ull << 20)
 #define STRATA_COLL_NCCL_SLICES 2u
+/* NCCL's slots per connection: NCCL_STEPS (src/include/device.h). */
+#define STRATA_COLL_NCCL_STEPS 8u
 /* NCCL's flag: a 64-bit step counter the sender stores into the receiver's
  * memory after each slice (the Simple protocol's tail). */
 #define STRATA_COLL_FLAG_BYTES 8u

@@ -29,6 +29,9 @@
  *           paced phase of k >= n / 2 rounds the group's leader waits for
  *           every S~e0 and records its own, which the others wait for;
  *   end:    free the receive buffers.
+ * A slotted step (coll_sched.h: NCCL's connections) waits for no S~e0@d,
+ * its sender for no receiver; every lane L > 0 waits for S~e0@d once, after
+ * the start's record.
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
@@ -117,19 +120,11 @@ uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw)
 
 /* ---- names ------------------------------------------------------------ */
 
-/* The scheme is spmd_names.h's. */
-static void qualify(GString *into, const char *name, uint32_t device) { strata_spmd_name(into, name, device); }
-
 /* The instance on `device` of memory (or unit) `name`, as the model names it
  * (strata_hw_instance_name). */
 static const char *instance_of(spmd *s, const char *name, uint32_t device, bool unit)
 {
     return strata_hw_instance_name(s->hw, name, device, unit, s->strs[STR_MEMORY]);
-}
-
-static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
-{
-    strata_spmd_lane_name(into, stream, lane, what, device);
 }
 
 /* ---- rendering -------------------------------------------------------- */
@@ -141,7 +136,7 @@ static void render_plain(spmd *s, uint32_t d)
     *o = *in;
     o->has_device = true; /* the device that runs it: a field of every op handed out */
     o->device = d;
-    qualify(s->strs[STR_STREAM], in->stream, d);
+    strata_spmd_name(s->strs[STR_STREAM], in->stream, d);
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
         o->unit = instance_of(s, in->unit, d, true);
@@ -151,11 +146,11 @@ static void render_plain(spmd *s, uint32_t d)
         return;
     }
     if (in->name && in->kind != STRATA_OP_RELEASE) {
-        qualify(s->strs[STR_NAME], in->name, d);
+        strata_spmd_name(s->strs[STR_NAME], in->name, d);
         o->name = s->strs[STR_NAME]->str;
     }
     if (in->src) {
-        qualify(s->strs[STR_SRC], in->src, d);
+        strata_spmd_name(s->strs[STR_SRC], in->src, d);
         o->src = s->strs[STR_SRC]->str;
     }
     if (in->kind == STRATA_OP_ALLOC || (in->kind == STRATA_OP_RELEASE && in->memory))
@@ -165,11 +160,11 @@ static void render_plain(spmd *s, uint32_t d)
 static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
 {
     if (buf == TMP_BUF)
-        lane_name(into, s->cur->stream, lane, STRATA_SPMD_RECV, device);
+        strata_spmd_lane_name(into, s->cur->stream, lane, STRATA_SPMD_RECV, device);
     else if (buf == STRATA_COLL_OUT || s->cur->kind == STRATA_OP_ALL_REDUCE)
-        qualify(into, s->cur->name, device);
+        strata_spmd_name(into, s->cur->name, device);
     else
-        qualify(into, s->cur->src, device);
+        strata_spmd_name(into, s->cur->src, device);
 }
 
 /* The launch op's time on device d: the library's fixed cost, after the
@@ -187,14 +182,14 @@ static void render_step(spmd *s, const emit *e)
     o->line = s->cur->line;
     o->has_device = true;
     o->device = e->device;
-    lane_name(s->strs[STR_STREAM], s->cur->stream, e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane, NULL,
-              e->device);
+    uint32_t lane = e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane;
+    strata_spmd_lane_name(s->strs[STR_STREAM], s->cur->stream, lane, NULL, e->device);
     o->stream = s->strs[STR_STREAM]->str;
     switch ((emit_kind)e->kind) {
     case EM_ALLOC_TMP:
     case EM_FREE_TMP:
         o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, STRATA_SPMD_RECV, e->device);
+        strata_spmd_lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, STRATA_SPMD_RECV, e->device);
         o->name = s->strs[STR_NAME]->str;
         if (o->kind == STRATA_OP_ALLOC) {
             o->size = e->bytes;
@@ -207,7 +202,7 @@ static void render_step(spmd *s, const emit *e)
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
         if (e->bytes > 0) /* a paced phase's ends, a fence of its collective (end_round, sync_groups) */
             s->last = (strata_spmd_step){s->info->desc.index + 1, 0, 0, e->bytes};
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
+        strata_spmd_lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
@@ -312,12 +307,13 @@ static bool takes_part(const spmd *s, uint32_t d)
 static bool step_kept(const spmd *s, uint32_t p) { return s->only_src == ONLY_ALL || p == s->only_src; }
 
 /* The waits of a step received at q on `lane` from p: p's previous round
- * (or its start) and, on a lane other than 0, q's own. */
-static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
+ * (or its start) and, on a lane other than 0 and when `own`, q's own (a
+ * slotted step: its lane's order and the collective's start hold it). */
+static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p, bool own)
 {
     if (p != q)
         push(s, EM_WAIT, q, lane, named(s, p), 0);
-    if (lane != 0)
+    if (lane != 0 && own)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
@@ -420,7 +416,7 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
             if (!expanded(s, p) || !step_kept(s, p))
                 continue;
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
-            if (p != q) {
+            if (p != q && !steps[i].slotted) {
                 push(s, EM_WAIT, p, 0, named(s, q), 0);
                 s->touched[(size_t)p * s->n_lanes] = 1;
             }
@@ -496,7 +492,7 @@ static void plan_round(spmd *s)
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             if (!step_kept(s, p))
                 continue;
-            wait_round(s, q, st->lane, p);
+            wait_round(s, q, st->lane, p, !st->slotted);
             if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
                 emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
                 g_array_append_val(s->emits, d);
@@ -532,7 +528,7 @@ static void plan_round(spmd *s)
                  * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
                 if (st->fused || (ph.paced && s->beside)) {
                     e.lane = st->fused ? st->lane + 1 : s->beside + st->lane;
-                    wait_round(s, q, e.lane, p);
+                    wait_round(s, q, e.lane, p, !st->slotted);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
                 }
                 g_array_append_val(s->emits, e);
@@ -666,8 +662,10 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->step_at = 0;
     s->n_lanes = 1;
     s->beside = 0;
+    bool slotted = false; /* its lanes then wait for its start once, not each round */
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        slotted |= st->slotted;
         s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
         s->beside |= st->reduce && !st->fused && s->mode == STRATA_SPMD_FAST;
     }
@@ -701,6 +699,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         if (launch_time(s, d) > 0)
             push(s, EM_LAUNCH, d, 0, d, 0);
         push(s, EM_RECORD, d, 0, d, 0);
+        for (uint32_t l = 1; slotted && l < s->n_lanes; l++)
+            push(s, EM_WAIT, d, l, d, 0);
     }
     if (s->rounds > 0)
         plan_round(s);
