@@ -1057,7 +1057,7 @@ static strata_serve_model tiny(void)
  * whole memory usable; preemption by swap when asked. */
 static strata_serve_result *run_tiny(const char *capacity, strata_serve_request *req, uint32_t n, bool swap)
 {
-    strata_serve_stream s = {req, n, 0, (char *)"tiny"};
+    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
@@ -1232,7 +1232,7 @@ START_TEST(attention_dp_schedules_every_rank)
      * TP2 runs A and B (8 tokens), then C and D; attention dp runs both ranks' 4 sequences and 16 tokens
      * at once: one step. The KV per token is every head's (1 KV head: 32 B either way) */
     strata_serve_request req[4] = {{0, 4, 1}, {0, 4, 1}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_stream s = {req, 4, 0, (char *)"four"};
+    strata_serve_stream s = {req, 4, 0, (char *)"four", NULL};
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
     strata_hw *hw = hw_load(path, NULL);

@@ -7,7 +7,8 @@
  * its CUDA graph padding of decode batches, SGLang 0.3's prefill batches
  * and admission; the KV pool each engine sizes (vLLM of the device,
  * TensorRT-LLM of the memory left free); TensorRT-LLM's overlap scheduler's
- * one decode more per request; inter-token latencies against TPOT.
+ * one decode more per request; inter-token latencies against TPOT; each
+ * engine's rule for requests longer than max_model_len.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -33,7 +34,7 @@ static strata_serve_model tiny(void)
 static strata_serve_result *run_config(strata_serve_config *c, const char *policy, strata_serve_request *req,
                                        uint32_t n)
 {
-    strata_serve_stream s = {req, n, 0, (char *)"tiny"};
+    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL};
     c->block_size = 4, c->gpu_memory_utilization = 1, c->record_steps = true;
     GError *err = NULL;
     c->scheduler = strata_serve_scheduler_find(policy, &err);
@@ -664,6 +665,82 @@ START_TEST(trtllm_cpp_runs_nims_executor)
 }
 END_TEST
 
+/* vLLM's OpenAI server (no --engine): prompt + output > max_model_len (the tiny model's 8,192) is refused on
+ * arrival. Three requests, the second of 9,000 prompt tokens (it would fit the pool of 32,692 tokens): 2 served,
+ * 1 rejected as too long, the first refused being request 1. Then 8,000 + 192 = 8,192 served and 8,000 + 193
+ * refused (strata's old cut served it with 192 outputs). The same three under a closed loop of one client:
+ * the refusal frees the client at once. Every request refused: nothing completed, the run ends. */
+START_TEST(lengths_vllm_server_refuses_over_max_model_len)
+{
+    strata_serve_request req[] = {{0, 100, 10}, {0, 9000, 10}, {0, 100, 10}};
+    strata_serve_result *r = run("vllm-v1", 1, false, req, 3);
+    ck_assert_uint_eq(r->completed, 2);
+    ck_assert_uint_eq(r->rejected, 1);
+    ck_assert_uint_eq(r->rejected_too_long, 1);
+    ck_assert_uint_eq(r->too_long_first, 1);
+    strata_serve_result_free(r);
+    strata_serve_request sum[] = {{0, 8000, 192}, {0, 8000, 193}};
+    r = run("vllm-v1", 1, false, sum, 2);
+    ck_assert_uint_eq(r->completed, 1);
+    ck_assert_uint_eq(r->rejected_too_long, 1);
+    ck_assert_uint_eq(r->too_long_first, 1);
+    strata_serve_result_free(r);
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.concurrency = 1;
+    r = run_config(&c, "vllm-v1", req, 3);
+    ck_assert_uint_eq(r->completed, 2);
+    ck_assert_uint_eq(r->rejected, 1);
+    ck_assert_uint_eq(r->rejected_too_long, 1);
+    strata_serve_result_free(r);
+    strata_serve_request all[] = {{0, 9000, 1}, {1, 9000, 1}};
+    r = run("vllm-v1", 1, false, all, 2);
+    ck_assert_uint_eq(r->completed, 0);
+    ck_assert_uint_eq(r->rejected, 2);
+    ck_assert_uint_eq(r->rejected_too_long, 2);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+static void check_lengths(const char *engine, uint64_t pool, uint32_t prompt, uint32_t output, bool served,
+                          uint32_t want_prompt, uint32_t want_output)
+{
+    GError *err = NULL;
+    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
+    ck_assert_msg(!engine || e, "%s", err ? err->message : "");
+    uint32_t p = prompt, o = output;
+    ck_assert_msg(strata_serve_engine_lengths(e, 1024, pool, &p, &o) == served, "%s %u + %u",
+                  engine ? engine : "vllm-v1", prompt, output);
+    if (served) {
+        ck_assert_uint_eq(p, want_prompt);
+        ck_assert_uint_eq(o, want_output);
+    }
+}
+
+/* Each engine's rule at max_model_len 1,024. vLLM's server (no --engine, vllm-v0): prompt + output <= 1,024
+ * served as is, 1,000 + 25 refused. SGLang 0.3, pool 100,000 tokens: max_req_input_len = min(1,023, 99,999) =
+ * 1,023; a prompt of 1,024 refused, one of 1,023 kept at 1,023 with one output (1,023 - 1 - 1,023 < 1),
+ * 1,000 + 100 gets min(100, 1,023 - 1 - 1,000) = 22 outputs; pool 500 tokens: max_req_input_len 499, a prompt
+ * of 600 cut to 499 (one output), 400 + 200 gets 499 - 1 - 400 = 98. TensorRT-LLM: a prompt of 1,025 refused,
+ * 1,000 + 100 cut to 1,000 + 24, 1,024 + 10 to one output. */
+START_TEST(lengths_follow_each_engine)
+{
+    check_lengths(NULL, 100000, 1000, 24, true, 1000, 24);
+    check_lengths(NULL, 100000, 1000, 25, false, 0, 0);
+    check_lengths("vllm-v0", 100000, 1025, 1, false, 0, 0);
+    check_lengths("sglang-v0.3", 100000, 1024, 10, false, 0, 0);
+    check_lengths("sglang-v0.3", 100000, 1023, 10, true, 1023, 1);
+    check_lengths("sglang-v0.3", 100000, 1000, 100, true, 1000, 22);
+    check_lengths("sglang-v0.3", 100000, 1000, 10, true, 1000, 10);
+    check_lengths("sglang-v0.3", 500, 600, 50, true, 499, 1);
+    check_lengths("sglang-v0.3", 500, 400, 200, true, 400, 98);
+    check_lengths("trtllm", 100000, 1025, 1, false, 0, 0);
+    check_lengths("trtllm-cpp", 100000, 1000, 100, true, 1000, 24);
+    check_lengths("trtllm-cpp", 100000, 1024, 10, true, 1024, 1);
+    check_lengths("trtllm", 100000, 1000, 24, true, 1000, 24);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_sched");
@@ -686,6 +763,8 @@ int main(void)
     tcase_add_test(tc, trtllm_overlap_runs_one_decode_more);
     tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
     tcase_add_test(tc, v0_multi_step_streams_a_run_as_one_chunk);
+    tcase_add_test(tc, lengths_vllm_server_refuses_over_max_model_len);
+    tcase_add_test(tc, lengths_follow_each_engine);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

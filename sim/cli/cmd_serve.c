@@ -71,6 +71,8 @@ static bool serve_points(strata_job *job, const strata_serve_args *a, strata_ser
             strata_job_doing(job, "serving %u requests with %s", set->stream->n, k->name);
             strata_serve_result *r = strata_serve_run(set->hw, &set->model, &c, set->stream, k, progress, err);
             ok = r != NULL;
+            if (ok)
+                strata_serve_report_refused(stderr, "strata serve", r, set->stream, &c, set->model.max_model_len);
             if (ok && knob)
                 g_snprintf(r->label, sizeof r->label, "%s=%s", knob, *v);
             if (ok)

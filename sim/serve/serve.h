@@ -23,7 +23,8 @@
  *
  * Invariants: the run is deterministic (the same inputs give the same
  * results, byte for byte); every request either completes or is counted as
- * rejected (its prompt and output cannot fit the whole pool).
+ * rejected (its prompt and output cannot fit the whole pool, or the engine
+ * refuses its length on arrival: serve_engine.h's length rules).
  */
 #ifndef STRATA_SERVE_H
 #define STRATA_SERVE_H
@@ -102,6 +103,10 @@ typedef struct strata_serve_dist {
 typedef struct strata_serve_result {
     const char *scheme;
     uint32_t requests, completed, rejected;
+    /* of the rejected, those the engine refuses for their length
+     * (serve_engine.h's length rules), and the first of them (its index in
+     * the stream; UINT32_MAX: none) */
+    uint32_t rejected_too_long, too_long_first;
     double makespan;                   /* first arrival to last completion */
     strata_serve_dist ttft, tpot, e2e; /* seconds */
     /* inter-token latencies: every gap between a request's consecutive

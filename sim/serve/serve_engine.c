@@ -158,6 +158,39 @@
  *   (serve_cost.c's fa3_prefill_bytes); the rows above run their own
  *   prefill kernels (vLLM 0.6's FlashAttention-2, SGLang 0.3's FlashInfer,
  *   TensorRT-LLM's FMHA), timed by the flash-attention row's count.
+ * Requests longer than the model allows (serve_engine.h's length rules;
+ *   strata's model has one length, max_model_len L):
+ *   vLLM rows (none, vllm-v0, overlap, vllm-v1): the published cases' clients
+ *   go through vLLM's OpenAI server, which refuses prompt + max_tokens > L
+ *   with a 400 before the engine sees it (vllm-0.6.0 wheel, vllm/entrypoints/
+ *   openai/serving_engine.py:268-276, OpenAIServing._validate_input: "elif
+ *   token_num + request.max_tokens > self.max_model_len: raise ValueError";
+ *   serving_completion.py:146-148 answers it with create_error_response).
+ *   The V0 scheduler's own check, a prompt over min(L, budget) ignored
+ *   (FINISHED_IGNORED, core/scheduler.py:815-824, prompt_limit of
+ *   _get_prompt_limit, :751-764), never fires behind it: vllm-v0's budget is
+ *   >= L (serve_args.c) and the chunked row's limit is L.
+ *   sglang-v0.3: the tokenizer manager refuses a prompt of >= context_len
+ *   tokens (sglang-0.3.0 wheel, srt/managers/tokenizer_manager.py:418-423,
+ *   _validate_input_length, context_len the model's, strata's L); the TP
+ *   worker cuts a prompt of >= max_req_input_len = min(context_len - 1,
+ *   max_total_num_tokens - 1) tokens to that ("Truncated!!!") and sets
+ *   max_new_tokens = min(max_new_tokens, max_req_input_len - 1 - prompt)
+ *   (srt/managers/tp_worker.py:134-137, 378-394); a value below 1 still
+ *   samples the prefill's token and then finishes (check_finished: output
+ *   >= max_new_tokens), so one output token. max_total_num_tokens is the
+ *   rank's KV pool in tokens.
+ *   trtllm, trtllm-cpp: the C++ request's validation (NVIDIA/TensorRT-LLM
+ *   @119c6e60e65e5ecec4e97afdb6ea584f674aed24, cpp/tensorrt_llm/
+ *   batch_manager/llmRequest.cpp, LlmRequest::validate): "Prompt length (%d)
+ *   exceeds maximum input length (%d)" thrown (the request answered with an
+ *   error), and a prompt + max_new_tokens over maxSequenceLen gets
+ *   max_new_tokens = maxSequenceLen - prompt with a warning. Taken: max
+ *   input length = max sequence length = L (strata has one length; an
+ *   engine built with a smaller max_input_len refuses more). The PyTorch
+ *   backend's own path (trtllm) is not read; its LLM API checks prompt >
+ *   max_num_tokens only without chunked prefill (tensorrt_llm/llmapi/llm.py
+ *   _check_arguments), which trtllm-bench's runs do not meet.
  */
 #include "serve/serve_engine.h"
 #include <math.h>
@@ -181,6 +214,7 @@ static const strata_serve_engine engines[] = {
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
      .per_prefill_token_s = 0.3e-6,
+     .lengths = SERVE_LENGTH_VLLM_SERVER,
      .what = "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step + 0.3 us a prefilled token (ESTIMATE), once per "
              "--num-scheduler-steps decode steps",
      .scheduler = "vllm-v0",
@@ -204,6 +238,7 @@ static const strata_serve_engine engines[] = {
      .attn_aux = "sglang-0.3-flashinfer",
      .per_prompt_token_s = 5.4e-9,
      .per_output_token_s = 25e-9,
+     .lengths = SERVE_LENGTH_SGLANG_03,
      .logits_gather = true,
      .embed_allreduce = true},
     {.name = "overlap",
@@ -220,6 +255,7 @@ static const strata_serve_engine engines[] = {
      .allreduce = "trtllm-auto",
      .pool_of_free = true,
      .overlap_lag = true,
+     .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true,
      .embed_allreduce = true},
     {.name = "trtllm-cpp",
@@ -229,6 +265,7 @@ static const strata_serve_engine engines[] = {
      .scheduler = "trtllm-no-evict-unchunked",
      .decode = "xqa",
      .pool_of_free = true,
+     .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true},
     {.name = NULL},
 };
@@ -278,6 +315,54 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
     }
     strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->logits_to_root, e->embed_allreduce);
     return true;
+}
+
+bool strata_serve_engine_lengths(const strata_serve_engine *e, uint32_t max_model_len, uint64_t pool_tokens,
+                                 uint32_t *prompt, uint32_t *output)
+{
+    uint64_t len = max_model_len, p = *prompt, o = *output;
+    switch (e ? e->lengths : SERVE_LENGTH_VLLM_SERVER) {
+    case SERVE_LENGTH_SGLANG_03: {
+        if (p >= len)
+            return false;
+        uint64_t input_max = pool_tokens ? MIN(len - 1, pool_tokens - 1) : len - 1;
+        if (p >= input_max)
+            p = input_max;
+        if (input_max < p + 2)
+            o = 1;
+        else
+            o = MIN(o, input_max - 1 - p);
+        break;
+    }
+    case SERVE_LENGTH_TRTLLM:
+        if (p > len)
+            return false;
+        if (p + o > len)
+            o = len - p;
+        break;
+    case SERVE_LENGTH_VLLM_SERVER:
+    default:
+        if (p + o > len)
+            return false;
+        break;
+    }
+    if (o < 1)
+        o = 1;
+    *prompt = (uint32_t)p, *output = (uint32_t)o;
+    return true;
+}
+
+const char *strata_serve_engine_length_rule(const strata_serve_engine *e)
+{
+    switch (e ? e->lengths : SERVE_LENGTH_VLLM_SERVER) {
+    case SERVE_LENGTH_SGLANG_03:
+        return "SGLang 0.3 refuses a prompt of max_model_len tokens or more";
+    case SERVE_LENGTH_TRTLLM:
+        return "TensorRT-LLM refuses a prompt longer than max_model_len";
+    case SERVE_LENGTH_VLLM_SERVER:
+    default:
+        return "vLLM's OpenAI server refuses prompt + output > max_model_len";
+    }
 }
 
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,

@@ -39,6 +39,16 @@
 
 typedef enum { SERVE_ENGINE_SYNC, SERVE_ENGINE_MULTI_STEP, SERVE_ENGINE_OVERLAP } serve_engine_mode;
 
+/* What the engine does with a request longer than the model allows, L being
+ * the model's max_model_len (serve_engine.c cites each):
+ *   VLLM_SERVER  vLLM's OpenAI server: prompt + output > L is refused (400);
+ *   SGLANG_03    SGLang 0.3: prompt >= L refused; a prompt >= min(L, pool
+ *                tokens) - 1 cut to that, its output to what leaves one more
+ *                token of room (at least the one the prefill samples);
+ *   TRTLLM       TensorRT-LLM's LlmRequest::validate: prompt > L refused,
+ *                prompt + output > L gets its output cut to L - prompt. */
+typedef enum { SERVE_LENGTH_VLLM_SERVER, SERVE_LENGTH_SGLANG_03, SERVE_LENGTH_TRTLLM } serve_length_rule;
+
 typedef struct strata_serve_engine {
     const char *name;
     serve_engine_mode mode;
@@ -83,6 +93,7 @@ typedef struct strata_serve_engine {
                             * all-reduced (serve_cost.h) */
     bool logits_to_root;   /* with logits_gather, the logits are gathered to rank 0 only by p2p sends
                             * (torch.distributed.gather: vLLM v0), not all-gathered (serve_cost.h) */
+    serve_length_rule lengths; /* its rule for a request longer than the model allows (above) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -96,6 +107,14 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
  * prefill, nothing else), which --engine cannot name. False, with err set,
  * when the row names a kernel no table has. */
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err);
+/* Applies the row's length rule (e NULL: vLLM v1's, the OpenAI server's) to
+ * one request of *prompt and *output tokens, max_model_len L and a KV pool
+ * of pool_tokens per rank: false when the engine refuses it, else true with
+ * *prompt and *output as the engine runs them (each >= 1). */
+bool strata_serve_engine_lengths(const strata_serve_engine *e, uint32_t max_model_len, uint64_t pool_tokens,
+                                 uint32_t *prompt, uint32_t *output);
+/* The rule in one line, for the warning on refused requests. */
+const char *strata_serve_engine_length_rule(const strata_serve_engine *e);
 /* A step's batch as the engine's CPU time sees it. */
 typedef struct strata_serve_engine_batch {
     uint32_t requests;      /* requests in the step */

@@ -28,6 +28,20 @@ static void add_samples(JsonBuilder *b, const GArray *samples)
     json_builder_end_array(b);
 }
 
+void strata_serve_report_refused(FILE *out, const char *who, const strata_serve_result *r,
+                                 const strata_serve_stream *s, const strata_serve_config *c, uint32_t max_model_len)
+{
+    if (!r->rejected_too_long || r->too_long_first >= s->n)
+        return;
+    const strata_serve_request *q = &s->req[r->too_long_first];
+    char *where = s->line ? g_strdup_printf("%s:%" G_GUINT64_FORMAT, s->origin, s->line[r->too_long_first])
+                          : g_strdup_printf("request %u of %s", r->too_long_first + 1, s->origin);
+    fprintf(out, "%s: warning: %u of %u requests rejected as too long (%s %u); the first: %s, prompt "
+            "%u, output %u tokens\n", who, r->rejected_too_long, r->requests,
+            strata_serve_engine_length_rule(c->engine), max_model_len, where, q->prompt, q->output);
+    g_free(where);
+}
+
 static void add_result(JsonBuilder *b, const strata_serve_result *r)
 {
     json_builder_begin_object(b);
@@ -38,6 +52,7 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
         CNT("requests", r->requests),
         CNT("completed", r->completed),
         CNT("rejected", r->rejected),
+        CNT("rejected_too_long", r->rejected_too_long),
         CNT("steps", r->steps),
         CNT("prefill_tokens", r->prefill_tokens),
         CNT("decode_tokens", r->decode_tokens),
@@ -129,8 +144,10 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
     for (uint32_t i = 0; i < rep->n; i++) {
         const strata_serve_result *r = rep->runs[i];
         fprintf(out, "\n[%s%s%s]\n", r->scheme, r->label[0] ? " " : "", r->label);
-        fprintf(out, "  completed      %u of %u (%u rejected) in %.3f s, %" G_GUINT64_FORMAT " steps\n",
-                r->completed, r->requests, r->rejected, r->makespan, r->steps);
+        fprintf(out, "  completed      %u of %u (%u rejected", r->completed, r->requests, r->rejected);
+        if (r->rejected_too_long)
+            fprintf(out, ", %u of them too long for the engine", r->rejected_too_long);
+        fprintf(out, ") in %.3f s, %" G_GUINT64_FORMAT " steps\n", r->makespan, r->steps);
         fprintf(out, "  throughput     %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->output_tok_s,
                 r->total_tok_s, r->req_s);
         fprintf(out, "  TTFT           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", r->ttft.p50 * 1e3,

@@ -29,6 +29,12 @@ typedef struct strata_serve_report {
 
 JsonNode *strata_serve_report_json(const strata_serve_report *rep);
 void strata_serve_report_print(const strata_serve_report *rep, FILE *out);
+/* One warning line on out when the run r of stream s refused requests for
+ * their length (serve_engine.h): how many, the engine's rule, and the first
+ * one's row (FILE:LINE, or its index in a generated stream); who prefixes
+ * it. Nothing when none was refused. */
+void strata_serve_report_refused(FILE *out, const char *who, const strata_serve_result *r,
+                                 const strata_serve_stream *s, const strata_serve_config *c, uint32_t max_model_len);
 /* A Chrome trace-event / Perfetto timeline of the runs that kept their
  * steps: a process per run, a track of steps (tokens, prefills, decodes)
  * and counters of the pool held and of running and waiting requests;

@@ -5,7 +5,8 @@
  * Arrivals: open loop, a request joins the waiting queue at its arrival
  * time; closed loop (concurrency C), the first C requests arrive at 0 and
  * each completion sends the next one at once (a benchmark client's fixed
- * concurrency).
+ * concurrency). A request the engine refuses for its length (serve_engine.h)
+ * is rejected on arrival, its client free again at once.
  * Figures: TTFT = first token - arrival; TPOT = (finish - first token) /
  * (output - 1) for output > 1 (vLLM's benchmark_serving); E2E = finish -
  * arrival; percentiles by linear interpolation between order statistics
@@ -127,9 +128,17 @@ void serve_arrivals(serve_state *st)
         } else if (q->arrival > st->now) {
             break;
         }
+        st->next++;
+        if (q->refused) {
+            /* refused before the engine schedules it: done, its client free again */
+            q->state = SERVE_DONE;
+            st->res->rejected++;
+            st->n_done++;
+            serve_client_free(st, q);
+            continue;
+        }
         q->state = SERVE_WAITING;
         serve_deque_push(&st->waiting, q->id, false);
-        st->next++;
     }
 }
 
@@ -344,21 +353,27 @@ static void summarise(serve_state *st)
     g_free(e2e);
 }
 
-/* The run's requests: lengths capped at max_model_len (a prompt that
- * leaves no room for one token is rejected at once). */
-static serve_req *make_requests(const strata_serve_stream *s, uint32_t max_len)
+/* The run's requests, each as the engine's length rule leaves it
+ * (strata_serve_engine_lengths): a request the engine refuses is marked to be
+ * rejected on arrival and counted. */
+static serve_req *make_requests(const strata_serve_stream *s, const strata_serve_engine *e, uint32_t max_len,
+                                uint64_t pool_tokens, strata_serve_result *r)
 {
     serve_req *req = g_new0(serve_req, s->n ? s->n : 1);
+    r->too_long_first = UINT32_MAX;
     for (uint32_t i = 0; i < s->n; i++) {
         serve_req *q = &req[i];
         q->id = i;
         q->arrival = s->req[i].arrival;
         q->prompt = s->req[i].prompt;
         q->output = s->req[i].output;
-        if (q->prompt >= max_len)
-            q->prompt = max_len - 1;
-        if (q->prompt + q->output > max_len)
-            q->output = max_len - q->prompt;
+        if (!strata_serve_engine_lengths(e, max_len, pool_tokens, &q->prompt, &q->output)) {
+            q->refused = true;
+            q->prompt = q->output = 1;
+            r->rejected_too_long++;
+            if (r->too_long_first == UINT32_MAX)
+                r->too_long_first = i;
+        }
     }
     return req;
 }
@@ -431,7 +446,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     }
     if (ok) {
         r->pool_blocks = scheme == &strata_serve_kv_paged ? strata_serve_pool_blocks(&kc) : 0;
-        st.req = make_requests(s, m->max_model_len);
+        st.req = make_requests(s, c->engine, m->max_model_len,
+                               r->kv_bytes_per_token ? r->pool_bytes / r->kv_bytes_per_token : 0, r);
         st.running = g_new(uint32_t, c->max_num_seqs + 1);
         st.chunks = g_new(strata_serve_chunk, c->max_num_seqs + 1);
     }

@@ -23,6 +23,7 @@ typedef struct serve_req {
     bool undelivered;              /* tokens sampled in a multi-step run, streamed when the run ends */
     uint64_t swapped_bytes;
     bool draining;                 /* finished, still in the batch for the engine's lagged step (overlap_lag) */
+    bool refused;                  /* too long for the engine: rejected on arrival (serve_engine.h) */
 } serve_req;
 
 typedef struct serve_deque {

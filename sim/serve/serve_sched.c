@@ -357,6 +357,8 @@ static strata_serve_engine_batch engine_batch(const serve_state *st)
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
+    if (st->n_done >= st->n_req)
+        return true; /* the last arrivals were refused */
     if (st->run_left) {
         st->run_left--;
         next_run_step(st);

@@ -143,6 +143,7 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
     strata_lines *l = strata_lines_new(fp, path);
     int rc = strata_lines_next(l, &line, &len, err);
     GArray *reqs = g_array_new(FALSE, FALSE, sizeof(strata_serve_request));
+    GArray *lines = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     bool ok = rc > 0 && header_columns(line, path, &cols, err);
     if (rc == 0)
         ok = strata_fail_at(err, path, 1, "expected a header line, the file is empty");
@@ -167,6 +168,7 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
         prev = t;
         r.arrival = t;
         g_array_append_val(reqs, r);
+        g_array_append_val(lines, ln);
     }
     ok = ok && rc >= 0;
     strata_lines_free(l);
@@ -174,11 +176,13 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
         ok = strata_fail_at(err, path, 2, "expected at least one request row");
     if (!ok) {
         g_array_free(reqs, TRUE);
+        g_array_free(lines, TRUE);
         return NULL;
     }
     strata_serve_stream *s = g_new0(strata_serve_stream, 1);
     s->n = reqs->len;
     s->req = (strata_serve_request *)(void *)g_array_free(reqs, FALSE);
+    s->line = (uint64_t *)(void *)g_array_free(lines, FALSE);
     s->origin = g_strdup(path);
     return s;
 }
@@ -285,6 +289,7 @@ void strata_serve_stream_free(strata_serve_stream *s)
     if (!s)
         return;
     g_free(s->req);
+    g_free(s->line);
     g_free(s->origin);
     g_free(s);
 }

@@ -21,6 +21,7 @@
 #include "serve/serve_args.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
+#include "serve/serve_report.h"
 #include "validate/published.h"
 
 typedef struct serve_metric {
@@ -214,6 +215,8 @@ char *strata_published_serve_child(const strata_published_case *c)
     } else if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
         r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0), NULL,
                              &err);
+        if (r)
+            strata_serve_report_refused(stderr, c->where, r, set.stream, &set.config, set.model.max_model_len);
         double v = r ? metric_value(c->metric, r) : NAN;
         if (r && !(v > 0))
             line = g_strdup_printf("error %s: the serving run gives no figure (%u of %u requests completed)",
