@@ -49,6 +49,7 @@
 #include "engine/engine_phase.h"
 #include "engine/engine_power.h"
 #include "engine/engine_sg_flow.h"
+#include "engine/engine_spans.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
@@ -108,6 +109,7 @@ struct engine_ctx {
     engine_quotient *quotient; /* with classes (engine_quotient.h), else NULL */
     engine_feed *feed;
     strata_results *results;
+    engine_spans spans;  /* where spans and samples go (spans_wanted) */
     engine_hosts hosts;
     activity_clock *links, *units, *ports;
     uint64_t *link_bytes, *port_bytes;
@@ -167,49 +169,6 @@ static bool spans_wanted(const engine_ctx *ctx)
     return ctx->opt->record_spans || ctx->opt->timeline;
 }
 
-/* The binder's routes not yet in the results, each as the links its hops
- * cross (the results' route ids are the binder's). */
-static void list_routes(engine_ctx *ctx)
-{
-    const strata_binder *b = engine_feed_binder(ctx->feed);
-    GArray *links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (uint32_t r = strata_results_route_count(ctx->results); r < strata_binder_route_count(b); r++) {
-        const strata_hop *hops = NULL;
-        uint32_t n = 0;
-        strata_binder_route_hops(b, r, &hops, &n);
-        g_array_set_size(links, n);
-        for (uint32_t i = 0; i < n; i++)
-            g_array_index(links, uint32_t, i) = hops[i].link;
-        strata_results_add_route(ctx->results, (const uint32_t *)(void *)links->data, n);
-    }
-    g_array_free(links, TRUE);
-}
-
-/* The results' route of a copy: the binder's route id, or with classes,
- * for a sender's copy, the id after the binder's (every route is bound in
- * the first pass) that its sender takes, listed in sender order. */
-static uint32_t span_route(engine_ctx *ctx, const strata_bound_op *op, uint32_t sender)
-{
-    if (op->route != STRATA_BIND_NONE && op->route >= strata_results_route_count(ctx->results))
-        list_routes(ctx);
-    if (sender == STRATA_NO_ROUTE)
-        return op->route;
-    list_routes(ctx);
-    uint32_t first = strata_binder_route_count(engine_feed_binder(ctx->feed));
-    GArray *links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (uint32_t s = strata_results_route_count(ctx->results) - first; s <= sender; s++) {
-        const strata_hop *hops = NULL;
-        uint32_t n = 0;
-        engine_quotient_sender_hops(ctx->quotient, s, &hops, &n);
-        g_array_set_size(links, n);
-        for (uint32_t i = 0; i < n; i++)
-            g_array_index(links, uint32_t, i) = hops[i].link;
-        strata_results_add_route(ctx->results, (const uint32_t *)(void *)links->data, n);
-    }
-    g_array_free(links, TRUE);
-    return first + sender;
-}
-
 /* With classes, the sender of a copy from another device (else STRATA_NO_ROUTE). */
 static uint32_t copy_sender(const engine_ctx *ctx, const engine_op *e)
 {
@@ -220,51 +179,15 @@ static uint32_t copy_sender(const engine_ctx *ctx, const engine_op *e)
 
 static void add_span(engine_ctx *ctx, const engine_op *e, double start, double end)
 {
-    if (!spans_wanted(ctx))
-        return;
-    const strata_bound_op *op = &e->bound;
-    strata_op_span s = {
-        .op_index = op->index,
-        .line = op->line,
-        .kind = op->kind,
-        .stream = op->stream,
-        .start_s = start,
-        .end_s = end,
-        .bytes = engine_phase_bytes(&e->phase, op->bytes), /* a phase's: its rounds' */
-        .memory = -1,
-        .src_memory = -1,
-        .dst_memory = -1,
-        .label = e->label,
-        .device = op->device,
-        .route = STRATA_NO_ROUTE,
-    };
-    if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE)
-        s.memory = (int32_t)op->memory;
-    if (op->kind == STRATA_OP_COPY) {
-        s.src_memory = (int32_t)op->src_memory;
-        s.dst_memory = (int32_t)op->dst_memory;
-        s.route = span_route(ctx, op, copy_sender(ctx, e));
-    }
-    strata_results_put_span(ctx->results, &s);
+    if (spans_wanted(ctx))
+        engine_spans_op(&ctx->spans, e, e->bound.kind == STRATA_OP_COPY ? copy_sender(ctx, e) : STRATA_NO_ROUTE,
+                        start, end);
 }
 
 static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
 {
-    if (!spans_wanted(ctx))
-        return;
-    strata_alloc_stats st;
-    strata_placement_stats(ctx->mems.mem[b->memory].place, &st);
-    strata_mem_sample s = {
-        .t_s = now(),
-        .memory = b->memory,
-        .allocated = st.allocated,
-        .reserved = st.reserved,
-        .tag = b->tag,
-        .delta = delta,
-        .offset = b->offset,
-        .buffer_id = b->id,
-    };
-    strata_results_add_sample(ctx->results, &s);
+    if (spans_wanted(ctx))
+        engine_spans_sample(&ctx->spans, b, delta, now());
 }
 
 static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
@@ -843,6 +766,7 @@ static bool run_engine(const strata_hw *hw, strata_source *src, engine_compiled 
     }
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
     list_results(&ctx);
+    ctx.spans = (engine_spans){.results = ctx.results, .feed = ctx.feed, .quotient = ctx.quotient, .mems = &ctx.mems};
     if (opt->timeline) {
         ctx.timeline = strata_timeline_new_as(opt->timeline_format, opt->timeline, ctx.results, true, true);
         ctx.results->timeline = ctx.timeline;

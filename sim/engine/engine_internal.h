@@ -20,6 +20,9 @@
  *                      copy and the one compute of engine.c (engine_phase.h);
  *   engine_copy_queue.c  a link's copy engines: copies one way wait their
  *                      turn for one (engine_copy_queue.h);
+ *   engine_spans.c     the spans and memory samples of a run for the
+ *                      results and the timeline, and the routes they name
+ *                      (engine_spans.h);
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
