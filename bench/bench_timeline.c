@@ -2,8 +2,8 @@
  * bench_timeline.c: the cost of `strata run --timeline` against the same
  * run without it (target: at most 1.1x its CPU time), and its memory, in
  * each of its formats; CPU time and wall-clock time both (the timeline is
- * placed, encoded and written on a writer thread of its own, timeline.h:
- * on a free core it adds CPU time, not wall time, to the run).
+ * placed, encoded and written on the run's thread: the wall ratio shows
+ * what the kernel's writes and waits add beside the CPU).
  *
  * 1. `strata gen transformer layers=L` (default 10000: 1.35M ops) into a
  *    temporary trace (and, with the cases fsdp8 and fsdp64, an 8-GPU FSDP
