@@ -476,6 +476,8 @@ START_TEST(test_bad_moe_layer_cases)
     expect_bad_moe("--model mixtral-8x7b", "tokens = 0\n", 2, "expected a whole number of tokens");
     expect_bad_moe("--model mixtral-8x7b --poisson n=1", "tokens = 4\n", 2, "takes no request stream");
     expect_bad_moe("--model llama-3-8b", "tokens = 4\n", 2, "no routed experts");
+    /* --tp given 0 is refused by name (serve_args.c), not run on one rank */
+    expect_bad_moe("--model mixtral-8x7b --tp 0", "tokens = 4\n", 2, "--tp: expected a whole number >= 1, got 0");
     expect_bad("measured = 50ms\nmetric = makespan\ntokens = 4\n", 9,
                "only metrics moe-layer and decode-attention take tokens");
     expect_bad("measured = 50ms\nmetric = makespan\ncontext = 4\n", 9, "only metric decode-attention takes context");

@@ -1365,7 +1365,8 @@ END_TEST
 /* An option given 0 (or less) is refused by name, never read as "the
  * default" (before: --tp 0 ran on one rank, --limit 0 served every
  * request, --gpu-memory-utilization 0 took 0.9, exit 0); an Azure date that
- * is no date is refused at its line (before: 2023-02-31 ran as March 3rd). */
+ * is no date is refused at its line (before: 2023-02-31 ran as March 3rd),
+ * and a leap day is still read. */
 START_TEST(zero_options_and_impossible_dates_refused)
 {
     static const struct {
@@ -1402,6 +1403,20 @@ START_TEST(zero_options_and_impossible_dates_refused)
         strata_cli_result_clear(&r);
         g_unlink(path);
         g_free(where);
+        g_free(path);
+        g_free(text);
+    }
+    /* leap days are dates: 2024 (divisible by 4), 2000 (by 400) */
+    static const char *const leap[] = {"2024-02-29", "2000-02-29"};
+    for (size_t i = 0; i < G_N_ELEMENTS(leap); i++) {
+        char *text = g_strdup_printf("TIMESTAMP,ContextTokens,GeneratedTokens\n%s 00:00:00,5,5\n"
+                                     "%s 00:00:01,5,5\n", leap[i], leap[i]);
+        char *path = strata_test_write_temp("serve-XXXXXX.csv", text);
+        strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--requests", path, "-q", NULL);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s", leap[i], r.status, r.err);
+        strata_cli_result_clear(&r);
+        g_unlink(path);
         g_free(path);
         g_free(text);
     }

@@ -187,6 +187,17 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
  * checked it). */
 static uint32_t count_or(gint v, uint32_t def) { return v == STRATA_SERVE_UNSET ? def : (uint32_t)v; }
 
+/* An integer option not given, or given at least floor; else err names
+ * the option, what it expected and what it got. */
+static bool count_given_in_range(gint v, const char *option, gint floor, GError **err)
+{
+    if (v == STRATA_SERVE_UNSET || v >= floor)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a whole number >= %d, got %d", option, floor,
+                v);
+    return false;
+}
+
 /* Each integer option given is at least its floor: 1 for a count of ranks,
  * sequences, tokens, blocks, requests or steps (0 was read as "the
  * default": --tp 0 ran on one rank), 0 for --concurrency (0: the stream's
@@ -206,11 +217,16 @@ static bool counts_given_in_range(const strata_serve_args *a, GError **err)
                   {a->concurrency, "--concurrency", 0},
                   {a->shared_prefix, "--shared-prefix", 0}};
     for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
-        if (counts[i].v != STRATA_SERVE_UNSET && counts[i].v < counts[i].floor) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a whole number >= %d, got %d",
-                        counts[i].option, counts[i].floor, counts[i].v);
+        if (!count_given_in_range(counts[i].v, counts[i].option, counts[i].floor, err))
             return false;
-        }
+    return true;
+}
+
+bool strata_serve_args_tp(const strata_serve_args *a, uint32_t *tp, GError **err)
+{
+    if (!count_given_in_range(a->tp, "--tp", 1, err))
+        return false;
+    *tp = count_or(a->tp, 1);
     return true;
 }
 

@@ -39,6 +39,10 @@ void strata_serve_args_clear(strata_serve_args *a);
  * checked; what a published moe-layer case needs (validate/published.h). */
 bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, GError **err);
 
+/* --tp's ranks (1 when not given), or false with err set when it is given
+ * below 1; what a published moe-layer or decode-attention case needs. */
+bool strata_serve_args_tp(const strata_serve_args *a, uint32_t *tp, GError **err);
+
 typedef struct strata_serve_setup {
     strata_serve_model model;
     strata_serve_config config;

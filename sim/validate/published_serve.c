@@ -178,15 +178,14 @@ static char *cost_child(const strata_published_case *c, const strata_serve_args 
     strata_hw *hw = NULL;
     strata_serve_cost *cost = NULL;
     char *line = NULL;
+    uint32_t tp = 1;
     bool moe = c->metric == STRATA_PUBLISHED_MOE_LAYER;
     if (a->requests || a->poisson)
         line = g_strdup_printf("error %s: serve: a %s case takes no request stream (--requests, --poisson)", c->where,
                                moe ? "moe-layer" : "decode-attention");
-    else if (a->tp != STRATA_SERVE_UNSET && a->tp < 1)
-        line = g_strdup_printf("error %s: serve: --tp: expected a whole number >= 1, got %d", c->where, a->tp);
-    else if (strata_serve_args_model(a, &m, &err) &&
+    else if (strata_serve_args_tp(a, &tp, &err) && strata_serve_args_model(a, &m, &err) &&
              (hw = strata_hw_load(c->hw, (const char *const *)a->hw_sets, &err)) &&
-             (cost = strata_serve_cost_new(hw, &m, a->tp == STRATA_SERVE_UNSET ? 1 : (uint32_t)a->tp, a->attention_dp, 0, &err))) {
+             (cost = strata_serve_cost_new(hw, &m, tp, a->attention_dp, 0, &err))) {
         double v = moe ? strata_serve_cost_moe_experts(cost, c->tokens, NULL) : decode_attention(c, a, cost, &err);
         if (v > 0)
             line = g_strdup_printf("ok %.17g", v);
