@@ -638,13 +638,11 @@ void strata_published_print(const strata_published *set, FILE *out)
         const strata_published_case *c = g_ptr_array_index(set->cases, i);
         char *m = format_value(c->metric, c->measured);
         char *s = c->out_of_memory ? g_strdup("out of memory") : format_value(c->metric, c->simulated);
-        if (c->out_of_memory)
-            fprintf(out, "%-*s  %-*s  %14s  %14s  %8s\n", width, c->name, gwidth, c->group, m, s, "-");
-        else
-            fprintf(out, "%-*s  %-*s  %14s  %14s  %+7.1f%%\n", width, c->name, gwidth, c->group, m, s,
-                    strata_published_error(c) * 100);
+        char *e = c->out_of_memory ? g_strdup("-") : g_strdup_printf("%+7.1f%%", strata_published_error(c) * 100);
+        fprintf(out, "%-*s  %-*s  %14s  %14s  %8s\n", width, c->name, gwidth, c->group, m, s, e);
         g_free(m);
         g_free(s);
+        g_free(e);
     }
     for (guint g = 0; g < groups->len; g++) {
         const char *name = g_ptr_array_index(groups, g);
