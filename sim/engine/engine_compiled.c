@@ -246,16 +246,16 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
     engine_compiled *c = engine_compiled_new();
     c->path = g_strdup(path);
     const uint8_t *bytes = (const uint8_t *)data;
-    if (len >= 8 && len < 16 && memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) == 0) { /* its magic, cut short */
-        g_free(data);
-        return damaged(c, path, "truncated: no room for its check after the magic bytes", err);
-    }
-    if (len < 16 || memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) != 0) {
+    if (len < 8 || memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) != 0) {
         g_free(data);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: not a compiled trace (expected it to begin with "
                     "strata's magic bytes, as `strata run --compile-to` writes)", path);
         engine_compiled_free(c);
         return NULL;
+    }
+    if (len < 16) { /* its magic, cut short */
+        g_free(data);
+        return damaged(c, path, "truncated: no room for its check after the magic bytes", err);
     }
     cursor cu = {bytes + 8, bytes + len - 8, true};
     uint64_t check = 0;
