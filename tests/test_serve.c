@@ -795,7 +795,7 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp)");
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp, trtllm-cpp-0.9)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
@@ -803,7 +803,7 @@ START_TEST(names_lookup_messages)
                    "trtllm-no-evict-unchunked, sglang-v0.3)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
-    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa");
+    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
@@ -1155,6 +1155,26 @@ START_TEST(xqa_decode_by_hand)
                       t, want);
     }
     ck_assert_msg(fabs(6e-6 + 8 * (0.5e-6 + 139264 / slot) - 58.777e-6) < 1e-9, "the comment's 58.777 us");
+    /* TensorRT-LLM v0.9's dispatch (xqa-v0.9): 8 query heads a KV head run XQA (64 x 8 x 4 >= 132 SMs); 1 (MHA)
+     * or 4 (Mistral 7B, 32 / 8) run masked MHA, as 8 with too few CTAs (4 decodes x 1 KV head x 4 < 132): a
+     * CTA per query head and sequence. For 4: 64 x 8 x 4 = 2048 CTAs, each
+     * reading its KV head's 2048 tokens (2 x 128 B of FP8) and its query and output (2 x 128 x 2 B): 524,800 B;
+     * one launch (3 us) + 2048 x 524,800 / (3.35e12 x 0.9) = 3 + 356.4811 us. */
+    const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", &err);
+    ck_assert_msg(v09 && !strata_serve_decode_is_flash(v09), "%s", err ? err->message : "");
+    strata_serve_decode_in g8 = {64, 2048, 0, 8, 8, 128, 1.0, 2.0}, g4 = {64, 2048, 0, 8, 4, 128, 1.0, 2.0};
+    ck_assert_double_eq(strata_serve_decode_time(v09, hw, 0, &g8, NULL),
+                        strata_serve_decode_time(xqa, hw, 0, &g8, NULL));
+    strata_serve_decode_plan p4;
+    double mmha = strata_serve_decode_time(v09, hw, 0, &g4, &p4), want4 = 3e-6 + 2048.0 * 524800 / (3.35e12 * 0.9);
+    ck_assert_uint_eq(p4.ctas, 2048);
+    strata_serve_decode_in mha = {64, 2048, 0, 32, 1, 128, 1.0, 2.0}, few = {4, 2048, 0, 1, 8, 128, 1.0, 2.0};
+    ck_assert_double_eq_tol(strata_serve_decode_time(v09, hw, 0, &mha, NULL), want4, 1e-12 * want4);
+    strata_serve_decode_time(v09, hw, 0, &few, &p4);
+    ck_assert_uint_eq(p4.ctas, 32);
+    ck_assert_uint_eq(p4.blocks, 1);
+    ck_assert_msg(fabs(mmha - want4) <= 1e-12 * want4 && fabs(want4 - 359.4811e-6) < 1e-9, "%.17g vs %.17g", mmha,
+                  want4);
     /* Through the cost model: the engine's kernel replaces the flash op for the decodes of a layer. */
     strata_serve_model m = preset("llama-3-405b");
     m.dtype = STRATA_DTYPE_F8;
@@ -1168,7 +1188,7 @@ START_TEST(xqa_decode_by_hand)
     double x = strata_serve_cost_attention(c, d, 512, 0, &w);
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
-    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa"));
+    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa, xqa-v0.9"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);
