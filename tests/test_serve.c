@@ -1444,17 +1444,17 @@ START_TEST(zero_options_and_impossible_dates_refused)
 END_TEST
 
 /* h100.ini quotes its rates at 1830 MHz and holds 1455 MHz under its power
- * limit: serve runs them at 1455 / 1830 = 0.795082 (clock_ratio) unless
- * --clock peak. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
+ * limit: serve --clock sustained runs them at 1455 / 1830 = 0.795082
+ * (clock_ratio), --clock peak at 1. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
  * tensor cores' rate: it takes longer at the sustained clock, at most
  * 1830 / 1455 times as long (its memory-bound kernels keep their time);
  * the decode step of the same four requests is memory-bound throughout. */
-static double serve_json(const char *clock, const char *key, const char *dir)
+static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
-                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=1024,output=2,dist=fixed",
-                                          "--clock", clock, "--json", json, "-q", NULL);
+                                          "llama-3-8b", "--poisson", poisson, "--clock", clock, "--json", json, "-q",
+                                          NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
@@ -1469,7 +1469,36 @@ static double serve_json(const char *clock, const char *key, const char *dir)
     return v;
 }
 
-START_TEST(sustained_clock_by_default)
+static double serve_json(const char *clock, const char *key, const char *dir)
+{
+    return serve_json_of(clock, key, dir, "n=4,rate=0,prompt=1024,output=2,dist=fixed");
+}
+
+/* --clock duty, the default on h100.ini (clock_response 0.05 s, d0 0.7):
+ * one 1,024-token prefill after idle time, about 22 ms of tensor-core work,
+ * leaves the filter at 1 - e^-(0.022 / 0.05) = 0.36 or less, under 0.7:
+ * it runs at the peak clock, its TTFT that of --clock peak; at --clock
+ * sustained its compute-bound part takes 1830 / 1455 times as long. */
+START_TEST(duty_clock_runs_a_lone_prefill_at_the_peak)
+{
+    char *dir = strata_test_temp_dir();
+    const char *lone = "n=1,rate=0,prompt=1024,output=2,dist=fixed";
+    double duty = serve_json_of("duty", "prefill_gpu_s", dir, lone);
+    double peak = serve_json_of("peak", "prefill_gpu_s", dir, lone);
+    double sus = serve_json_of("sustained", "prefill_gpu_s", dir, lone);
+    ck_assert_double_eq_tol(duty, peak, 1e-12 * peak);
+    ck_assert_msg(sus > peak * 1.15 && sus <= peak * 1830.0 / 1455.0 + 1e-12, "%g against %g", sus, peak);
+    ck_assert_double_eq_tol(serve_json_of("duty", "clock_mean", dir, lone), 1.0, 1e-12);
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", lone, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "clock            duty: compute-bound ops at x 1.000"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(sustained_and_peak_clocks)
 {
     char *dir = strata_test_temp_dir();
     ck_assert_double_eq_tol(serve_json("sustained", "clock_ratio", dir), 1455.0 / 1830.0, 1e-12);
@@ -1481,7 +1510,7 @@ START_TEST(sustained_clock_by_default)
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "--clock: expected sustained or peak, not 'boost'"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "--clock: expected duty, sustained or peak, not 'boost'"), "%s", r.err);
     strata_cli_result_clear(&r);
     strata_test_remove_dir(dir);
     g_free(dir);
@@ -1567,7 +1596,8 @@ int main(void)
     tcase_add_test(tc, bad_input_names_file_and_line);
     tcase_add_test(tc, zero_options_and_impossible_dates_refused);
     tcase_add_test(tc, cli_writes_valid_json_for_every_scheme);
-    tcase_add_test(tc, sustained_clock_by_default);
+    tcase_add_test(tc, sustained_and_peak_clocks);
+    tcase_add_test(tc, duty_clock_runs_a_lone_prefill_at_the_peak);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
