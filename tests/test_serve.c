@@ -795,7 +795,7 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp)");
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp, trtllm-cpp-0.9)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
@@ -803,7 +803,7 @@ START_TEST(names_lookup_messages)
                    "trtllm-no-evict-unchunked, sglang-v0.3)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
-    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa");
+    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
@@ -1155,6 +1155,26 @@ START_TEST(xqa_decode_by_hand)
                       t, want);
     }
     ck_assert_msg(fabs(6e-6 + 8 * (0.5e-6 + 139264 / slot) - 58.777e-6) < 1e-9, "the comment's 58.777 us");
+    /* TensorRT-LLM v0.9's dispatch (xqa-v0.9): 8 query heads a KV head run XQA (64 x 8 x 4 >= 132 SMs); 1 (MHA)
+     * or 4 (Mistral 7B, 32 / 8) run masked MHA, as 8 with too few CTAs (4 decodes x 1 KV head x 4 < 132): a
+     * CTA per query head and sequence. For 4: 64 x 8 x 4 = 2048 CTAs, each
+     * reading its KV head's 2048 tokens (2 x 128 B of FP8) and its query and output (2 x 128 x 2 B): 524,800 B;
+     * one launch (3 us) + 2048 x 524,800 / (3.35e12 x 0.9) = 3 + 356.4811 us. */
+    const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", &err);
+    ck_assert_msg(v09 && !strata_serve_decode_is_flash(v09), "%s", err ? err->message : "");
+    strata_serve_decode_in g8 = {64, 2048, 0, 8, 8, 128, 1.0, 2.0}, g4 = {64, 2048, 0, 8, 4, 128, 1.0, 2.0};
+    ck_assert_double_eq(strata_serve_decode_time(v09, hw, 0, &g8, NULL),
+                        strata_serve_decode_time(xqa, hw, 0, &g8, NULL));
+    strata_serve_decode_plan p4;
+    double mmha = strata_serve_decode_time(v09, hw, 0, &g4, &p4), want4 = 3e-6 + 2048.0 * 524800 / (3.35e12 * 0.9);
+    ck_assert_uint_eq(p4.ctas, 2048);
+    strata_serve_decode_in mha = {64, 2048, 0, 32, 1, 128, 1.0, 2.0}, few = {4, 2048, 0, 1, 8, 128, 1.0, 2.0};
+    ck_assert_double_eq_tol(strata_serve_decode_time(v09, hw, 0, &mha, NULL), want4, 1e-12 * want4);
+    strata_serve_decode_time(v09, hw, 0, &few, &p4);
+    ck_assert_uint_eq(p4.ctas, 32);
+    ck_assert_uint_eq(p4.blocks, 1);
+    ck_assert_msg(fabs(mmha - want4) <= 1e-12 * want4 && fabs(want4 - 359.4811e-6) < 1e-9, "%.17g vs %.17g", mmha,
+                  want4);
     /* Through the cost model: the engine's kernel replaces the flash op for the decodes of a layer. */
     strata_serve_model m = preset("llama-3-405b");
     m.dtype = STRATA_DTYPE_F8;
@@ -1168,7 +1188,7 @@ START_TEST(xqa_decode_by_hand)
     double x = strata_serve_cost_attention(c, d, 512, 0, &w);
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
-    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa"));
+    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa, xqa-v0.9"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);
@@ -1424,17 +1444,17 @@ START_TEST(zero_options_and_impossible_dates_refused)
 END_TEST
 
 /* h100.ini quotes its rates at 1830 MHz and holds 1455 MHz under its power
- * limit: serve runs them at 1455 / 1830 = 0.795082 (clock_ratio) unless
- * --clock peak. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
+ * limit: serve --clock sustained runs them at 1455 / 1830 = 0.795082
+ * (clock_ratio), --clock peak at 1. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
  * tensor cores' rate: it takes longer at the sustained clock, at most
  * 1830 / 1455 times as long (its memory-bound kernels keep their time);
  * the decode step of the same four requests is memory-bound throughout. */
-static double serve_json(const char *clock, const char *key, const char *dir)
+static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
-                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=1024,output=2,dist=fixed",
-                                          "--clock", clock, "--json", json, "-q", NULL);
+                                          "llama-3-8b", "--poisson", poisson, "--clock", clock, "--json", json, "-q",
+                                          NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
@@ -1449,7 +1469,36 @@ static double serve_json(const char *clock, const char *key, const char *dir)
     return v;
 }
 
-START_TEST(sustained_clock_by_default)
+static double serve_json(const char *clock, const char *key, const char *dir)
+{
+    return serve_json_of(clock, key, dir, "n=4,rate=0,prompt=1024,output=2,dist=fixed");
+}
+
+/* --clock duty, the default on h100.ini (clock_response 0.05 s, d0 0.7):
+ * one 1,024-token prefill after idle time, about 22 ms of tensor-core work,
+ * leaves the filter at 1 - e^-(0.022 / 0.05) = 0.36 or less, under 0.7:
+ * it runs at the peak clock, its TTFT that of --clock peak; at --clock
+ * sustained its compute-bound part takes 1830 / 1455 times as long. */
+START_TEST(duty_clock_runs_a_lone_prefill_at_the_peak)
+{
+    char *dir = strata_test_temp_dir();
+    const char *lone = "n=1,rate=0,prompt=1024,output=2,dist=fixed";
+    double duty = serve_json_of("duty", "prefill_gpu_s", dir, lone);
+    double peak = serve_json_of("peak", "prefill_gpu_s", dir, lone);
+    double sus = serve_json_of("sustained", "prefill_gpu_s", dir, lone);
+    ck_assert_double_eq_tol(duty, peak, 1e-12 * peak);
+    ck_assert_msg(sus > peak * 1.15 && sus <= peak * 1830.0 / 1455.0 + 1e-12, "%g against %g", sus, peak);
+    ck_assert_double_eq_tol(serve_json_of("duty", "clock_mean", dir, lone), 1.0, 1e-12);
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", lone, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "clock            duty: compute-bound ops at x 1.000"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(sustained_and_peak_clocks)
 {
     char *dir = strata_test_temp_dir();
     ck_assert_double_eq_tol(serve_json("sustained", "clock_ratio", dir), 1455.0 / 1830.0, 1e-12);
@@ -1461,7 +1510,7 @@ START_TEST(sustained_clock_by_default)
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "--clock: expected sustained or peak, not 'boost'"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "--clock: expected duty, sustained or peak, not 'boost'"), "%s", r.err);
     strata_cli_result_clear(&r);
     strata_test_remove_dir(dir);
     g_free(dir);
@@ -1547,7 +1596,8 @@ int main(void)
     tcase_add_test(tc, bad_input_names_file_and_line);
     tcase_add_test(tc, zero_options_and_impossible_dates_refused);
     tcase_add_test(tc, cli_writes_valid_json_for_every_scheme);
-    tcase_add_test(tc, sustained_clock_by_default);
+    tcase_add_test(tc, sustained_and_peak_clocks);
+    tcase_add_test(tc, duty_clock_runs_a_lone_prefill_at_the_peak);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include "serve/serve.h"
+#include "serve/serve_clock.h"
 #include "serve/serve_cost.h"
 #include "testutil.h"
 
@@ -741,6 +742,44 @@ START_TEST(lengths_follow_each_engine)
 }
 END_TEST
 
+/* serve --clock duty's filter (serve_clock.h) by hand: tau 0.1 s, d0 0.5,
+ * floor 0.8, pieces of tau / 16 = 6.25 ms, x = 1 while a step runs.
+ * Compute-bound steps (sustained = peak / 0.8) from idle: 62.5 ms in 10
+ * pieces, all at the peak (d reaches 1 - e^-0.625 = 0.464739 < 0.5); two
+ * of 6.25 ms at the peak (d = 1 - e^-0.6875 = 0.497168, then 1 - e^-0.75
+ * = 0.527633); the next at 1 - (0.527633 - 0.5) / 0.5 x 0.2 = 0.988947 of
+ * it, 6.25 / 0.988947 = 6.319856 ms. The mean clock over the
+ * compute-bound time of the four: 81.25 / (75 + 6.319856) = 0.999141.
+ * After 1 s idle (d x e^-10) a lone step runs at the peak again; a step
+ * of 2 s (20 tau) ends saturated, and the next runs at the floor, 6.25 /
+ * 0.8 = 7.8125 ms. A memory-bound step (its time the same at both clocks)
+ * keeps its time whatever d. */
+START_TEST(duty_clock_by_hand)
+{
+    strata_serve_clock *k = strata_serve_clock_new(0.1, 0.5, 0.8);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, 0, 0.0625, 0.0625 / 0.8), 0.0625, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_clock_duty(k), 0.4647385714810097, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, 0.0625, 0.00625, 0.0078125), 0.00625, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_clock_duty(k), 0.4971684220290591, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, 0.06875, 0.00625, 0.0078125), 0.00625, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_clock_duty(k), 0.5276334472589853, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, 0.075, 0.00625, 0.0078125), 0.006319855760335046, 1e-12);
+    double mean, least;
+    strata_serve_clock_stats(k, &mean, &least);
+    ck_assert_double_eq_tol(mean, 0.08125 / (0.075 + 0.006319855760335046), 1e-12);
+    ck_assert_double_eq_tol(least, 0.9889466210964059, 1e-12);
+    double t = 0.075 + 0.006319855760335046 + 1.0;
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, t, 0.00625, 0.0078125), 0.00625, 1e-15);
+    t += 0.00625;
+    double sat = strata_serve_clock_step(k, t, 2.0, 2.5); /* between the peak's time and the floor's */
+    ck_assert_msg(sat > 2.0 && sat < 2.5, "%g", sat);
+    ck_assert(strata_serve_clock_duty(k) > 1 - 1e-6);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, t + sat, 0.00625, 0.0078125), 0.0078125, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_clock_step(k, t + sat + 0.0078125, 0.00625, 0.00625), 0.00625, 1e-15);
+    strata_serve_clock_free(k);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_sched");
@@ -765,6 +804,7 @@ int main(void)
     tcase_add_test(tc, v0_multi_step_streams_a_run_as_one_chunk);
     tcase_add_test(tc, lengths_vllm_server_refuses_over_max_model_len);
     tcase_add_test(tc, lengths_follow_each_engine);
+    tcase_add_test(tc, duty_clock_by_hand);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -75,6 +75,10 @@ typedef struct strata_serve_config {
     /* the hardware at its sustained clock (serve_args.h --clock; NULL: the peak's everywhere): the step's
      * compute-bound ops run on it (serve_cost.h strata_serve_cost_set_sustained) */
     const strata_hw *sustained_hw;
+    /* --clock duty (with sustained_hw): each step at the clock its GPU's filtered matrix activity leaves it
+     * (serve_clock.h), clock_response its time constant (> 0), clock_free_duty its d0; 0: every step's
+     * compute-bound ops at the sustained clock */
+    double clock_response, clock_free_duty;
 } strata_serve_config;
 
 /* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,
@@ -125,6 +129,8 @@ typedef struct strata_serve_result {
      * (the engine's CPU time, swaps, --step-overhead); they sum to the
      * steps' time. */
     double prefill_gpu_s, decode_gpu_s, host_s;
+    /* --clock duty: the compute-bound ops' clock / peak, time-weighted, and the least (serve_clock.h) */
+    double clock_mean, clock_min;
     uint64_t prefill_tokens, decode_tokens, prefix_hit_tokens;
     double batch_mean, batch_max;      /* running requests, time-weighted mean and peak */
     double kv_used_mean;               /* time-weighted: live token bytes / bytes held */

@@ -16,9 +16,12 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
          "KIND.NAME.KEY=V"},
-        {"clock", 0, 0, G_OPTION_ARG_STRING, &a->clock, "sustained (default): compute-bound ops at the clock the "
-         "power limit holds under continuous work, where the hardware file gives sustained_clock; peak: every op "
-         "at the clock the peak rates are quoted at", "sustained|peak"},
+        {"clock", 0, 0, G_OPTION_ARG_STRING, &a->clock, "duty (default where the hardware file gives "
+         "clock_response): each step's compute-bound ops at the clock its GPU's filtered matrix activity leaves it "
+         "(the peak after idle time, sustained_clock when saturated; docs/serving.md, wave 24); sustained (the "
+         "default otherwise): compute-bound ops at the clock the power limit holds under continuous work, where the "
+         "file gives sustained_clock; peak: every op at the clock the peak rates are quoted at",
+         "duty|sustained|peak"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &a->model, "a preset model (list below)", "NAME"},
         {"model-file", 0, 0, G_OPTION_ARG_FILENAME, &a->model_file, "a model of 'key = value' lines", "FILE"},
         {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config, "a Hugging Face config.json (configs/models/)",
@@ -57,7 +60,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, sglang-v0.3, overlap, trtllm (XQA decode attention; "
-         "docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM)", "NAME"},
+         "docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
+         "dispatch)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
@@ -342,9 +346,9 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
         return false;
     s->schemes = schemes_of(a->kv, err);
     s->stream = s->schemes ? stream_of(a, err) : NULL;
-    bool peak = a->clock && strcmp(a->clock, "peak") == 0;
-    if (s->stream && a->clock && !peak && strcmp(a->clock, "sustained") != 0)
-        return fail(err, "--clock: expected sustained or peak, not '%s'", a->clock);
+    bool peak = a->clock && strcmp(a->clock, "peak") == 0, sustained = a->clock && !strcmp(a->clock, "sustained");
+    if (s->stream && a->clock && !peak && !sustained && strcmp(a->clock, "duty") != 0)
+        return fail(err, "--clock: expected duty, sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
     s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
@@ -353,6 +357,12 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
             return false;
         strata_hw_run_at_sustained_clock(s->hw_sustained);
         s->config.sustained_hw = s->hw_sustained;
+        /* the duty rule where the file gives it (the unit the steps run on, serve_cost.c's unit 0) */
+        const strata_kernel_spec *k = &strata_hw_compute(s->hw, 0)->kernel;
+        if (!sustained && k->clock_response > 0) {
+            s->config.clock_response = k->clock_response;
+            s->config.clock_free_duty = k->clock_free_duty;
+        }
     }
     return s->hw != NULL;
 }

@@ -44,6 +44,7 @@
  */
 #include "serve/serve_decode.h"
 #include <math.h>
+#include <stdbool.h>
 #include "core/error.h"
 #include "serve/serve_names.h"
 
@@ -105,9 +106,66 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
     return p.time_s;
 }
 
+/* TensorRT-LLM's masked multi-head attention, the generation kernel where
+ * XQA is not dispatched (gptAttentionCommon.cpp enqueueGeneration:
+ * fusedQKV_masked_attention_dispatch; RoPE and the new token's K/V append
+ * fused into it: one kernel). Its grid is a CTA per (query head,
+ * sequence) (decoderMaskedMultiheadAttentionTemplate.h), each reading its
+ * KV head's whole context: the cache read once per query head. Multi-block
+ * mode off (plugin_config multi_block_mode = False). ESTIMATE: the CTAs
+ * stream at the rate, a lone CTA at its SM's share (several CTAs share an
+ * SM; no wave quantisation). */
+static double mmha_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                        strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+    uint32_t sms = u->kernel.sms ? u->kernel.sms : 1;
+    double rate = m ? m->bandwidth * eff : 0;
+    strata_serve_decode_plan p = {.blocks = 1};
+    if (in->decodes && in->kv_heads && rate > 0) {
+        double d = (double)in->head_dim, ctx = (double)(in->context ? in->context : 1);
+        double cta = ctx * 2.0 * d * in->kv_bytes + d * in->q_bytes * 2.0;
+        p.ctas = in->decodes * in->kv_heads * (in->group ? in->group : 1);
+        p.waves = 1;
+        p.cta_s = cta / (rate / sms);
+        p.time_s = u->kernel.kernel_launch + fmax((double)p.ctas * cta / rate, p.cta_s);
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
+}
+
+/* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
+ * WhiteD2125/TensorRT-LLM mirror), XQA where all of these hold, else
+ * masked MHA:
+ * - DecoderXQARunner::shouldUse (decoderXQARunner.h:88-158): fp16/bf16
+ *   activations, head size 128 or 256 (:96), beam width 1 (:125), no
+ *   cyclic window narrower than the cache (:129), nbQHeadsPerKV 8 or 1 for
+ *   one query token (:145);
+ * - DecoderXQAImplPrecompiled::shouldUse (decoderXQAImplPrecompiled.cpp:
+ *   488-492): supportConfig, a precompiled kernel for the cache's type,
+ *   head size, beam width and nbQHeadsPerKV, of which the tree has
+ *   nqpkv_8 alone for one query token (cubin/xqa_kernel_dt_*_nqpkv_8_m_8_*;
+ *   nqpkv_0 are Medusa's): 8 query heads a KV head;
+ *   mayHavePerfGain (:244-261): kv heads x batch x multi-block count x
+ *   kEnableMinBlockFactor (4.0, decoderXQAConstants.h:32) >= SMs, the
+ *   multi-block count 1 with multi_block_mode off (plugin.py:91). */
+static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                           strata_serve_decode_plan *plan)
+{
+    uint32_t sms = strata_hw_compute(hw, unit)->kernel.sms;
+    bool head = in->head_dim == 128 || in->head_dim == 256, group = in->group == 8;
+    bool gain = (double)in->kv_heads * (double)in->decodes * 4.0 >= (double)sms;
+    return head && group && gain ? xqa_time(hw, unit, in, plan) : mmha_time(hw, unit, in, plan);
+}
+
 static const strata_serve_decode_kernel kernels[] = {
     {"flash-attention", NULL, "the FlashAttention op, a KV group's query heads as rows (models/kernel)"},
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
+    {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
+                               "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
     {NULL, NULL, NULL},
 };
 

@@ -12,6 +12,11 @@
  *                    (sequence, KV head, sub-sequence), a sub-sequence being
  *                    multi-block mode's share of a long context
  *                    (computeMultiBlockCount, decoderXQAImplCommon.h).
+ *   xqa-v0.9         TensorRT-LLM v0.9.0's generation dispatch: xqa where
+ *                    its runner takes the shape (8 query heads a KV head,
+ *                    head 128 or 256, kv heads x batch x 4 >= SMs), else
+ *                    its masked MHA: a CTA per (query head, sequence), the
+ *                    KV read once per query head (serve_decode.c).
  *
  * XQA's time (serve_decode.c gives the derivation and sources):
  *   blocks  = computeMultiBlockCount(B, kv heads, longest past, SMs)

@@ -130,6 +130,20 @@
  *   embedding all-reduce. The C++ executor overlaps nothing of the kind
  *   unless ExecutorConfig's enableTrtOverlap is set (false by default,
  *   cpp/include/tensorrt_llm/executor/executor.h): no lag.
+ * trtllm-cpp-0.9: trtllm-cpp as TensorRT-LLM v0.9 runs its decodes (the
+ *   gptSessionBenchmark rows of the v0.9.0 performance page). Its GPT
+ *   attention plugin builds the XQA runner when plugin_config.enable_xqa
+ *   (True by default, tensorrt_llm/plugin/plugin.py) and the activations
+ *   are fp16/bf16 (GPTAttentionPluginCommon::initialize), then tries XQA
+ *   first in enqueueGeneration ("Try XQA optimization first") where the
+ *   runner takes the shape, otherwise runs the masked MHA kernel
+ *   (fusedQKV_masked_attention_dispatch): the xqa-v0.9 row of
+ *   serve_decode.h, whose comment gives the conditions (8 query heads a KV
+ *   head among them: Llama 2 70B runs XQA, Llama 2 7B, Mistral 7B and
+ *   Mixtral masked MHA). Read at tag v0.9.0 (250d9c29, version.py
+ *   "0.9.0"). TRTLLM_ENABLE_XQA, which the v0.9.0 performance page sets
+ *   for its 70B runs, is read nowhere in that tree's sources (only
+ *   TRTLLM_FORCE_XQA, envUtils.cpp:28). The rest as trtllm-cpp.
  * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
  *   (vllm-v0, sglang-v0.3, vllm-v1: embed_allreduce and logits_gather;
  *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
@@ -264,6 +278,15 @@ static const strata_serve_engine engines[] = {
              "decode, KV pool of the free memory; host time not modelled",
      .scheduler = "trtllm-no-evict-unchunked",
      .decode = "xqa",
+     .pool_of_free = true,
+     .lengths = SERVE_LENGTH_TRTLLM,
+     .logits_gather = true},
+    {.name = "trtllm-cpp-0.9",
+     .mode = SERVE_ENGINE_SYNC,
+     .what = "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a KV head, else "
+             "masked MHA",
+     .scheduler = "trtllm-no-evict-unchunked",
+     .decode = "xqa-v0.9",
      .pool_of_free = true,
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true},

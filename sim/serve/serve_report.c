@@ -63,6 +63,10 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
         CNT("swapped_bytes", r->swapped_bytes),
     };
     strata_json_add_fields(b, counts, G_N_ELEMENTS(counts));
+    if (r->clock_mean > 0) { /* --clock duty */
+        strata_json_add_double(b, "clock_mean", r->clock_mean);
+        strata_json_add_double(b, "clock_min", r->clock_min);
+    }
     strata_json_field figures[] = {
         FIG("makespan_s", r->makespan),          FIG("output_tokens_per_s", r->output_tok_s),
         FIG("total_tokens_per_s", r->total_tok_s), FIG("requests_per_s", r->req_s),
@@ -131,7 +135,11 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
     fprintf(out, "model            %s (%.2f B params), tp %u%s on %s\n", rep->model->name,
             strata_serve_model_params(rep->model) / 1e9, rep->config->tp,
             rep->config->attention_dp ? " (attention data-parallel)" : "", rep->hw_name);
-    if (rep->clock_ratio < 1.0)
+    if (rep->clock_ratio < 1.0 && r0->clock_mean > 0)
+        fprintf(out, "clock            duty: compute-bound ops at x %.3f of the peak's rates on average, least %.3f, "
+                "sustained %.3f (power limit over %.3g s; --clock sustained|peak)\n", r0->clock_mean, r0->clock_min,
+                rep->clock_ratio, rep->config->clock_response);
+    else if (rep->clock_ratio < 1.0)
         fprintf(out, "clock            sustained: compute-bound ops at x %.3f of the peak's rates "
                 "(power limit; --clock peak)\n", rep->clock_ratio);
     fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);

@@ -378,11 +378,33 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
     return req;
 }
 
+/* The step's cost models: at the peak clock, or at the sustained one, or under --clock duty at both
+ * (serve_clock.h); each with the engine row's kernels (FlashAttention-3 prefill, decode, around attention,
+ * all-reduce; no --engine: vLLM v1's). */
+static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve_model *m,
+                        const strata_serve_config *c, GError **err)
+{
+    bool duty = c->sustained_hw && c->clock_response > 0;
+    strata_serve_cost **costs[2] = {&st->cost, &st->cost_sustained};
+    for (int i = 0; i < (duty ? 2 : 1); i++) {
+        *costs[i] = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err);
+        if (!*costs[i] || !strata_serve_engine_set_kernels(c->engine, *costs[i], err))
+            return false;
+    }
+    if (c->sustained_hw)
+        strata_serve_cost_set_sustained(duty ? st->cost_sustained : st->cost, c->sustained_hw);
+    if (duty)
+        st->clock = strata_serve_clock_new(c->clock_response, c->clock_free_duty, strata_hw_sustained_ratio(hw));
+    return true;
+}
+
 static void state_free(serve_state *st)
 {
     if (st->kv)
         st->scheme->destroy(st->kv);
     strata_serve_cost_free(st->cost);
+    strata_serve_cost_free(st->cost_sustained);
+    strata_serve_clock_free(st->clock);
     g_free(st->req);
     g_free(st->running);
     g_free(st->waiting.a);
@@ -428,12 +450,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         kc.window_layers = strata_serve_window_layers(m), kc.window = m->sliding_window;
     if (scheme == &strata_serve_kv_paged && strata_serve_pool_windowed(&kc))
         st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
-    ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
-    if (ok && c->sustained_hw)
-        strata_serve_cost_set_sustained(st.cost, c->sustained_hw);
-    /* the engine row's kernels (FlashAttention-3 prefill, decode, around attention, all-reduce;
-     * no --engine: vLLM v1's) */
-    ok = ok && strata_serve_engine_set_kernels(c->engine, st.cost, err);
+    ok = ok && clock_costs(&st, hw, m, c, err);
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     if (ok && c->swap) {
         double bw = 0, lat = 0;
@@ -464,6 +481,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
             g_free(note);
         }
     }
+    if (ok && st.clock)
+        strata_serve_clock_stats(st.clock, &r->clock_mean, &r->clock_min);
     if (ok)
         summarise(&st);
     state_free(&st);

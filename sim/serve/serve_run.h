@@ -11,6 +11,7 @@
 
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_clock.h"
 
 enum { SERVE_WAITING, SERVE_RUNNING, SERVE_SWAPPED, SERVE_DONE };
 
@@ -36,6 +37,10 @@ typedef struct serve_state {
     const strata_serve_kv_scheme *scheme;
     void *kv;
     strata_serve_cost *cost;
+    /* --clock duty: cost is at the peak clock, cost_sustained at the sustained one, clock the filter
+     * (serve_clock.h); NULL otherwise */
+    strata_serve_cost *cost_sustained;
+    strata_serve_clock *clock;
     strata_serve_result *res;
     serve_req *req;
     uint32_t n_req, next;          /* next: the first request not yet arrived */

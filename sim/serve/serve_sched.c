@@ -354,6 +354,18 @@ static strata_serve_engine_batch engine_batch(const serve_state *st)
     return b;
 }
 
+/* The step's forward pass. Under --clock duty (serve_clock.h) it starts at
+ * now, at the clocks the filter gives, from its times at the peak and the
+ * sustained clock. */
+static double step_gpu(serve_state *st, uint32_t pad)
+{
+    double peak = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad);
+    if (!st->clock)
+        return peak;
+    double sus = strata_serve_cost_step_padded(st->cost_sustained, st->chunks, st->n_chunks, pad);
+    return strata_serve_clock_step(st->clock, st->now, peak, sus);
+}
+
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
@@ -379,7 +391,7 @@ bool serve_step(serve_state *st)
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
     uint32_t pad = prefill ? 0 : graph_pad(st->cfg, st->n_chunks);
-    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad);
+    double gpu = step_gpu(st, pad);
     if (step_eager(st, prefill))
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
     double t = gpu + st->step_swap_s;
