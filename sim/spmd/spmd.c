@@ -51,212 +51,11 @@
 #include "hw/coll_host.h"
 #include "trace/check.h"
 
-typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
-               EM_LAUNCH, EM_DELAY } emit_kind;
-
-enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
-
-#define TMP_BUF 2u /* a step's receive buffer, besides STRATA_COLL_IN and _OUT */
-
-typedef struct emit {
-    uint8_t kind;
-    uint8_t src_buf, dst_buf, own_buf;
-    uint32_t device, lane;
-    uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
-    uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
-    uint32_t phase;     /* COPY, REDUCE: the phase it stands for (strata_spmd_step; 0: one round) */
-    uint32_t from;      /* COPY: the device it comes from, when peer is that device's representative */
-    uint64_t bytes;
-} emit;
-
-typedef struct spmd {
-    strata_source *in;
-    const strata_hw *hw;
-    strata_spmd_collectives mode;
-    strata_spmd_classes *classes; /* CLASSES: the devices' classes; NULL: every device is expanded */
-    bool phases;           /* rounds may join into phases (spmd_phases_allowed) */
-    uint32_t devices;
-    strata_checker *checker;
-    strata_mesh *mesh;
-    const strata_op *cur;  /* the input op being expanded (borrowed from in) */
-    strata_op_refs refs;
-    GArray *emits;
-    guint next_emit;
-    /* the collective being expanded */
-    GArray *steps;         /* strata_coll_step, by round */
-    guint step_at;
-    uint32_t rounds, round, mask, n_lanes;
-    uint32_t sub;          /* a folded run (strata_coll_step.rounds) that contends: its rounds done */
-    uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
-    uint32_t beside;       /* FAST: lane L's paced reductions run on beside + L, lanes no step uses (0: none) */
-    uint8_t *touched;      /* per device x lane: worked this round */
-    spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
-    uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
-    GArray *leaders;       /* uint32_t: the current collective's groups to walk, by leader (ascending):
-                            * every group, or with classes those holding a representative */
-    GArray *expanded_devs; /* uint32_t: the devices whose ops are handed out (ascending) */
-    GHashTable *decided;   /* (sig, step, round, sub) -> decision: a round's phase, decided once */
-    spmd_schedules *schedules; /* each distinct collective's steps, built once */
-    strata_coll_info *info;
-    strata_spmd_step last; /* the side table's entry of the op handed out last */
-    double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
-    strata_coll_host host; /* one process's GPUs, the host's time per communicator (coll_host.h) */
-    GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
-    uint32_t n_coll;
-    double bytes_per_element;
-    /* a collective with device=D: D's group only (ONLY_ALL: every group);
-     * a collective-permute with device=D: D's send only, to only_dst */
-    uint32_t only_leader, only_src, only_dst;
-    /* the output op and its strings */
-    strata_op out;
-    GString *strs[STR__COUNT]; /* names of the output op, reused */
-    GPtrArray *s_lists[3]; /* GString: in=, out=, donate= */
-    GPtrArray *lists[3];   /* char *, NULL-terminated */
-} spmd;
+#include "spmd/spmd_internal.h"
 
 /* ---- the model's devices --------------------------------------------- */
 
 uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw); }
-
-/* ---- names ------------------------------------------------------------ */
-
-/* The instance on `device` of memory (or unit) `name`, as the model names it
- * (strata_hw_instance_name). */
-static const char *instance_of(spmd *s, const char *name, uint32_t device, bool unit)
-{
-    return strata_hw_instance_name(s->hw, name, device, unit, s->strs[STR_MEMORY]);
-}
-
-/* ---- rendering -------------------------------------------------------- */
-
-static void render_plain(spmd *s, uint32_t d)
-{
-    const strata_op *in = s->cur;
-    strata_op *o = &s->out;
-    *o = *in;
-    o->has_device = true; /* the device that runs it: a field of every op handed out */
-    o->device = d;
-    strata_spmd_name(s->strs[STR_STREAM], in->stream, d);
-    o->stream = s->strs[STR_STREAM]->str;
-    if (in->kind == STRATA_OP_COMPUTE) {
-        o->unit = instance_of(s, in->unit, d, true);
-        o->ins = strata_spmd_name_list(s->s_lists[0], s->lists[0], in->ins, in->n_ins, d);
-        o->outs = strata_spmd_name_list(s->s_lists[1], s->lists[1], in->outs, in->n_outs, d);
-        o->donates = strata_spmd_name_list(s->s_lists[2], s->lists[2], in->donates, in->n_donates, d);
-        return;
-    }
-    if (in->name && in->kind != STRATA_OP_RELEASE) {
-        strata_spmd_name(s->strs[STR_NAME], in->name, d);
-        o->name = s->strs[STR_NAME]->str;
-    }
-    if (in->src) {
-        strata_spmd_name(s->strs[STR_SRC], in->src, d);
-        o->src = s->strs[STR_SRC]->str;
-    }
-    if (in->kind == STRATA_OP_ALLOC || (in->kind == STRATA_OP_RELEASE && in->memory))
-        o->memory = instance_of(s, in->memory, d, false);
-}
-
-static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
-{
-    if (buf == TMP_BUF)
-        strata_spmd_lane_name(into, s->cur->stream, lane, STRATA_SPMD_RECV, device);
-    else if (buf == STRATA_COLL_OUT || s->cur->kind == STRATA_OP_ALL_REDUCE)
-        strata_spmd_name(into, s->cur->name, device);
-    else
-        strata_spmd_name(into, s->cur->src, device);
-}
-
-/* The launch op's time on device d: the library's fixed cost, after the
- * host's work for the other communicators of d's process that comes first
- * (coll_host.h). */
-static double launch_time(const spmd *s, uint32_t d)
-{
-    return s->launch_s + strata_coll_host_delay(&s->host, d);
-}
-
-static void render_step(spmd *s, const emit *e)
-{
-    strata_op *o = &s->out;
-    memset(o, 0, sizeof *o);
-    o->line = s->cur->line;
-    o->has_device = true;
-    o->device = e->device;
-    uint32_t lane = e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane;
-    strata_spmd_lane_name(s->strs[STR_STREAM], s->cur->stream, lane, NULL, e->device);
-    o->stream = s->strs[STR_STREAM]->str;
-    switch ((emit_kind)e->kind) {
-    case EM_ALLOC_TMP:
-    case EM_FREE_TMP:
-        o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        strata_spmd_lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, STRATA_SPMD_RECV, e->device);
-        o->name = s->strs[STR_NAME]->str;
-        if (o->kind == STRATA_OP_ALLOC) {
-            o->size = e->bytes;
-            o->tag = STRATA_TAG_TEMP;
-            o->memory = instance_of(s, NULL, e->device, false);
-        }
-        break;
-    case EM_RECORD:
-    case EM_WAIT:
-        o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        if (e->bytes > 0) /* a paced phase's ends, a fence of its collective (end_round, sync_groups) */
-            s->last = (strata_spmd_step){s->info->desc.index + 1, 0, 0, e->bytes};
-        strata_spmd_lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
-        o->name = s->strs[STR_NAME]->str;
-        break;
-    case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
-    case EM_DELAY:  /* a step's fixed cost (strata_coll_step.delay_s, in ps in bytes) */
-        o->kind = STRATA_OP_COMPUTE;
-        s->last.coll = s->info->desc.index + 1;
-        o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
-        o->has_time = true;
-        o->time_s = e->kind == EM_LAUNCH ? launch_time(s, e->device) : (double)e->bytes * 1e-12;
-        o->unit = instance_of(s, NULL, e->device, true);
-        break;
-    case EM_COPY:
-        o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0, 0};
-        buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
-        buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
-        o->name = s->strs[STR_NAME]->str;
-        o->src = s->strs[STR_SRC]->str;
-        o->has_bytes = true;
-        o->bytes = e->bytes;
-        break;
-    case EM_REDUCE: {
-        o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0, 0};
-        o->name = strata_op_kind_name(s->cur->kind);
-        GPtrArray *strs = s->s_lists[0];
-        while (strs->len < 3)
-            g_ptr_array_add(strs, g_string_new(NULL));
-        buffer_name(s, g_ptr_array_index(strs, 0), TMP_BUF, e->peer_lane, e->device);
-        buffer_name(s, g_ptr_array_index(strs, 1), e->own_buf, e->lane, e->device);
-        buffer_name(s, g_ptr_array_index(strs, 2), e->dst_buf, e->lane, e->device);
-        GPtrArray *ins = s->lists[0], *outs = s->lists[1];
-        g_ptr_array_set_size(ins, 0);
-        g_ptr_array_set_size(outs, 0);
-        g_ptr_array_add(ins, ((GString *)g_ptr_array_index(strs, 0))->str);
-        g_ptr_array_add(ins, ((GString *)g_ptr_array_index(strs, 1))->str);
-        g_ptr_array_add(ins, NULL);
-        g_ptr_array_add(outs, ((GString *)g_ptr_array_index(strs, 2))->str);
-        g_ptr_array_add(outs, NULL);
-        o->ins = (const char *const *)ins->pdata;
-        o->n_ins = 2;
-        o->outs = (const char *const *)outs->pdata;
-        o->n_outs = 1;
-        o->has_flops = true;
-        o->flops = (double)e->bytes / s->bytes_per_element;
-        o->has_bytes = true;
-        o->bytes = 3 * e->bytes;
-        o->unit = instance_of(s, NULL, e->device, true);
-        break;
-    }
-    default:
-        break;
-    }
-}
 
 /* ---- planning: input op -> emits --------------------------------------- */
 
@@ -696,7 +495,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
                 g_array_append_val(s->emits, e);
             }
-        if (launch_time(s, d) > 0)
+        if (spmd_launch_time(s, d) > 0)
             push(s, EM_LAUNCH, d, 0, d, 0);
         push(s, EM_RECORD, d, 0, d, 0);
         for (uint32_t l = 1; slotted && l < s->n_lanes; l++)
@@ -756,9 +555,9 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
-        render_plain(s, e->device);
+        spmd_render_plain(s, e->device);
     else
-        render_step(s, e);
+        spmd_render_step(s, e);
     *op = &s->out;
     return 1;
 }
