@@ -377,10 +377,15 @@ END_TEST
  * the file's ESTIMATE): 8 us, so round 0 takes 8 us, not the 5.008 us of
  * its copy (in round 1 the reduction takes longer); the 7 gather warps'
  * 8 x 3 loads from the L2 (150 ns) take 3.6 us, less than the last
- * gather's copy. T = 25 us + 8 us + 16 MiB / 3.35 TB/s + 2 x (7 w / 450
- * GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 293.733 us (290.741 us
- * without the pace, 280.724 us without the copy path): busbw 400 GB/s,
- * where the ring on Simple reaches at most 450 x 4/5. */
+ * gather's copy. Every switch copy is a step of NCCL's Simple protocol,
+ * which posts its flag after the data (prims_simple.h postPeer: a fence,
+ * then the tail store the next role polls), so an 8-byte flag follows it
+ * on its route: 1 us more and 7 or 14 x 8 bytes on a link in rounds 1-9.
+ * T = 25 us + 8 us + 16 MiB / 3.35 TB/s + 2 x (7 (w + 8) / 450 GB/s +
+ * 2 us) + 7 x (14 (w + 8) / 450 GB/s + 2 us) = 302.734 us (293.733 us
+ * without the flags, 290.741 us without the pace either, 280.724 us
+ * without the copy path): busbw 388 GB/s, where the ring on Simple
+ * reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
@@ -396,7 +401,12 @@ START_TEST(nvls_all_reduce)
     const double local = 2 * 8388608 / 3.35e12;
     /* the first scatter at the scatter warps' pace: 8 heads x 2 hunks a warp x 500 ns */
     const double scatter = 8 * 2 * 500e-9;
-    ck_assert_double_eq_tol(t, 25e-6 + scatter + local + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
+    /* each switch copy's Simple flag after it, on its route: 8 bytes */
+    const double flag = 8;
+    ck_assert_double_eq_tol(t,
+                            25e-6 + scatter + local + 2 * (7 * w / bw + 1e-6 + 7 * flag / bw + 1e-6) +
+                                7 * (14 * w / bw + 1e-6 + 14 * flag / bw + 1e-6),
+                            1e-9);
     g_free(algo);
 }
 END_TEST

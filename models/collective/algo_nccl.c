@@ -40,7 +40,8 @@
  * ld_reduce alone (a rank's whole IN goes up: B per link, each of its
  * n-1 copies B/(n-1)); an all-gather the multicast alone (n shards come
  * down). Copies to one owner run on separate lanes (fused reductions on
- * the lane after each); NVLink's packet overhead applies on top, and
+ * the lane after each), each followed by its Simple flag on its route
+ * (coll_nvls_piece); NVLink's packet overhead applies on top, and
  * NCCL's NVLS efficiency (tuning.cc nvlsEfficiency, 0.85 on Hopper: the
  * share of NVLink's data rate its multimem loads and stores reach, NCCL's
  * own figure for its bandwidth) scales every copy's wire bytes by 1/eff.
