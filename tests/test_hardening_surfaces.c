@@ -724,6 +724,46 @@ START_TEST(manifests_cannot_become_code)
 }
 END_TEST
 
+/* ---- wave 24: serve's inputs and options, derived hardware files -------- */
+
+/* sh SCRIPT in a fresh directory ($S strata, $H configs/hw), whose last
+ * command is strata's or a check after it: exit `status`, with message
+ * (NULL: anything) in its standard error. */
+static void sh_row(size_t row, const char *script, int status, const char *message)
+{
+    char *dir = strata_test_temp_dir();
+    strata_cli_result r = strata_test_sh_in(dir, script);
+    ck_assert_msg(r.status == status && (!message || strstr(r.err, message)), "row %zu: exit %d: %s", row, r.status,
+                  r.err);
+    strata_cli_result_clear(&r);
+    remove_all(dir);
+    g_free(dir);
+}
+
+typedef struct sh_case {
+    const char *script;
+    int status;
+    const char *message;
+} sh_case;
+
+#define SERVE_ON(hw) "\"$S\" serve -q --hw " hw " --model llama-3-8b "
+#define SERVE SERVE_ON("\"$H/h100.ini\"")
+#define CSV(rows) "printf '" rows "' > r.csv; "
+
+/* strata serve's request files and options: each row was a crash, a
+ * silent default or a wrong figure at exit 0 (its comment says which), now
+ * exit 2 saying what was expected; the rows at 0 are what stays taken. */
+START_TEST(serve_inputs_refused)
+{
+    static const sh_case rows[] = {
+        /* --kv '': no scheme; the report read a first run that was not there (UBSan: load of a null pointer) */
+        {SERVE "--poisson n=2 --kv ''", 2, "--kv: expected a scheme, a comma list of them or all, got ''"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -743,6 +783,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, jax_profile_times_are_numbers);
     tcase_add_test(tc, jax_profile_ids_are_whole_numbers);
     tcase_add_test(tc, manifests_cannot_become_code);
+    tcase_add_test(tc, serve_inputs_refused);
     suite_add_tcase(s, tc);
     return s;
 }

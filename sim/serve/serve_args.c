@@ -314,7 +314,13 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
         return v;
     }
     char **names = g_strsplit(kv, ",", -1);
-    for (char **n = names; *n; n++) {
+    if (!*names) { /* --kv '': no scheme, no run to report */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: expected a scheme, a comma list of them or all, "
+                    "got ''");
+        g_ptr_array_free(v, TRUE);
+        v = NULL;
+    }
+    for (char **n = names; v && *n; n++) {
         const strata_serve_kv_scheme *s = strata_serve_kv_find(*n);
         if (!s) {
             char *known = strata_serve_kv_names();
