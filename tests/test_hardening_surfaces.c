@@ -758,6 +758,10 @@ START_TEST(serve_inputs_refused)
     static const sh_case rows[] = {
         /* --kv '': no scheme; the report read a first run that was not there (UBSan: load of a null pointer) */
         {SERVE "--poisson n=2 --kv ''", 2, "--kv: expected a scheme, a comma list of them or all, got ''"},
+        /* arrivals past the largest double: "completed in inf s", TTFT -nan ms, exit 0 */
+        {CSV("arrival_s,prompt_tokens,output_tokens\n0,8,8\n1e308,8,8\n") SERVE "--requests r.csv --time-scale 10", 2,
+         "r.csv:3: arrival 1e+308 s x --time-scale 10: expected a finite time"},
+        {SERVE "--poisson n=2,rate=1e-320", 2, "request 2 arrives at inf s x --time-scale 1: expected a finite time"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

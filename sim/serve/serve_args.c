@@ -276,6 +276,25 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     return true;
 }
 
+/* Each request's arrival, times scale, a finite time: an arrival_s near
+ * the largest double times --time-scale, or gaps of a rate= so small that
+ * they overflow, ran to "inf s" with NaN latencies, exit 0. */
+static bool arrivals_finite(const strata_serve_stream *s, double scale, GError **err)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        double t = s->req[i].arrival;
+        if (isfinite(t * scale))
+            continue;
+        if (s->line)
+            return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
+                                  "time", t, scale);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
+                    "expected a finite time (a larger rate=)", s->origin, i + 1, t, scale);
+        return false;
+    }
+    return true;
+}
+
 static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
 {
     strata_serve_stream *s = NULL;
@@ -294,6 +313,10 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     double scale = a->time_scale ? g_ascii_strtod(a->time_scale, &end) : 1.0;
     if (s && a->time_scale && !(end && end != a->time_scale && !*end && scale >= 0 && isfinite(scale))) {
         fail(err, "--time-scale: expected a factor >= 0, got '%s'", a->time_scale);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
+    if (s && !arrivals_finite(s, scale, err)) {
         strata_serve_stream_free(s);
         return NULL;
     }
