@@ -762,6 +762,18 @@ START_TEST(serve_inputs_refused)
         {CSV("arrival_s,prompt_tokens,output_tokens\n0,8,8\n1e308,8,8\n") SERVE "--requests r.csv --time-scale 10", 2,
          "r.csv:3: arrival 1e+308 s x --time-scale 10: expected a finite time"},
         {SERVE "--poisson n=2,rate=1e-320", 2, "request 2 arrives at inf s x --time-scale 1: expected a finite time"},
+        /* an hour of -1 (sscanf's %2d) was an hour before midnight; " 1" and "+1" were hours too */
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:00,8,8\n2023-11-16 -1:00:00,8,8\n")
+         SERVE "--requests r.csv", 2,
+         "r.csv:3: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM], got '2023-11-16 -1:00:00'"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16  1:00:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 +1:00:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00+24:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,8,8\n"
+             "2024-05-10 00:00:01Z,8,8\n") SERVE "--requests r.csv", 0, NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

@@ -32,13 +32,25 @@ static int days_in_month(int y, int mo)
     return days[mo - 1] + (mo == 2 && leap);
 }
 
+/* Whether s begins with the pattern, each 'd' a digit and every other
+ * character itself (sscanf's %2d alone also takes " 1", "+1" and "-1":
+ * 2023-11-16 -1:00:00 was read as an hour before midnight). */
+static bool digits_as(const char *s, const char *pattern)
+{
+    for (; *pattern; s++, pattern++)
+        if (*pattern == 'd' ? !g_ascii_isdigit(*s) : *s != *pattern)
+            return false;
+    return true;
+}
+
 /* "2023-11-16 18:17:03.9799600" or "2024-05-10 00:00:00.009930+00:00",
  * fraction and zone optional: whole seconds since 1970 (UTC) in *sec and
  * the fraction in *frac (apart, so that differences keep their digits). */
 static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
 {
     int y, mo, d, h, mi, sec, n = 0;
-    if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+    if (!digits_as(s, "dddd-dd-dd dd:dd:dd") ||
+        sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
         return false; /* 2023-02-31 is no date (days_from_civil read it as March 3rd) */
@@ -54,7 +66,8 @@ static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
     double zone = 0;
     if (*p == '+' || *p == '-') {
         int zh, zm, k = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &zh, &zm, &k) != 2 || k != 5)
+        if (!digits_as(p + 1, "dd:dd") || sscanf(p + 1, "%2d:%2d%n", &zh, &zm, &k) != 2 || k != 5 || zh > 23 ||
+            zm > 59)
             return false;
         zone = (*p == '-' ? -1 : 1) * (zh * 3600.0 + zm * 60.0);
         p += 6;
