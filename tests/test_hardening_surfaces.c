@@ -774,6 +774,11 @@ START_TEST(serve_inputs_refused)
          "r.csv:2: TIMESTAMP: expected"},
         {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,8,8\n"
              "2024-05-10 00:00:01Z,8,8\n") SERVE "--requests r.csv", 0, NULL},
+        /* --step-overhead nan and inf were taken (nan < 0 is false) */
+        {SERVE "--poisson n=2 --step-overhead nan", 2, "--step-overhead: expected a finite number of seconds >= 0, got nan"},
+        {SERVE "--poisson n=2 --step-overhead inf", 2, "--step-overhead: expected a finite number of seconds >= 0, got inf"},
+        /* --cuda-graph-batch-sizes '': no size, padding silently off */
+        {SERVE "--poisson n=2 --cuda-graph-batch-sizes ''", 2, "--cuda-graph-batch-sizes: expected up to 32 increasing"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

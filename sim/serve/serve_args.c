@@ -130,7 +130,7 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
 static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **err)
 {
     char **v = g_strsplit(list, ",", -1);
-    bool ok = true;
+    bool ok = *v != NULL; /* '' named no size: padding silently off */
     c->n_graph_sizes = 0;
     for (char **p = v; ok && *p; p++) {
         char *end = NULL;
@@ -254,8 +254,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
-    if (a->step_overhead < 0)
-        return fail(err, "--step-overhead: expected seconds >= 0%s", "");
+    if (!(a->step_overhead >= 0 && isfinite(a->step_overhead))) { /* nan and inf were taken */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--step-overhead: expected a finite number of seconds "
+                    ">= 0, got %g", a->step_overhead);
+        return false;
+    }
     c->step_overhead = a->step_overhead;
     if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
         return false;
