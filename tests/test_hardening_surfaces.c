@@ -779,6 +779,14 @@ START_TEST(serve_inputs_refused)
         {SERVE "--poisson n=2 --step-overhead inf", 2, "--step-overhead: expected a finite number of seconds >= 0, got inf"},
         /* --cuda-graph-batch-sizes '': no size, padding silently off */
         {SERVE "--poisson n=2 --cuda-graph-batch-sizes ''", 2, "--cuda-graph-batch-sizes: expected up to 32 increasing"},
+        /* a --sweep point past the scheduler's rules: vllm-v0 at a budget below max_model_len ran and
+         * stalled ("swapped requests cannot return to a full pool"); the others ran at exit 0 */
+        {SERVE "--poisson n=2 --engine vllm-v0 --sweep max_num_batched_tokens=8192,100", 2,
+         "--sweep: --scheduler vllm-v0: expected --max-num-batched-tokens (100) >= max_model_len (8192)"},
+        {SERVE "--poisson n=2 --scheduler vllm-v0-chunked --sweep num_scheduler_steps=2", 2,
+         "--sweep: --scheduler vllm-v0-chunked: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1"},
+        {SERVE "--poisson n=2 --sweep num_scheduler_steps=1025", 2,
+         "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

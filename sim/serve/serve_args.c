@@ -167,6 +167,14 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
         c->max_num_batched_tokens = p->default_budget(m->max_model_len);
     if (a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
+    return strata_serve_config_check_scheduler(c, m->max_model_len, err);
+}
+
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
+{
+    const strata_serve_scheduler *p = c->scheduler;
+    if (!p)
+        return true;
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
         return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 (it turns "
                     "chunked prefill on above max_model_len 32768 without prefix caching; --scheduler vllm-v0 turns "
@@ -174,10 +182,10 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (p->v0_chunk_rules && c->prefix_caching && c->max_num_batched_tokens % c->block_size)
         return fail(err, "--scheduler %s: with prefix caching vLLM 0.6 expects --max-num-batched-tokens to be whole "
                     "blocks of --block-size", p->name);
-    if (p->whole_prompts && c->max_num_batched_tokens < m->max_model_len) {
+    if (p->whole_prompts && c->max_num_batched_tokens < max_model_len) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--scheduler %s: expected --max-num-batched-tokens (%u) >= "
                     "max_model_len (%u): vLLM 0.6 refuses a smaller budget without chunked prefill", p->name,
-                    c->max_num_batched_tokens, m->max_model_len);
+                    c->max_num_batched_tokens, max_model_len);
         return false;
     }
     return true;
