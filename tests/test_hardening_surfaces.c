@@ -787,6 +787,8 @@ START_TEST(serve_inputs_refused)
          "--sweep: --scheduler vllm-v0-chunked: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1"},
         {SERVE "--poisson n=2 --sweep num_scheduler_steps=1025", 2,
          "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
+        /* a --poisson key twice: the last one kept */
+        {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

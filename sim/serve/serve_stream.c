@@ -291,7 +291,12 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
             break;
         }
         *eq = '\0';
-        ok = poisson_value(p, *w, eq + 1, err);
+        for (char **x = kv; ok && x < w; x++) /* the words before are keys now; n=3,n=4 ran 4 */
+            if (strcmp(*x, *w) == 0) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: %s= given twice", *w);
+                ok = false;
+            }
+        ok = ok && poisson_value(p, *w, eq + 1, err);
     }
     g_strfreev(kv);
     return ok;
