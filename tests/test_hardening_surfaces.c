@@ -789,6 +789,17 @@ START_TEST(serve_inputs_refused)
          "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
         /* a --poisson key twice: the last one kept */
         {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
+        /* a model file: a NUL ended it (the keys after it dropped, exit 0), a key twice kept the last,
+         * a BOM was part of the first key */
+        {"printf 'name = x\nlayers = 2\nhidden = 256\nheads = 4\nkv_heads = 4\nhead_dim = 64\nintermediate = 512\n"
+         "vocab = 1000\n\\000layers = 40\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 2, "m.txt:9:1: expected text, got a NUL byte"},
+        {"printf 'name = x\nlayers = 2\nhidden = 256\nheads = 4\nkv_heads = 4\nhead_dim = 64\nintermediate = 512\n"
+         "vocab = 1000\nlayers = 40\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 2, "m.txt:9: layers is set twice (first on line 2)"},
+        {"printf '\\357\\273\\277name = x\r\nlayers = 2\r\nhidden = 256\r\nheads = 4\r\nkv_heads = 4\r\nhead_dim = 64\r\n"
+         "intermediate = 512\r\nvocab = 1000\r\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 0, NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);
