@@ -806,6 +806,24 @@ START_TEST(serve_inputs_refused)
 }
 END_TEST
 
+/* A hardware file whose base = names another: that file is an input too,
+ * and a tier the derived file adds is named there, FILE:LINE. */
+START_TEST(derived_hardware_files)
+{
+    static const sh_case rows[] = {
+        /* an output onto the file the --hw file's base = names: it was overwritten, exit 0 (serve) */
+        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
+         SERVE_ON("c.ini") "--poisson n=2 --json b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s", 2,
+         "--json: 'b.ini' is also the input of --hw (its base =); refusing to overwrite an input"},
+        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
+         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s",
+         2, "--timeline: 'b.ini' is also the input of --hw (its base =)"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -826,6 +844,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, jax_profile_ids_are_whole_numbers);
     tcase_add_test(tc, manifests_cannot_become_code);
     tcase_add_test(tc, serve_inputs_refused);
+    tcase_add_test(tc, derived_hardware_files);
     suite_add_tcase(s, tc);
     return s;
 }

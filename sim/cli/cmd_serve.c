@@ -132,7 +132,7 @@ int strata_cmd_serve(int argc, char **argv)
     strata_outfile *json_out = NULL, *timeline_out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
-        strata_job_input(job, "--hw", a.hw);
+        strata_job_input_hw(job, "--hw", a.hw);
         strata_job_input(job, "--requests", a.requests);
         strata_job_input(job, "--model-file", a.model_file);
         strata_job_input(job, "--config", a.config);

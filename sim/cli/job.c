@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "hw/hw.h"
 #include "trace/writer.h"
 
 typedef struct named_file {
@@ -143,6 +144,18 @@ void strata_job_input(strata_job *job, const char *option, const char *path)
     g_array_append_val(job->files, f);
     job->n_inputs = job->files->len;
     strata_outfile_set_input(job->outs, path);
+}
+
+void strata_job_input_hw(strata_job *job, const char *option, const char *path)
+{
+    strata_job_input(job, option, path);
+    char *base = strata_hw_base_path(path);
+    if (base) {
+        char *what = g_strdup_printf("%s (its base =)", option);
+        strata_job_input(job, what, base);
+        g_free(what);
+    }
+    g_free(base);
 }
 
 strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }

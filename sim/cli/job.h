@@ -62,6 +62,9 @@ bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, in
 /* Names an input file (NULL and "-" are ignored), for the clobber check;
  * every input is named before the first output. */
 void strata_job_input(strata_job *job, const char *option, const char *path);
+/* A hardware file as an input, and the file its base = names (an output
+ * there overwrote the base the run had just read). */
+void strata_job_input_hw(strata_job *job, const char *option, const char *path);
 
 /* An input that can be read only once (standard input as "-" or
  * /dev/stdin, a FIFO, a pipe, a device) copied whole to an unlinked
