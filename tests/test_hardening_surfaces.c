@@ -818,6 +818,13 @@ START_TEST(derived_hardware_files)
         {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
          "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s",
          2, "--timeline: 'b.ini' is also the input of --hw (its base =)"},
+        /* a tier the derived file adds: its errors named the base file, no line */
+        {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
+         "[network ib]\nbandwidth = 50GB/s\n[network ib2]\nbandwidth = 1GB/s\n' \"$H\" > c.ini; "
+         SERVE_ON("c.ini") "--poisson n=2", 2, "(override c.ini:8): [network ib2] a second network"},
+        {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
+         "[network ib]\nlatency = 1us\n' \"$H\" > c.ini; " SERVE_ON("c.ini") "--poisson n=2", 2,
+         "(override c.ini:6): [network ib] missing required key 'bandwidth'"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);

@@ -80,6 +80,11 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
             base = NULL;
             break;
         }
+        if (base && !strata_keyfile_has_group(base, groups[g])) { /* a tier the derived file adds */
+            char *gw = strata_keyfile_where(k, groups[g], NULL);
+            strata_keyfile_note_derived_group(base, groups[g], gw);
+            g_free(gw);
+        }
         char **keys = strata_keyfile_keys(k, groups[g], NULL);
         for (guint i = 0; base && keys && keys[i]; i++) {
             if (strcmp(groups[g], "hardware") == 0 && strcmp(keys[i], "base") == 0)
