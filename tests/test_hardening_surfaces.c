@@ -789,6 +789,8 @@ START_TEST(serve_inputs_refused)
          "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
         /* a --poisson key twice: the last one kept */
         {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
+        /* a timeline that cannot be written: exit 2 and nothing said */
+        {SERVE "--poisson n=2 --timeline /dev/full", 2, "cannot write '/dev/full': a write failed"},
         /* a model file: a NUL ended it (the keys after it dropped, exit 0), a key twice kept the last,
          * a BOM was part of the first key */
         {"printf 'name = x\nlayers = 2\nhidden = 256\nheads = 4\nkv_heads = 4\nhead_dim = 64\nintermediate = 512\n"

@@ -275,6 +275,9 @@ bool strata_job_commit(strata_job *job, strata_outfile **out, bool wrote, GError
         return true;
     *out = NULL;
     if (!wrote) {
+        if (err && !*err) /* a writer that failed without saying why: serve --timeline /dev/full exited 2, silent */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': a write failed (no space left?)",
+                        strata_outfile_path(o));
         strata_outfile_abort(o);
         return false;
     }

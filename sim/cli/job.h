@@ -95,8 +95,8 @@ FILE *strata_job_human(const strata_job *job);
 void strata_job_doing(strata_job *job, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* Commits *out when `wrote` (a failed write is found and reported here),
- * else aborts it (err says why already); NULL *out: nothing to do. *out is
- * NULL afterwards. */
+ * else aborts it (err says why, the writer's or else "cannot write PATH");
+ * NULL *out: nothing to do. *out is NULL afterwards. */
 bool strata_job_commit(strata_job *job, strata_outfile **out, bool wrote, GError **err);
 /* Write, then commit *out as above. */
 bool strata_job_commit_text(strata_job *job, strata_outfile **out, const char *text, GError **err);
