@@ -789,6 +789,12 @@ START_TEST(serve_inputs_refused)
          "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
         /* a --poisson key twice: the last one kept */
         {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
+        /* options no scheme of --kv reads: ignored at exit 0 */
+        {SERVE "--poisson n=2 --kv-allocator bogus", 2,
+         "--kv-allocator: expected --kv to run a scheme that reads it (contiguous-max, -pow2 or -oracle), got --kv paged"},
+        {SERVE "--poisson n=2 --kv paged,contiguous-max --kv-page 4MiB", 2,
+         "--kv-page: expected --kv to run a scheme that reads it (vattention or expandable), got --kv paged,contiguous-max"},
+        {SERVE "--poisson n=2 --kv contiguous-oracle,vattention --kv-allocator bfc --kv-page 4MiB", 0, NULL},
         /* a timeline that cannot be written: exit 2 and nothing said */
         {SERVE "--poisson n=2 --timeline /dev/full", 2, "cannot write '/dev/full': a write failed"},
         /* a model file: a NUL ended it (the keys after it dropped, exit 0), a key twice kept the last,

@@ -371,6 +371,27 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
     return v;
 }
 
+/* --kv-allocator places the contiguous schemes' reservations and --kv-page
+ * sizes vattention's and expandable's pages; given where --kv runs none of
+ * them, each was never read (--kv paged --kv-allocator bogus: exit 0). */
+static bool scheme_options_read(const strata_serve_args *a, const GPtrArray *schemes, GError **err)
+{
+    bool contiguous = false, paged_vm = false;
+    for (guint i = 0; i < schemes->len; i++) {
+        const char *name = ((const strata_serve_kv_scheme *)g_ptr_array_index(schemes, i))->name;
+        contiguous = contiguous || g_str_has_prefix(name, "contiguous-");
+        paged_vm = paged_vm || strcmp(name, "vattention") == 0 || strcmp(name, "expandable") == 0;
+    }
+    const char *option = NULL, *readers = NULL;
+    if (a->kv_allocator && !contiguous)
+        option = "--kv-allocator", readers = "contiguous-max, -pow2 or -oracle";
+    else if (a->kv_page && !paged_vm)
+        option = "--kv-page", readers = "vattention or expandable";
+    if (option)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected --kv to run a scheme that reads it (%s), "
+                    "got --kv %s", option, readers, a->kv ? a->kv : "paged");
+    return option == NULL;
+}
 
 bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err)
 {
@@ -381,7 +402,7 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (!strata_serve_args_model(a, &s->model, err) || !config_of(a, &s->model, &s->config, err))
         return false;
     s->schemes = schemes_of(a->kv, err);
-    s->stream = s->schemes ? stream_of(a, err) : NULL;
+    s->stream = s->schemes && scheme_options_read(a, s->schemes, err) ? stream_of(a, err) : NULL;
     bool peak = a->clock && strcmp(a->clock, "peak") == 0;
     if (s->stream && a->clock && !peak && strcmp(a->clock, "sustained") != 0)
         return fail(err, "--clock: expected sustained or peak, not '%s'", a->clock);
