@@ -795,6 +795,11 @@ START_TEST(serve_inputs_refused)
         {SERVE "--poisson n=2 --kv paged,contiguous-max --kv-page 4MiB", 2,
          "--kv-page: expected --kv to run a scheme that reads it (vattention or expandable), got --kv paged,contiguous-max"},
         {SERVE "--poisson n=2 --kv contiguous-oracle,vattention --kv-allocator bfc --kv-page 4MiB", 0, NULL},
+        /* two columns for one quantity: the later one taken, or arrival_s read as a TIMESTAMP */
+        {CSV("arrival_s,prompt_tokens,output_tokens,prompt_tokens\n0,8,8,9000\n") SERVE "--requests r.csv", 2,
+         "r.csv:1: expected one column for the prompt tokens, got two"},
+        {CSV("TIMESTAMP,arrival_s,ContextTokens,GeneratedTokens\n2024-01-01 00:00:00,0.5,8,8\n") SERVE
+         "--requests r.csv", 2, "r.csv:1: expected one column for the arrival time, got two"},
         /* a timeline that cannot be written: exit 2 and nothing said */
         {SERVE "--poisson n=2 --timeline /dev/full", 2, "cannot write '/dev/full': a write failed"},
         /* a model file: a NUL ended it (the keys after it dropped, exit 0), a key twice kept the last,

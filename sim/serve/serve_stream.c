@@ -87,22 +87,31 @@ typedef struct csv_columns {
     int n;
 } csv_columns;
 
+/* The header's columns: one for each quantity (a second column for the
+ * same one, TIMESTAMP and arrival_s, ContextTokens and prompt_tokens, or one
+ * name twice, silently took the later one, or read arrival_s as a date). */
 static bool header_columns(char *line, const char *path, csv_columns *c, GError **err)
 {
     *c = (csv_columns){-1, -1, -1, false, 0};
     char **f = g_strsplit(line, ",", -1);
-    for (int i = 0; f[i]; i++, c->n++) {
+    bool once = true;
+    const char *twice = NULL;
+    for (int i = 0; once && f[i]; i++, c->n++) {
         const char *name = g_strstrip(f[i]);
-        if (strcmp(name, "TIMESTAMP") == 0)
-            c->time = i, c->azure = true;
-        else if (strcmp(name, "arrival_s") == 0)
-            c->time = i;
-        else if (strcmp(name, "ContextTokens") == 0 || strcmp(name, "prompt_tokens") == 0)
-            c->prompt = i;
-        else if (strcmp(name, "GeneratedTokens") == 0 || strcmp(name, "output_tokens") == 0)
-            c->output = i;
+        int *field = strcmp(name, "TIMESTAMP") == 0 || strcmp(name, "arrival_s") == 0 ? &c->time
+                     : strcmp(name, "ContextTokens") == 0 || strcmp(name, "prompt_tokens") == 0 ? &c->prompt
+                     : strcmp(name, "GeneratedTokens") == 0 || strcmp(name, "output_tokens") == 0 ? &c->output
+                                                                                                    : NULL;
+        if (field && *field >= 0)
+            once = false, twice = field == &c->time ? "arrival time" : field == &c->prompt ? "prompt tokens"
+                                                                                           : "output tokens";
+        else if (field)
+            *field = i, c->azure = c->azure || strcmp(name, "TIMESTAMP") == 0;
     }
     g_strfreev(f);
+    if (!once)
+        return strata_fail_at(err, path, 1, "expected one column for the %s, got two (TIMESTAMP or arrival_s, "
+                              "ContextTokens or prompt_tokens, GeneratedTokens or output_tokens: one of each)", twice);
     if (c->time < 0 || c->prompt < 0 || c->output < 0)
         return strata_fail_at(err, path, 1, "expected a header naming TIMESTAMP,ContextTokens,GeneratedTokens "
                               "(the Azure traces) or arrival_s,prompt_tokens,output_tokens");
