@@ -369,6 +369,10 @@ START_TEST(test_bad_series)
     const char *ok = "column = busbw\nunit = GB/s\n";
     expect_bad_series("bytes,time\n1,2\n", ok, ".csv:1: expected a header naming the columns bytes and busbw");
     expect_bad_series("bytes,busbw\n", ok, "no rows");
+    /* a column named twice: the first read, silently */
+    expect_bad_series("bytes,busbw,busbw\n64,1,2\n", ok,
+                      ".csv:1: expected a header naming the columns bytes and busbw, each once");
+    expect_bad_series("bytes,busbw,bytes\n64,1,128\n", ok, "bytes and busbw, each once");
     expect_bad_series("bytes,busbw\n64,-1\n", ok, ".csv:2: expected a number above 0");
     expect_bad_series("bytes,busbw\n6x4,1\n", ok, ".csv:2: expected the size in bytes");
     expect_bad_series("bytes,busbw\n64\n", ok, ".csv:2: expected at least 2 comma-separated cells");
