@@ -161,11 +161,9 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
-    if (!p)
-        return true;
-    if (a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
+    if (p && a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
         c->max_num_batched_tokens = p->default_budget(m->max_model_len);
-    if (a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
+    if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
     return strata_serve_config_check_scheduler(c, m->max_model_len, err);
 }
@@ -173,6 +171,10 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
 {
     const strata_serve_scheduler *p = c->scheduler;
+    if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
+        return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
+                    "scheduler, which read it; --engine none with --scheduler %s reads neither",
+                    p ? p->name : "vllm-v1");
     if (!p)
         return true;
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
