@@ -426,21 +426,23 @@ START_TEST(published_cases_exit_as_run)
     char *dir = strata_test_temp_dir();
     char *dgx = hw_path("dgx-h100");
     const struct {
-        const char *gen;
+        const char *gen, *op, *bytes; /* op and bytes: the case's, which gen= must agree with (published.c) */
         int status;
         const char *message;
     } cases[] = {
-        {"collective op=all-reduce bytes=200GiB devices=8 algo=ring", 1, "c.ini:1: the trace ran out of memory"},
-        {"collective op=all-gather bytes=8GiB devices=8 algo=tree", 2, "c.ini:1: gen: collective: expected algo="},
-        {"collective op=all-reduce devices=8 iters=10000000", 2,
+        {"collective op=all-reduce bytes=200GiB devices=8 algo=ring", "all-reduce", "200GiB", 1,
+         "c.ini:1: the trace ran out of memory"},
+        {"collective op=all-gather bytes=8GiB devices=8 algo=tree", "all-gather", "8GiB", 2,
+         "c.ini:1: gen: collective: expected algo="},
+        {"collective op=all-reduce bytes=200GiB devices=8 iters=10000000", "all-reduce", "200GiB", 2,
          "c.ini:1: gen: collective: expected iters between 1 and 1000000"},
     };
     char *path = g_build_filename(dir, "c.ini", NULL);
     const char *argv[] = {"validate", "--published", "c.ini", NULL};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *ini = g_strdup_printf("[case c]\nsource = test\nsetup = test\nmeasured = 370GB/s\nmetric = busbw\n"
-                                    "bytes = 200GiB\ncollective = all-reduce\nranks = 8\nhw = %s\ngen = %s\n",
-                                    dgx, cases[i].gen);
+                                    "bytes = %s\ncollective = %s\nranks = 8\nhw = %s\ngen = %s\n", cases[i].bytes,
+                                    cases[i].op, dgx, cases[i].gen);
         ck_assert(g_file_set_contents(path, ini, -1, NULL));
         trace_case(dir, i, NULL, argv, cases[i].status, cases[i].message);
         g_free(ini);

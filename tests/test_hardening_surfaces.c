@@ -724,6 +724,132 @@ START_TEST(manifests_cannot_become_code)
 }
 END_TEST
 
+/* ---- wave 24: serve's inputs and options, derived hardware files -------- */
+
+/* sh SCRIPT in a fresh directory ($S strata, $H configs/hw), whose last
+ * command is strata's or a check after it: exit `status`, with message
+ * (NULL: anything) in its standard error. */
+static void sh_row(size_t row, const char *script, int status, const char *message)
+{
+    char *dir = strata_test_temp_dir();
+    strata_cli_result r = strata_test_sh_in(dir, script);
+    ck_assert_msg(r.status == status && (!message || strstr(r.err, message)), "row %zu: exit %d: %s", row, r.status,
+                  r.err);
+    strata_cli_result_clear(&r);
+    remove_all(dir);
+    g_free(dir);
+}
+
+typedef struct sh_case {
+    const char *script;
+    int status;
+    const char *message;
+} sh_case;
+
+#define SERVE_ON(hw) "\"$S\" serve -q --hw " hw " --model llama-3-8b "
+#define SERVE SERVE_ON("\"$H/h100.ini\"")
+#define CSV(rows) "printf '" rows "' > r.csv; "
+
+/* strata serve's request files and options: each row was a crash, a
+ * silent default or a wrong figure at exit 0 (its comment says which), now
+ * exit 2 saying what was expected; the rows at 0 are what stays taken. */
+START_TEST(serve_inputs_refused)
+{
+    static const sh_case rows[] = {
+        /* --kv '': no scheme; the report read a first run that was not there (UBSan: load of a null pointer) */
+        {SERVE "--poisson n=2 --kv ''", 2, "--kv: expected a scheme, a comma list of them or all, got ''"},
+        /* arrivals past the largest double: "completed in inf s", TTFT -nan ms, exit 0 */
+        {CSV("arrival_s,prompt_tokens,output_tokens\n0,8,8\n1e308,8,8\n") SERVE "--requests r.csv --time-scale 10", 2,
+         "r.csv:3: arrival 1e+308 s x --time-scale 10: expected a finite time"},
+        {SERVE "--poisson n=2,rate=1e-320", 2, "request 2 arrives at inf s x --time-scale 1: expected a finite time"},
+        /* an hour of -1 (sscanf's %2d) was an hour before midnight; " 1" and "+1" were hours too */
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:00,8,8\n2023-11-16 -1:00:00,8,8\n")
+         SERVE "--requests r.csv", 2,
+         "r.csv:3: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM], got '2023-11-16 -1:00:00'"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16  1:00:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 +1:00:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00+24:00,8,8\n") SERVE "--requests r.csv", 2,
+         "r.csv:2: TIMESTAMP: expected"},
+        {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,8,8\n"
+             "2024-05-10 00:00:01Z,8,8\n") SERVE "--requests r.csv", 0, NULL},
+        /* --step-overhead nan and inf were taken (nan < 0 is false) */
+        {SERVE "--poisson n=2 --step-overhead nan", 2, "--step-overhead: expected a finite number of seconds >= 0, got nan"},
+        {SERVE "--poisson n=2 --step-overhead inf", 2, "--step-overhead: expected a finite number of seconds >= 0, got inf"},
+        /* --cuda-graph-batch-sizes '': no size, padding silently off */
+        {SERVE "--poisson n=2 --cuda-graph-batch-sizes ''", 2, "--cuda-graph-batch-sizes: expected up to 32 increasing"},
+        /* a --sweep point past the scheduler's rules: vllm-v0 at a budget below max_model_len ran and
+         * stalled ("swapped requests cannot return to a full pool"); the others ran at exit 0 */
+        {SERVE "--poisson n=2 --engine vllm-v0 --sweep max_num_batched_tokens=8192,100", 2,
+         "--sweep: --scheduler vllm-v0: expected --max-num-batched-tokens (100) >= max_model_len (8192)"},
+        {SERVE "--poisson n=2 --scheduler vllm-v0-chunked --sweep num_scheduler_steps=2", 2,
+         "--sweep: --scheduler vllm-v0-chunked: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1"},
+        {SERVE "--poisson n=2 --sweep num_scheduler_steps=1025", 2,
+         "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
+        /* --num-scheduler-steps where nothing reads it (no engine, the vllm-v1 scheduler): ignored */
+        {SERVE "--poisson n=2 --num-scheduler-steps 8", 2,
+         "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 scheduler, which read it; "
+         "--engine none with --scheduler vllm-v1 reads neither"},
+        {SERVE "--poisson n=2 --sweep num_scheduler_steps=1,4", 2, "--sweep: --num-scheduler-steps: expected an --engine"},
+        {SERVE "--poisson n=2 --engine vllm-v0 --num-scheduler-steps 8", 0, NULL},
+        /* a --poisson key twice: the last one kept */
+        {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
+        /* options no scheme of --kv reads: ignored at exit 0 */
+        {SERVE "--poisson n=2 --kv-allocator bogus", 2,
+         "--kv-allocator: expected --kv to run a scheme that reads it (contiguous-max, -pow2 or -oracle), got --kv paged"},
+        {SERVE "--poisson n=2 --kv paged,contiguous-max --kv-page 4MiB", 2,
+         "--kv-page: expected --kv to run a scheme that reads it (vattention or expandable), got --kv paged,contiguous-max"},
+        {SERVE "--poisson n=2 --kv contiguous-oracle,vattention --kv-allocator bfc --kv-page 4MiB", 0, NULL},
+        /* two columns for one quantity: the later one taken, or arrival_s read as a TIMESTAMP */
+        {CSV("arrival_s,prompt_tokens,output_tokens,prompt_tokens\n0,8,8,9000\n") SERVE "--requests r.csv", 2,
+         "r.csv:1: expected one column for the prompt tokens, got two"},
+        {CSV("TIMESTAMP,arrival_s,ContextTokens,GeneratedTokens\n2024-01-01 00:00:00,0.5,8,8\n") SERVE
+         "--requests r.csv", 2, "r.csv:1: expected one column for the arrival time, got two"},
+        /* a timeline that cannot be written: exit 2 and nothing said */
+        {SERVE "--poisson n=2 --timeline /dev/full", 2, "cannot write '/dev/full': a write failed"},
+        /* a model file: a NUL ended it (the keys after it dropped, exit 0), a key twice kept the last,
+         * a BOM was part of the first key */
+        {"printf 'name = x\nlayers = 2\nhidden = 256\nheads = 4\nkv_heads = 4\nhead_dim = 64\nintermediate = 512\n"
+         "vocab = 1000\n\\000layers = 40\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 2, "m.txt:9:1: expected text, got a NUL byte"},
+        {"printf 'name = x\nlayers = 2\nhidden = 256\nheads = 4\nkv_heads = 4\nhead_dim = 64\nintermediate = 512\n"
+         "vocab = 1000\nlayers = 40\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 2, "m.txt:9: layers is set twice (first on line 2)"},
+        {"printf '\\357\\273\\277name = x\r\nlayers = 2\r\nhidden = 256\r\nheads = 4\r\nkv_heads = 4\r\nhead_dim = 64\r\n"
+         "intermediate = 512\r\nvocab = 1000\r\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
+         "--poisson n=2", 0, NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
+/* A hardware file whose base = names another: that file is an input too,
+ * and a tier the derived file adds is named there, FILE:LINE. */
+START_TEST(derived_hardware_files)
+{
+    static const sh_case rows[] = {
+        /* an output onto the file the --hw file's base = names: it was overwritten, exit 0 (serve) */
+        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
+         SERVE_ON("c.ini") "--poisson n=2 --json b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s", 2,
+         "--json: 'b.ini' is also the input of --hw (its base =); refusing to overwrite an input"},
+        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
+         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s",
+         2, "--timeline: 'b.ini' is also the input of --hw (its base =)"},
+        /* a tier the derived file adds: its errors named the base file, no line */
+        {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
+         "[network ib]\nbandwidth = 50GB/s\n[network ib2]\nbandwidth = 1GB/s\n' \"$H\" > c.ini; "
+         SERVE_ON("c.ini") "--poisson n=2", 2, "(override c.ini:8): [network ib2] a second network"},
+        {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
+         "[network ib]\nlatency = 1us\n' \"$H\" > c.ini; " SERVE_ON("c.ini") "--poisson n=2", 2,
+         "(override c.ini:6): [network ib] missing required key 'bandwidth'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -743,6 +869,8 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, jax_profile_times_are_numbers);
     tcase_add_test(tc, jax_profile_ids_are_whole_numbers);
     tcase_add_test(tc, manifests_cannot_become_code);
+    tcase_add_test(tc, serve_inputs_refused);
+    tcase_add_test(tc, derived_hardware_files);
     suite_add_tcase(s, tc);
     return s;
 }

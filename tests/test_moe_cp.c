@@ -313,7 +313,13 @@ START_TEST(refused)
     strata_cli_result_clear(&r);
     r = strata_test_cli("gen", "transformer", "layers=1", "d_model=64", "heads=4", "seq=512", "batch=8", "vocab=256",
                         "experts=6", "top_k=2", "mesh=expert:4", NULL);
-    strata_test_expect(&r, 2, "rule experts-divide");
+    strata_test_expect(&r, 2, "rule experts-divide: the expert axis must divide the number of experts (Megatron "
+                              "arguments.py: num_experts % expert_model_parallel_size)");
+    strata_cli_result_clear(&r);
+    /* top_k of a dense model was dropped at exit 0 (serve refuses it) */
+    r = strata_test_cli("gen", "transformer", "layers=1", "d_model=64", "heads=4", "seq=512", "batch=8", "vocab=256",
+                        "top_k=2", NULL);
+    strata_test_expect(&r, 2, "transformer: expected top_k only with experts > 0 (top_k, experts), got 2 and 0");
     strata_cli_result_clear(&r);
     r = strata_test_cli("gen", "transformer", "layers=1", "d_model=64", "heads=4", "seq=512", "batch=8", "vocab=256",
                         "capacity_factor=1", NULL);

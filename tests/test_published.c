@@ -369,11 +369,57 @@ START_TEST(test_bad_series)
     const char *ok = "column = busbw\nunit = GB/s\n";
     expect_bad_series("bytes,time\n1,2\n", ok, ".csv:1: expected a header naming the columns bytes and busbw");
     expect_bad_series("bytes,busbw\n", ok, "no rows");
+    /* a column named twice: the first read, silently */
+    expect_bad_series("bytes,busbw,busbw\n64,1,2\n", ok,
+                      ".csv:1: expected a header naming the columns bytes and busbw, each once");
+    expect_bad_series("bytes,busbw,bytes\n64,1,128\n", ok, "bytes and busbw, each once");
     expect_bad_series("bytes,busbw\n64,-1\n", ok, ".csv:2: expected a number above 0");
     expect_bad_series("bytes,busbw\n6x4,1\n", ok, ".csv:2: expected the size in bytes");
     expect_bad_series("bytes,busbw\n64\n", ok, ".csv:2: expected at least 2 comma-separated cells");
     expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/x\n", ":11: [series sweep] unit");
     expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/s\ntrace = x\n", "unknown key 'trace'");
+}
+END_TEST
+
+/* A busbw or bandwidth case whose gen= is `strata gen collective`: its
+ * devices=, op= and bytes= (or their defaults) are the case's ranks=,
+ * collective= and bytes=, which turn the simulated time into the figure;
+ * before, a mismatch only scaled the figure (exit 0). line 0: loads. */
+static void expect_gen(const char *head, const char *key, char *value, const char *tail, int line, const char *what)
+{
+    char *path = ini_file(head, key, value, tail);
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    bool ok = strata_published_load(set, path, &err);
+    char *where = g_strdup_printf("%s:%d", path, line);
+    if (line == 0)
+        ck_assert_msg(ok, "%s: %s", path, err ? err->message : "");
+    else
+        ck_assert_msg(!ok && strstr(err->message, where) && strstr(err->message, what), "error: %s (want %s, %s)",
+                      err ? err->message : "none", where, what);
+    g_clear_error(&err);
+    g_free(where);
+    strata_published_free(set);
+    g_free(path);
+}
+
+START_TEST(test_gen_collective_agrees)
+{
+    const char *busbw = "measured = 5GB/s\nmetric = busbw\nbytes = 1GiB\ncollective = all-reduce\nranks = 8\n";
+    expect_gen("[case c]", "gen", g_strdup("collective op=all-reduce devices=8 bytes=1GiB"), busbw, 0, NULL);
+    expect_gen("[case c]", "gen", g_strdup("collective bytes=1GiB"), busbw, 0, NULL); /* all-reduce over 8 */
+    expect_gen("[case c]", "gen", g_strdup("matmul m=128"), busbw, 0, NULL); /* another workload: its own */
+    expect_gen("[case c]", "gen", g_strdup("collective devices=16 bytes=1GiB"), busbw, 10,
+               "[case c] ranks: expected the devices of gen= (16), got 8");
+    expect_gen("[case c]", "gen", g_strdup("collective op=all-gather bytes=1GiB"), busbw, 9,
+               "[case c] collective: expected the op of gen= (all-gather), got all-reduce");
+    expect_gen("[case c]", "gen", g_strdup("collective bytes=8GiB"), busbw, 8,
+               "[case c] bytes: expected the bytes of gen= (8589934592), got 1073741824");
+    expect_gen("[case c]", "gen", g_strdup("collective"), "measured = 5GB/s\nmetric = bandwidth\nbytes = 1GiB\n", 8,
+               "[case c] bytes: expected the bytes of gen= (67108864), got 1073741824");
+    expect_gen("[series s]", "data", strata_test_write_temp("series-XXXXXX.csv", "bytes,busbw\n64,1\n"),
+               "gen = collective devices=4\nmetric = busbw\ncollective = all-reduce\nranks = 8\ncolumn = busbw\n"
+               "unit = GB/s\n", 9, "[series s] ranks: expected the devices of gen= (4), got 8");
 }
 END_TEST
 
@@ -510,6 +556,7 @@ int main(void)
     tcase_add_test(tc, test_busbw_metric);
     tcase_add_test(tc, test_series_rows);
     tcase_add_test(tc, test_bad_series);
+    tcase_add_test(tc, test_gen_collective_agrees);
     tcase_add_test(tc, test_moe_layer_case);
     tcase_add_test(tc, test_decode_attention_case);
     tcase_add_test(tc, test_bad_moe_layer_cases);

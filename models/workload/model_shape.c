@@ -52,6 +52,8 @@ static bool shape_check(const strata_model_shape *s, const char *owner, GError *
     if (s->sliding_window < 0 || s->global_every < 0)
         return refuse(err, owner, "expected sliding_window and global_every >= 0", s->sliding_window,
                       s->global_every);
+    if (s->experts == 0 && s->top_k != 0) /* a dense model: top_k was dropped (serve refuses it too) */
+        return refuse(err, owner, "expected top_k only with experts > 0 (top_k, experts)", s->top_k, s->experts);
     if (s->experts > 0 && (s->top_k < 1 || s->top_k > s->experts))
         return refuse(err, owner, "expected top_k between 1 and experts with experts > 0 (top_k, experts)", s->top_k,
                       s->experts);

@@ -186,11 +186,11 @@ static const shard_rule rules[] = {
      "microbatches > 1 needs a pipe axis (gradient accumulation without a pipeline is not modelled)"},
     {"layers-per-stage", layers_divide,
      "layers must divide into pipe x virtual stages of equal layer counts (Megatron transformer_block.py: "
-     "num_layers %% pipeline size, and layers per stage %% virtual stages)"},
+     "num_layers % pipeline size, and layers per stage % virtual stages)"},
     {"sequence-parallel", sp_needs_tensor,
      "sequence parallelism (+sp) needs a tensor axis above 1 (Megatron turns it off at tp = 1)"},
     {"experts-divide", experts_divide,
-     "the expert axis must divide the number of experts (Megatron arguments.py: num_experts %% "
+     "the expert axis must divide the number of experts (Megatron arguments.py: num_experts % "
      "expert_model_parallel_size)"},
     {"context-seq", context_seq,
      "seq must divide by 2 x context (Megatron's load-balanced context parallelism cuts the sequence in "

@@ -28,9 +28,12 @@
 #include "serve/serve_report.h"
 
 /* The sweep's values (--sweep KNOB=V1,V2,...), each checked on a copy of
- * the configuration; one empty point without --sweep. */
-static bool sweep_points(const char *sweep, const strata_serve_config *c, char **knob, char ***values, GError **err)
+ * the configuration, its scheduler's rules included (a budget below
+ * max_model_len for vllm-v0 ran and stalled as a full pool); one empty
+ * point without --sweep. */
+static bool sweep_points(const char *sweep, const strata_serve_setup *set, char **knob, char ***values, GError **err)
 {
+    const strata_serve_config *c = &set->config;
     *knob = NULL;
     if (!sweep) {
         *values = g_new0(char *, 2);
@@ -46,7 +49,8 @@ static bool sweep_points(const char *sweep, const strata_serve_config *c, char *
     *values = g_strsplit(eq + 1, ",", -1);
     for (char **v = *values; *v; v++) {
         strata_serve_config probe = *c;
-        if (!strata_serve_config_set(&probe, *knob, *v, err)) {
+        if (!strata_serve_config_set(&probe, *knob, *v, err) ||
+            !strata_serve_config_check_scheduler(&probe, set->model.max_model_len, err)) {
             g_prefix_error(err, "--sweep: ");
             return false;
         }
@@ -59,7 +63,7 @@ static bool serve_points(strata_job *job, const strata_serve_args *a, strata_ser
                          GError **err)
 {
     char *knob = NULL, **values = NULL;
-    bool ok = sweep_points(a->sweep, &set->config, &knob, &values, err);
+    bool ok = sweep_points(a->sweep, set, &knob, &values, err);
     strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
     for (char **v = values; ok && v && *v; v++) {
         strata_serve_config c = set->config;
@@ -128,7 +132,7 @@ int strata_cmd_serve(int argc, char **argv)
     strata_outfile *json_out = NULL, *timeline_out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
-        strata_job_input(job, "--hw", a.hw);
+        strata_job_input_hw(job, "--hw", a.hw);
         strata_job_input(job, "--requests", a.requests);
         strata_job_input(job, "--model-file", a.model_file);
         strata_job_input(job, "--config", a.config);

@@ -75,7 +75,7 @@ static int validate_main(strata_job *job, validate_args *a)
     const strata_backend *backend = strata_backend_args_check(&a->b, true, &err);
     if (!backend)
         goto done;
-    strata_job_input(job, "--hw", a->b.hw);
+    strata_job_input_hw(job, "--hw", a->b.hw);
     strata_job_input(job, "--trace", a->b.trace);
     /* The trace as written: validate has never expanded SPMD programs (expand_spmd off). */
     strata_run_spec_options spec_opt = {.hw_path = a->b.hw, .trace_path = a->b.trace};

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "hw/hw.h"
 #include "trace/writer.h"
 
 typedef struct named_file {
@@ -145,6 +146,18 @@ void strata_job_input(strata_job *job, const char *option, const char *path)
     strata_outfile_set_input(job->outs, path);
 }
 
+void strata_job_input_hw(strata_job *job, const char *option, const char *path)
+{
+    strata_job_input(job, option, path);
+    char *base = strata_hw_base_path(path);
+    if (base) {
+        char *what = g_strdup_printf("%s (its base =)", option);
+        strata_job_input(job, what, base);
+        g_free(what);
+    }
+    g_free(base);
+}
+
 strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }
 
 /* Copies the descriptor `in` to an unlinked temporary; its descriptor, or
@@ -262,6 +275,9 @@ bool strata_job_commit(strata_job *job, strata_outfile **out, bool wrote, GError
         return true;
     *out = NULL;
     if (!wrote) {
+        if (err && !*err) /* a writer that failed without saying why: serve --timeline /dev/full exited 2, silent */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': a write failed (no space left?)",
+                        strata_outfile_path(o));
         strata_outfile_abort(o);
         return false;
     }

@@ -62,6 +62,9 @@ bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, in
 /* Names an input file (NULL and "-" are ignored), for the clobber check;
  * every input is named before the first output. */
 void strata_job_input(strata_job *job, const char *option, const char *path);
+/* A hardware file as an input, and the file its base = names (an output
+ * there overwrote the base the run had just read). */
+void strata_job_input_hw(strata_job *job, const char *option, const char *path);
 
 /* An input that can be read only once (standard input as "-" or
  * /dev/stdin, a FIFO, a pipe, a device) copied whole to an unlinked
@@ -92,8 +95,8 @@ FILE *strata_job_human(const strata_job *job);
 void strata_job_doing(strata_job *job, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* Commits *out when `wrote` (a failed write is found and reported here),
- * else aborts it (err says why already); NULL *out: nothing to do. *out is
- * NULL afterwards. */
+ * else aborts it (err says why, the writer's or else "cannot write PATH");
+ * NULL *out: nothing to do. *out is NULL afterwards. */
 bool strata_job_commit(strata_job *job, strata_outfile **out, bool wrote, GError **err);
 /* Write, then commit *out as above. */
 bool strata_job_commit_text(strata_job *job, strata_outfile **out, const char *text, GError **err);

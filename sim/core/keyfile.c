@@ -317,9 +317,11 @@ char *strata_keyfile_where(const strata_keyfile *k, const char *group, const cha
 {
     char *lk = line_key(group, key);
     const char *note = key ? g_hash_table_lookup(k->overrides, lk) : NULL;
-    if (!note && key)
+    if (!note)
         note = g_hash_table_lookup(k->derived, lk);
     g_free(lk);
+    if (!note && key && !strata_keyfile_line(k, group, key) && !strata_keyfile_line(k, group, NULL))
+        note = g_hash_table_lookup(k->derived, group); /* a key missing from a group the derived file added */
     if (note) {
         char *q = strata_quote(note);
         char *w = g_strdup_printf("%s (override %s)", k->origin, q);
@@ -356,6 +358,11 @@ void strata_keyfile_set_derived(strata_keyfile *k, const char *group, const char
 {
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_replace(k->derived, line_key(group, key), g_strdup(note));
+}
+
+void strata_keyfile_note_derived_group(strata_keyfile *k, const char *group, const char *note)
+{
+    g_hash_table_replace(k->derived, line_key(group, NULL), g_strdup(note));
 }
 
 bool strata_keyfile_check_declared(const strata_keyfile *k, const char *group, const strata_key_def *defs,

@@ -73,6 +73,11 @@ bool strata_keyfile_override(strata_keyfile *kf, const char *group, const char *
 void strata_keyfile_set_derived(strata_keyfile *kf, const char *group, const char *key, const char *value,
                                 const char *note);
 
+/* Notes that group came from the derived file at note (its FILE:LINE), the
+ * base having none: where() then names it there, not the base file without
+ * a line. Call before the group's keys are set. */
+void strata_keyfile_note_derived_group(strata_keyfile *kf, const char *group, const char *note);
+
 /* Whether group/key was set by an override (not only read from the file). */
 bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, const char *key);
 /* Every key of the group is one of known (NULL-terminated) or starts with

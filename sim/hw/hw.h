@@ -218,6 +218,10 @@ typedef bool (*strata_hw_allocator_check)(const char *spec, uint64_t capacity, u
  * The plain loads check no allocator spec but its form; the _checked ones
  * run check_allocator (NULL: none) on each memory's. */
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err);
+/* The file the hardware file at path names as its base = (g_free), or NULL
+ * (none, or not a regular file: a FIFO is left for the load to read once;
+ * an unreadable file is the load's error): an input an output must not be. */
+char *strata_hw_base_path(const char *path);
 strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
                                GError **err);
 strata_hw *strata_hw_load_checked(const char *path, const char *const *overrides,

@@ -17,6 +17,29 @@
 #include "core/error.h"
 #include "core/keyfile.h"
 
+/* The path base = rel names beside k's file (g_free). */
+static char *base_path(const strata_keyfile *k, const char *rel)
+{
+    if (g_path_is_absolute(rel))
+        return g_strdup(rel);
+    char *dir = g_path_get_dirname(strata_keyfile_origin(k));
+    char *path = g_build_filename(dir, rel, NULL);
+    g_free(dir);
+    return path;
+}
+
+char *strata_hw_base_path(const char *path)
+{
+    if (!path || !g_file_test(path, G_FILE_TEST_IS_REGULAR)) /* a FIFO stays for the load to read once */
+        return NULL;
+    strata_keyfile *k = strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, NULL);
+    char *rel = k ? strata_keyfile_string(k, "hardware", "base") : NULL;
+    char *base = rel && *g_strstrip(rel) ? base_path(k, rel) : NULL;
+    g_free(rel);
+    strata_keyfile_free(k);
+    return base;
+}
+
 strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
 {
     if (!k || !strata_keyfile_has_key(k, "hardware", "base"))
@@ -27,8 +50,7 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
     if (!rel || !*g_strstrip(rel))
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [hardware] base: expected a hardware file", where);
     else {
-        char *dir = g_path_get_dirname(strata_keyfile_origin(k));
-        char *path = g_path_is_absolute(rel) ? g_strdup(rel) : g_build_filename(dir, rel, NULL);
+        char *path = base_path(k, rel);
         GError *e = NULL;
         base = strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, &e);
         if (!base)
@@ -43,7 +65,6 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
         }
         g_clear_error(&e);
         g_free(path);
-        g_free(dir);
     }
     gsize n = 0;
     char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
@@ -58,6 +79,11 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
             strata_keyfile_free(base);
             base = NULL;
             break;
+        }
+        if (base && !strata_keyfile_has_group(base, groups[g])) { /* a tier the derived file adds */
+            char *gw = strata_keyfile_where(k, groups[g], NULL);
+            strata_keyfile_note_derived_group(base, groups[g], gw);
+            g_free(gw);
         }
         char **keys = strata_keyfile_keys(k, groups[g], NULL);
         for (guint i = 0; base && keys && keys[i]; i++) {

@@ -134,7 +134,7 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
 static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **err)
 {
     char **v = g_strsplit(list, ",", -1);
-    bool ok = true;
+    bool ok = *v != NULL; /* '' named no size: padding silently off */
     c->n_graph_sizes = 0;
     for (char **p = v; ok && *p; p++) {
         char *end = NULL;
@@ -165,12 +165,22 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    if (p && a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
+        c->max_num_batched_tokens = p->default_budget(m->max_model_len);
+    if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
+        c->max_num_seqs = p->default_max_seqs;
+    return strata_serve_config_check_scheduler(c, m->max_model_len, err);
+}
+
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
+{
+    const strata_serve_scheduler *p = c->scheduler;
+    if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
+        return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
+                    "scheduler, which read it; --engine none with --scheduler %s reads neither",
+                    p ? p->name : "vllm-v1");
     if (!p)
         return true;
-    if (a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
-        c->max_num_batched_tokens = p->default_budget(m->max_model_len);
-    if (a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
-        c->max_num_seqs = p->default_max_seqs;
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
         return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 (it turns "
                     "chunked prefill on above max_model_len 32768 without prefix caching; --scheduler vllm-v0 turns "
@@ -178,10 +188,10 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (p->v0_chunk_rules && c->prefix_caching && c->max_num_batched_tokens % c->block_size)
         return fail(err, "--scheduler %s: with prefix caching vLLM 0.6 expects --max-num-batched-tokens to be whole "
                     "blocks of --block-size", p->name);
-    if (p->whole_prompts && c->max_num_batched_tokens < m->max_model_len) {
+    if (p->whole_prompts && c->max_num_batched_tokens < max_model_len) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--scheduler %s: expected --max-num-batched-tokens (%u) >= "
                     "max_model_len (%u): vLLM 0.6 refuses a smaller budget without chunked prefill", p->name,
-                    c->max_num_batched_tokens, m->max_model_len);
+                    c->max_num_batched_tokens, max_model_len);
         return false;
     }
     return true;
@@ -258,8 +268,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
-    if (a->step_overhead < 0)
-        return fail(err, "--step-overhead: expected seconds >= 0%s", "");
+    if (!(a->step_overhead >= 0 && isfinite(a->step_overhead))) { /* nan and inf were taken */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--step-overhead: expected a finite number of seconds "
+                    ">= 0, got %g", a->step_overhead);
+        return false;
+    }
     c->step_overhead = a->step_overhead;
     if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
         return false;
@@ -275,6 +288,25 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||
         (a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err))) {
         g_prefix_error(err, "--swap-space/--kv-page/--non-kv-overhead: ");
+        return false;
+    }
+    return true;
+}
+
+/* Each request's arrival, times scale, a finite time: an arrival_s near
+ * the largest double times --time-scale, or gaps of a rate= so small that
+ * they overflow, ran to "inf s" with NaN latencies, exit 0. */
+static bool arrivals_finite(const strata_serve_stream *s, double scale, GError **err)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        double t = s->req[i].arrival;
+        if (isfinite(t * scale))
+            continue;
+        if (s->line)
+            return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
+                                  "time", t, scale);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
+                    "expected a finite time (a larger rate=)", s->origin, i + 1, t, scale);
         return false;
     }
     return true;
@@ -301,6 +333,10 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         strata_serve_stream_free(s);
         return NULL;
     }
+    if (s && !arrivals_finite(s, scale, err)) {
+        strata_serve_stream_free(s);
+        return NULL;
+    }
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
     if (s)
@@ -318,7 +354,13 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
         return v;
     }
     char **names = g_strsplit(kv, ",", -1);
-    for (char **n = names; *n; n++) {
+    if (!*names) { /* --kv '': no scheme, no run to report */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: expected a scheme, a comma list of them or all, "
+                    "got ''");
+        g_ptr_array_free(v, TRUE);
+        v = NULL;
+    }
+    for (char **n = names; v && *n; n++) {
         const strata_serve_kv_scheme *s = strata_serve_kv_find(*n);
         if (!s) {
             char *known = strata_serve_kv_names();
@@ -335,6 +377,27 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
     return v;
 }
 
+/* --kv-allocator places the contiguous schemes' reservations and --kv-page
+ * sizes vattention's and expandable's pages; given where --kv runs none of
+ * them, each was never read (--kv paged --kv-allocator bogus: exit 0). */
+static bool scheme_options_read(const strata_serve_args *a, const GPtrArray *schemes, GError **err)
+{
+    bool contiguous = false, paged_vm = false;
+    for (guint i = 0; i < schemes->len; i++) {
+        const char *name = ((const strata_serve_kv_scheme *)g_ptr_array_index(schemes, i))->name;
+        contiguous = contiguous || g_str_has_prefix(name, "contiguous-");
+        paged_vm = paged_vm || strcmp(name, "vattention") == 0 || strcmp(name, "expandable") == 0;
+    }
+    const char *option = NULL, *readers = NULL;
+    if (a->kv_allocator && !contiguous)
+        option = "--kv-allocator", readers = "contiguous-max, -pow2 or -oracle";
+    else if (a->kv_page && !paged_vm)
+        option = "--kv-page", readers = "vattention or expandable";
+    if (option)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected --kv to run a scheme that reads it (%s), "
+                    "got --kv %s", option, readers, a->kv ? a->kv : "paged");
+    return option == NULL;
+}
 
 bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err)
 {
@@ -345,7 +408,7 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (!strata_serve_args_model(a, &s->model, err) || !config_of(a, &s->model, &s->config, err))
         return false;
     s->schemes = schemes_of(a->kv, err);
-    s->stream = s->schemes ? stream_of(a, err) : NULL;
+    s->stream = s->schemes && scheme_options_read(a, s->schemes, err) ? stream_of(a, err) : NULL;
     bool peak = a->clock && strcmp(a->clock, "peak") == 0, sustained = a->clock && !strcmp(a->clock, "sustained");
     if (s->stream && a->clock && !peak && !sustained && strcmp(a->clock, "duty") != 0)
         return fail(err, "--clock: expected duty, sustained or peak, not '%s'", a->clock);

@@ -54,6 +54,11 @@ typedef struct strata_serve_setup {
     double clock_ratio;      /* hw_sustained's rates over hw's (1: none) */
 } strata_serve_setup;
 
+/* The setups c's scheduling policy refuses as vLLM 0.6 does (none without
+ * a policy): checked on the options and on each --sweep point, which sets
+ * a knob past them. */
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err);
+
 /* Builds everything the options say; hw_path overrides --hw when set. */
 bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err);
 void strata_serve_setup_clear(strata_serve_setup *s);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
 #include "core/units.h"
 #include "serve/serve_fields.h"
 #include "serve/serve_names.h"
@@ -139,34 +140,50 @@ bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError *
     return set_all(m, p->keys, err);
 }
 
+/* Read through core/lines.h, as every other text input: a NUL byte ended
+ * the text read whole (the keys after it dropped, exit 0) and a UTF-8 BOM
+ * became part of the first key; a key given twice, the second value
+ * silently kept, is refused as the hardware files refuse it. */
 bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **err)
 {
-    gchar *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, err)) {
-        if (err && *err)
-            (*err)->domain = STRATA_ERROR, (*err)->code = STRATA_ERROR_IO;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, g_strerror(errno));
         return false;
     }
-    char **lines = g_strsplit(text, "\n", -1);
-    g_free(text);
+    strata_lines *l = strata_lines_new(fp, path);
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
     bool ok = true;
-    for (guint i = 0; ok && lines[i]; i++) {
-        char *line = g_strstrip(lines[i]);
+    while (ok && (rc = strata_lines_next(l, &text, &len, err)) > 0) {
+        uint64_t ln = strata_lines_number(l);
+        char *line = g_strstrip(text);
         if (!*line || *line == '#')
             continue;
         char *eq = strchr(line, '=');
         if (!eq) {
-            ok = strata_fail_at(err, path, i + 1, "expected 'key = value' (keys: layers, hidden, ...)");
+            ok = strata_fail_at(err, path, ln, "expected 'key = value' (keys: layers, hidden, ...)");
             break;
         }
         *eq = '\0';
+        const char *key = g_strstrip(line);
+        uint64_t first = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, key));
+        if (first) {
+            ok = strata_fail_at(err, path, ln, "%s is set twice (first on line %" G_GUINT64_FORMAT ")", key, first);
+            break;
+        }
+        g_hash_table_insert(seen, g_strdup(key), GSIZE_TO_POINTER((gsize)ln));
         GError *e = NULL;
-        if (!strata_serve_model_set(m, g_strstrip(line), g_strstrip(eq + 1), &e)) {
-            ok = strata_fail_at(err, path, i + 1, "%s", e->message);
+        if (!strata_serve_model_set(m, key, g_strstrip(eq + 1), &e)) {
+            ok = strata_fail_at(err, path, ln, "%s", e->message);
             g_error_free(e);
         }
     }
-    g_strfreev(lines);
+    ok = ok && rc >= 0;
+    g_hash_table_destroy(seen);
+    strata_lines_free(l);
     if (ok && !m->name[0])
         g_strlcpy(m->name, path, sizeof m->name);
     return ok;

@@ -100,9 +100,9 @@ bool strata_serve_config_set(strata_serve_config *c, const char *knob, const cha
     if (!serve_field_set(knobs, &next, "knob", knob, value, err))
         return false;
     if (next.max_num_batched_tokens > (1u << 20) || next.max_num_seqs > (1u << 20) || next.block_size > 4096 ||
-        next.tp > 4096) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (block_size, tp: 4096), got "
-                    "'%s'", knob, value);
+        next.tp > 4096 || next.num_scheduler_steps > 1024) { /* --num-scheduler-steps' 1024 too */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (block_size, tp: 4096; "
+                    "num_scheduler_steps: 1024), got '%s'", knob, value);
         return false;
     }
     *c = next;

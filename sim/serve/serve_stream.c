@@ -32,13 +32,25 @@ static int days_in_month(int y, int mo)
     return days[mo - 1] + (mo == 2 && leap);
 }
 
+/* Whether s begins with the pattern, each 'd' a digit and every other
+ * character itself (sscanf's %2d alone also takes " 1", "+1" and "-1":
+ * 2023-11-16 -1:00:00 was read as an hour before midnight). */
+static bool digits_as(const char *s, const char *pattern)
+{
+    for (; *pattern; s++, pattern++)
+        if (*pattern == 'd' ? !g_ascii_isdigit(*s) : *s != *pattern)
+            return false;
+    return true;
+}
+
 /* "2023-11-16 18:17:03.9799600" or "2024-05-10 00:00:00.009930+00:00",
  * fraction and zone optional: whole seconds since 1970 (UTC) in *sec and
  * the fraction in *frac (apart, so that differences keep their digits). */
 static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
 {
     int y, mo, d, h, mi, sec, n = 0;
-    if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+    if (!digits_as(s, "dddd-dd-dd dd:dd:dd") ||
+        sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
         return false; /* 2023-02-31 is no date (days_from_civil read it as March 3rd) */
@@ -54,7 +66,8 @@ static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
     double zone = 0;
     if (*p == '+' || *p == '-') {
         int zh, zm, k = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &zh, &zm, &k) != 2 || k != 5)
+        if (!digits_as(p + 1, "dd:dd") || sscanf(p + 1, "%2d:%2d%n", &zh, &zm, &k) != 2 || k != 5 || zh > 23 ||
+            zm > 59)
             return false;
         zone = (*p == '-' ? -1 : 1) * (zh * 3600.0 + zm * 60.0);
         p += 6;
@@ -74,22 +87,31 @@ typedef struct csv_columns {
     int n;
 } csv_columns;
 
+/* The header's columns: one for each quantity (a second column for the
+ * same one, TIMESTAMP and arrival_s, ContextTokens and prompt_tokens, or one
+ * name twice, silently took the later one, or read arrival_s as a date). */
 static bool header_columns(char *line, const char *path, csv_columns *c, GError **err)
 {
     *c = (csv_columns){-1, -1, -1, false, 0};
     char **f = g_strsplit(line, ",", -1);
-    for (int i = 0; f[i]; i++, c->n++) {
+    bool once = true;
+    const char *twice = NULL;
+    for (int i = 0; once && f[i]; i++, c->n++) {
         const char *name = g_strstrip(f[i]);
-        if (strcmp(name, "TIMESTAMP") == 0)
-            c->time = i, c->azure = true;
-        else if (strcmp(name, "arrival_s") == 0)
-            c->time = i;
-        else if (strcmp(name, "ContextTokens") == 0 || strcmp(name, "prompt_tokens") == 0)
-            c->prompt = i;
-        else if (strcmp(name, "GeneratedTokens") == 0 || strcmp(name, "output_tokens") == 0)
-            c->output = i;
+        int *field = strcmp(name, "TIMESTAMP") == 0 || strcmp(name, "arrival_s") == 0 ? &c->time
+                     : strcmp(name, "ContextTokens") == 0 || strcmp(name, "prompt_tokens") == 0 ? &c->prompt
+                     : strcmp(name, "GeneratedTokens") == 0 || strcmp(name, "output_tokens") == 0 ? &c->output
+                                                                                                    : NULL;
+        if (field && *field >= 0)
+            once = false, twice = field == &c->time ? "arrival time" : field == &c->prompt ? "prompt tokens"
+                                                                                           : "output tokens";
+        else if (field)
+            *field = i, c->azure = c->azure || strcmp(name, "TIMESTAMP") == 0;
     }
     g_strfreev(f);
+    if (!once)
+        return strata_fail_at(err, path, 1, "expected one column for the %s, got two (TIMESTAMP or arrival_s, "
+                              "ContextTokens or prompt_tokens, GeneratedTokens or output_tokens: one of each)", twice);
     if (c->time < 0 || c->prompt < 0 || c->output < 0)
         return strata_fail_at(err, path, 1, "expected a header naming TIMESTAMP,ContextTokens,GeneratedTokens "
                               "(the Azure traces) or arrival_s,prompt_tokens,output_tokens");
@@ -278,7 +300,12 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
             break;
         }
         *eq = '\0';
-        ok = poisson_value(p, *w, eq + 1, err);
+        for (char **x = kv; ok && x < w; x++) /* the words before are keys now; n=3,n=4 ran 4 */
+            if (strcmp(*x, *w) == 0) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: %s= given twice", *w);
+                ok = false;
+            }
+        ok = ok && poisson_value(p, *w, eq + 1, err);
     }
     g_strfreev(kv);
     return ok;

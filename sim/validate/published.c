@@ -238,6 +238,75 @@ static bool case_program(strata_published_case *c, const strata_keyfile *kf, con
     return (c->trace = case_path(kf, group, "trace", dir, err)) != NULL;
 }
 
+/* The parameters of gen= when it is `strata gen collective` and the
+ * generator takes its arguments, else NULL (gen= the generator refuses is
+ * left to the run, which names it). */
+static strata_params *gen_collective_params(const char *gen)
+{
+    char **words = g_strsplit_set(gen, " \t", -1);
+    GPtrArray *args = g_ptr_array_new();
+    for (char **w = words + 1; words[0] && *w; w++)
+        if (**w)
+            g_ptr_array_add(args, *w);
+    const strata_workload_type *type = words[0] ? strata_workload_type_find(words[0]) : NULL;
+    strata_params *p = type && strcmp(words[0], "collective") == 0
+                           ? strata_workload_params_args(type, (int)args->len, (const char *const *)args->pdata, NULL)
+                           : NULL;
+    g_ptr_array_free(args, TRUE);
+    g_strfreev(words);
+    return p;
+}
+
+/* A busbw case whose gen= is `collective`: its devices= and op= (or
+ * their defaults) are ranks= and collective=, which make the busbw factor
+ * (ranks = 8 beside devices=16 scaled the simulated all-reduce by 2 x 7/8,
+ * not 2 x 15/16, at exit 0). */
+static bool case_gen_collective(const strata_published_case *c, const strata_keyfile *kf, const char *group,
+                                GError **err)
+{
+    strata_params *p = c->metric == STRATA_PUBLISHED_BUSBW && c->gen ? gen_collective_params(c->gen) : NULL;
+    char *ranks = p ? strata_keyfile_string(kf, group, "ranks") : NULL;
+    char *op = p ? strata_keyfile_string(kf, group, "collective") : NULL;
+    uint64_t n = 0;
+    bool ok = true;
+    if (p && strata_parse_u64(ranks, &n, NULL) && (int64_t)n != strata_params_int(p, "devices")) {
+        char *what = g_strdup_printf("expected the devices of gen= (%" G_GINT64_FORMAT "), got %s: busbw scales by "
+                                     "the group's size", strata_params_int(p, "devices"), ranks);
+        ok = bad_key(kf, group, "ranks", what, err);
+        g_free(what);
+    } else if (p && op && strcmp(op, strata_params_string(p, "op")) != 0) {
+        char *what = g_strdup_printf("expected the op of gen= (%s), got %s", strata_params_string(p, "op"), op);
+        ok = bad_key(kf, group, "collective", what, err);
+        g_free(what);
+    }
+    g_free(ranks);
+    g_free(op);
+    if (p)
+        strata_params_free(p);
+    return ok;
+}
+
+/* A bandwidth or busbw [case] whose gen= is `collective`: its bytes= (or
+ * its default) is the case's bytes=, which divides the simulated time
+ * (bytes = 1GiB beside gen= bytes=8GiB gave an eighth of the bandwidth,
+ * exit 0). A series sets both from its row. */
+static bool case_gen_bytes(const strata_published_case *c, const strata_keyfile *kf, const char *group,
+                           GError **err)
+{
+    bool counted = c->metric == STRATA_PUBLISHED_BANDWIDTH || c->metric == STRATA_PUBLISHED_BUSBW;
+    strata_params *p = counted && c->gen ? gen_collective_params(c->gen) : NULL;
+    bool ok = true;
+    if (p && strata_params_size(p, "bytes") != c->bytes) {
+        char *what = g_strdup_printf("expected the bytes of gen= (%" G_GUINT64_FORMAT "), got %" G_GUINT64_FORMAT,
+                                     strata_params_size(p, "bytes"), c->bytes);
+        ok = bad_key(kf, group, "bytes", what, err);
+        g_free(what);
+    }
+    if (p)
+        strata_params_free(p);
+    return ok;
+}
+
 /* group = WORD, or the metric's default (published.h). */
 static bool case_group(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
 {
@@ -276,7 +345,8 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
     g_free(set);
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
               case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
-              (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err);
+              (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err) &&
+              case_gen_collective(c, kf, group, err);
     if (!ok) {
         case_free(c);
         return NULL;
@@ -328,7 +398,8 @@ static bool case_read(strata_published *set, const strata_keyfile *kf, const cha
     static const char *const known[] = {"source", "setup", "measured", "metric", "bytes", "collective", "ranks", "hw",
                                         "trace",  "gen",   "note",     "group",  "set",   "serve",      "tokens", "context", NULL};
     strata_published_case *c = case_common(kf, group, name, dir, known, err);
-    if (c && !(case_measure(c, kf, group, err) && case_tokens(c, kf, group, err))) {
+    if (c && !(case_measure(c, kf, group, err) && case_tokens(c, kf, group, err) &&
+               case_gen_bytes(c, kf, group, err))) {
         case_free(c);
         c = NULL;
     }

@@ -10,13 +10,15 @@
 #include "core/lines.h"
 #include "core/units.h"
 
-/* The index of name among the header's cells, or -1. */
+/* The index of name among the header's cells, -1 when none, -2 when two
+ * (the first was read, silently: bytes,busbw,bytes). */
 static int column_index(char **cells, const char *name)
 {
+    int at = -1;
     for (int i = 0; cells[i]; i++)
         if (strcmp(g_strstrip(cells[i]), name) == 0)
-            return i;
-    return -1;
+            at = at == -1 ? i : -2;
+    return at;
 }
 
 static bool bad_line(GError **err, const char *path, guint line, const char *what, const char *got)
@@ -80,7 +82,8 @@ GArray *strata_series_read(const char *path, const char *column, GError **err)
             g_strfreev(cells);
             header = true;
             if (cols[0] < 0 || cols[1] < 0) {
-                char *what = g_strdup_printf("expected a header naming the columns bytes and %s", column);
+                char *what = g_strdup_printf("expected a header naming the columns bytes and %s%s", column,
+                                             cols[0] == -2 || cols[1] == -2 ? ", each once" : "");
                 ok = bad_line(err, path, line, what, text);
                 g_free(what);
             }
