@@ -80,14 +80,23 @@ static uint32_t xqa_blocks(uint64_t decodes, uint64_t kv_heads, uint64_t past, u
     return (uint32_t)fmax(fmin(b, cap), 1.0);
 }
 
-static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
-                       strata_serve_decode_plan *plan)
+/* The unit's streaming rate from its operands' memory (bandwidth x
+ * stream_efficiency, 0 without a memory) and its SM count (at least 1). */
+static double unit_stream_rate(const strata_hw *hw, uint32_t unit, uint32_t *sms)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
     double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    uint32_t sms = u->kernel.sms ? u->kernel.sms : 1;
-    double rate = m ? m->bandwidth * eff : 0;
+    *sms = u->kernel.sms ? u->kernel.sms : 1;
+    return m ? m->bandwidth * eff : 0;
+}
+
+static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                       strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    uint32_t sms;
+    double rate = unit_stream_rate(hw, unit, &sms);
     strata_serve_decode_plan p = {0};
     if (in->decodes && in->kv_heads) {
         uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
@@ -119,10 +128,8 @@ static double mmha_time(const strata_hw *hw, uint32_t unit, const strata_serve_d
                         strata_serve_decode_plan *plan)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    uint32_t sms = u->kernel.sms ? u->kernel.sms : 1;
-    double rate = m ? m->bandwidth * eff : 0;
+    uint32_t sms;
+    double rate = unit_stream_rate(hw, unit, &sms);
     strata_serve_decode_plan p = {.blocks = 1};
     if (in->decodes && in->kv_heads && rate > 0) {
         double d = (double)in->head_dim, ctx = (double)(in->context ? in->context : 1);
