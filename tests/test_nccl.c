@@ -390,11 +390,15 @@ END_TEST
  * which posts its flag after the data (prims_simple.h postPeer: a fence,
  * then the tail store the next role polls), so an 8-byte flag follows it
  * on its route: 1 us more and 7 or 14 x 8 bytes on a link in rounds 1-9.
- * T = 25 us + 8 us + 16 MiB / 3.35 TB/s + 2 x (7 (w + 8) / 450 GB/s +
- * 2 us) + 7 x (14 (w + 8) / 450 GB/s + 2 us) = 302.734 us (293.733 us
- * without the flags, 290.741 us without the pace either, 280.724 us
- * without the copy path): busbw 388 GB/s, where the ring on Simple
- * reaches at most 450 x 4/5. */
+ * The reducer polls its flag in the ranks' own memory through the switch
+ * (transport/nvls.cc: the multicast credit, NCCL_NVLS_MIN_POLL), a round
+ * trip: its flag crosses the route again, 1 us more and 7 x 8 bytes on a
+ * link (the multicast's flags have ended) in rounds 1-8. T = 25 us + 8 us
+ * + 16 MiB / 3.35 TB/s + (7 (w + 16) / 450 GB/s + 3 us) + 7 x ((14 w +
+ * 21 x 8) / 450 GB/s + 3 us) + (7 (w + 8) / 450 GB/s + 2 us) = 310.735 us
+ * (302.734 us with one flight a flag, 293.733 us without the flags,
+ * 290.741 us without the pace either, 280.724 us without the copy path):
+ * busbw 378 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
@@ -410,12 +414,13 @@ START_TEST(nvls_all_reduce)
     const double local = 2 * 8388608 / 3.35e12;
     /* the first scatter at the scatter warps' pace: 8 heads x 2 hunks a warp x 500 ns */
     const double scatter = 8 * 2 * 500e-9;
-    /* each switch copy's Simple flag after it, on its route: 8 bytes */
+    /* each switch copy's Simple flag after it, on its route: 8 bytes; the
+     * reduction's there and back (polled) */
     const double flag = 8;
-    ck_assert_double_eq_tol(t,
-                            25e-6 + scatter + local + 2 * (7 * w / bw + 1e-6 + 7 * flag / bw + 1e-6) +
-                                7 * (14 * w / bw + 1e-6 + 14 * flag / bw + 1e-6),
-                            1e-9);
+    const double first = 7 * w / bw + 1e-6 + 2 * (7 * flag / bw + 1e-6);
+    const double both = 14 * w / bw + 1e-6 + 14 * flag / bw + 1e-6 + 7 * flag / bw + 1e-6;
+    const double last = 7 * w / bw + 1e-6 + 7 * flag / bw + 1e-6;
+    ck_assert_double_eq_tol(t, 25e-6 + scatter + local + first + 7 * both + last, 1e-9);
     g_free(algo);
 }
 END_TEST
@@ -430,8 +435,11 @@ END_TEST
  * before (NVLS's latency in NCCL's model). Each switch copy is a step
  * of NCCL's Simple protocol (all_gather.h's bcast role, reduce_scatter.h's
  * reduce role: prims.send, prims.recv), so its flag follows it: 8 bytes
- * on its route, 7 x 8 on a link. T = 25 us + 5.008 us + 7 (w + 8) / 450
- * GB/s + 2 x 1 us = 251.318 us (250.318 us without the flag). */
+ * on its route, 7 x 8 on a link. All-gather: T = 25 us + 5.008 us +
+ * 7 (w + 8) / 450 GB/s + 2 x 1 us = 251.318 us (250.318 us without the
+ * flag). The reduce-scatter's reducer polls its flag in the ranks' own
+ * memory through the switch (polled: there and back): 7 (w + 16) / 450
+ * GB/s + 3 x 1 us, 252.318 us. */
 START_TEST(nvls_all_gather_and_reduce_scatter_carry_the_flag)
 {
     static const char *const traces[] = {
@@ -444,7 +452,8 @@ START_TEST(nvls_all_gather_and_reduce_scatter_carry_the_flag)
         char *nccl = NULL;
         double t = forced_time("configs/hw/dgx-h100.ini", traces[i], "NVLS", "Simple", NULL, &nccl);
         ck_assert_str_eq(nccl, "NVLS/Simple/16");
-        ck_assert_double_eq_tol(t, 25e-6 + local + 7 * (w + flag) / bw + 2 * 1e-6, 1e-9);
+        double trips = i == 1 ? 2 : 1; /* the reduce-scatter's flag is polled */
+        ck_assert_double_eq_tol(t, 25e-6 + local + 7 * (w + trips * flag) / bw + (1 + trips) * 1e-6, 1e-9);
         g_free(nccl);
     }
 }
