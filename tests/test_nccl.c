@@ -235,15 +235,16 @@ START_TEST(ll_all_reduce_of_8_kib)
 END_TEST
 
 /* The time of the trace's one collective on hw (a path under the source
- * tree) with NCCL_ALGO=Ring, NCCL_PROTO=proto and the extra `--set`s of
- * sets (NULL-terminated; NULL: none); *nccl is "Ring/PROTO/CHANNELS". */
-static double ring_time(const char *hw_file, const char *trace_text, const char *proto, const char *const *sets,
-                        char **nccl)
+ * tree) with NCCL_ALGO=algo, NCCL_PROTO=proto and the extra `--set`s of
+ * sets (NULL-terminated; NULL: none); *nccl is "ALGO/PROTO/CHANNELS". */
+static double forced_time(const char *hw_file, const char *trace_text, const char *algo, const char *proto,
+                          const char *const *sets, char **nccl)
 {
     char *trace = strata_test_write_temp("hop-XXXXXX.trace", trace_text);
     char *json = g_strconcat(trace, ".json", NULL), *hw = strata_test_source_path(hw_file);
     char *set = g_strdup_printf("interconnect.nvlink.nccl_proto=%s", proto);
-    const char *argv[] = {"run", "--hw", hw, "--trace", trace, "--set", "interconnect.nvlink.nccl_algo=Ring",
+    char *algo_set = g_strdup_printf("interconnect.nvlink.nccl_algo=%s", algo);
+    const char *argv[] = {"run", "--hw", hw, "--trace", trace, "--set", algo_set,
                           "--set", set, "--json", json, "-q", NULL};
     strata_cli_result r = strata_test_run_cli_sets(argv, sets);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -260,10 +261,18 @@ static double ring_time(const char *hw_file, const char *trace_text, const char 
     g_unlink(json);
     g_unlink(trace);
     g_free(set);
+    g_free(algo_set);
     g_free(hw);
     g_free(json);
     g_free(trace);
     return t;
+}
+
+/* forced_time with NCCL_ALGO=Ring. */
+static double ring_time(const char *hw_file, const char *trace_text, const char *proto, const char *const *sets,
+                        char **nccl)
+{
+    return forced_time(hw_file, trace_text, "Ring", proto, sets, nccl);
 }
 
 /* collective 0's time of an 8 B all-reduce over 8 ranks on dgx-h100.ini
@@ -381,11 +390,15 @@ END_TEST
  * which posts its flag after the data (prims_simple.h postPeer: a fence,
  * then the tail store the next role polls), so an 8-byte flag follows it
  * on its route: 1 us more and 7 or 14 x 8 bytes on a link in rounds 1-9.
- * T = 25 us + 8 us + 16 MiB / 3.35 TB/s + 2 x (7 (w + 8) / 450 GB/s +
- * 2 us) + 7 x (14 (w + 8) / 450 GB/s + 2 us) = 302.734 us (293.733 us
- * without the flags, 290.741 us without the pace either, 280.724 us
- * without the copy path): busbw 388 GB/s, where the ring on Simple
- * reaches at most 450 x 4/5. */
+ * The reducer polls its flag in the ranks' own memory through the switch
+ * (transport/nvls.cc: the multicast credit, NCCL_NVLS_MIN_POLL), a round
+ * trip: its flag crosses the route again, 1 us more and 7 x 8 bytes on a
+ * link (the multicast's flags have ended) in rounds 1-8. T = 25 us + 8 us
+ * + 16 MiB / 3.35 TB/s + (7 (w + 16) / 450 GB/s + 3 us) + 7 x ((14 w +
+ * 21 x 8) / 450 GB/s + 3 us) + (7 (w + 8) / 450 GB/s + 2 us) = 310.735 us
+ * (302.734 us with one flight a flag, 293.733 us without the flags,
+ * 290.741 us without the pace either, 280.724 us without the copy path):
+ * busbw 378 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
@@ -401,13 +414,48 @@ START_TEST(nvls_all_reduce)
     const double local = 2 * 8388608 / 3.35e12;
     /* the first scatter at the scatter warps' pace: 8 heads x 2 hunks a warp x 500 ns */
     const double scatter = 8 * 2 * 500e-9;
-    /* each switch copy's Simple flag after it, on its route: 8 bytes */
+    /* each switch copy's Simple flag after it, on its route: 8 bytes; the
+     * reduction's there and back (polled) */
     const double flag = 8;
-    ck_assert_double_eq_tol(t,
-                            25e-6 + scatter + local + 2 * (7 * w / bw + 1e-6 + 7 * flag / bw + 1e-6) +
-                                7 * (14 * w / bw + 1e-6 + 14 * flag / bw + 1e-6),
-                            1e-9);
+    const double first = 7 * w / bw + 1e-6 + 2 * (7 * flag / bw + 1e-6);
+    const double both = 14 * w / bw + 1e-6 + 14 * flag / bw + 1e-6 + 7 * flag / bw + 1e-6;
+    const double last = 7 * w / bw + 1e-6 + 7 * flag / bw + 1e-6;
+    ck_assert_double_eq_tol(t, 25e-6 + scatter + local + first + 7 * both + last, 1e-9);
     g_free(algo);
+}
+END_TEST
+
+/* NVLS's all-gather and reduce-scatter on dgx-h100.ini, NCCL_ALGO=NVLS
+ * (NCCL's own pick there is the ring), 8 MiB a rank: round 0 copies the
+ * rank's own 8 MiB through its HBM (8 MiB read and 8 written at 3.35
+ * TB/s: 5.008 us), round 1 the 7 switch copies into each rank at once,
+ * each of w = ceil(ceil(ceil(64 MiB / 7) x 5/4) x 1000/850) = 14,098,503
+ * wire bytes (algo_nccl.c: the link's whole load, 64 MiB, in NVLink
+ * packets at NVLS's efficiency), over 2 links (1 us) at 450 GB/s; 25 us
+ * before (NVLS's latency in NCCL's model). Each switch copy is a step
+ * of NCCL's Simple protocol (all_gather.h's bcast role, reduce_scatter.h's
+ * reduce role: prims.send, prims.recv), so its flag follows it: 8 bytes
+ * on its route, 7 x 8 on a link. All-gather: T = 25 us + 5.008 us +
+ * 7 (w + 8) / 450 GB/s + 2 x 1 us = 251.318 us (250.318 us without the
+ * flag). The reduce-scatter's reducer polls its flag in the ranks' own
+ * memory through the switch (polled: there and back): 7 (w + 16) / 450
+ * GB/s + 3 x 1 us, 252.318 us. */
+START_TEST(nvls_all_gather_and_reduce_scatter_carry_the_flag)
+{
+    static const char *const traces[] = {
+        "strata-trace 1\noption mesh=data:8\nalloc s 8MiB dtype=f32\nalloc r 64MiB dtype=f32\n"
+        "all-gather r s axis=data\n",
+        "strata-trace 1\noption mesh=data:8\nalloc s 64MiB dtype=f32\nalloc r 8MiB dtype=f32\n"
+        "reduce-scatter r s axis=data\n"};
+    const double w = 14098503, bw = 450e9, local = 2 * 8388608 / 3.35e12, flag = 8;
+    for (size_t i = 0; i < G_N_ELEMENTS(traces); i++) {
+        char *nccl = NULL;
+        double t = forced_time("configs/hw/dgx-h100.ini", traces[i], "NVLS", "Simple", NULL, &nccl);
+        ck_assert_str_eq(nccl, "NVLS/Simple/16");
+        double trips = i == 1 ? 2 : 1; /* the reduce-scatter's flag is polled */
+        ck_assert_double_eq_tol(t, 25e-6 + local + 7 * (w + trips * flag) / bw + (1 + trips) * 1e-6, 1e-9);
+        g_free(nccl);
+    }
 }
 END_TEST
 
@@ -640,6 +688,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, ring_step_pays_one_flight_on_ll_two_on_simple);
     tcase_add_test(tc, net_step_is_nccls_exposed_latency);
     tcase_add_test(tc, nvls_all_reduce);
+    tcase_add_test(tc, nvls_all_gather_and_reduce_scatter_carry_the_flag);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);
     tcase_add_test(tc, xla_all_gather_uses_both_torus_axes);
     tcase_add_test(tc, hw_declares_the_implementation);

@@ -41,7 +41,7 @@
  * n-1 copies B/(n-1)); an all-gather the multicast alone (n shards come
  * down). Copies to one owner run on separate lanes (fused reductions on
  * the lane after each), each followed by its Simple flag on its route
- * (coll_nvls_piece); NVLink's packet overhead applies on top, and
+ * (coll_nvls_piece; a reduction's polled, a round trip); NVLink's packet overhead applies on top, and
  * NCCL's NVLS efficiency (tuning.cc nvlsEfficiency, 0.85 on Hopper: the
  * share of NVLink's data rate its multimem loads and stores reach, NCCL's
  * own figure for its bandwidth) scales every copy's wire bytes by 1/eff.
@@ -149,7 +149,15 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
     /* reduce-scatter: round 0 copies the rank's own chunk of IN to OUT,
      * round 1 reduces the others' into it; all-gather: round 0 copies IN
      * to the rank's slot of OUT, round 1 sends that slot to every other
-     * rank (named by its OUT: the copy's bytes then stay within it) */
+     * rank (named by its OUT: the copy's bytes then stay within it). Each
+     * switch copy is a step of NCCL's Simple protocol (NVIDIA/nccl
+     * v2.27.7-1 src/device/reduce_scatter.h and all_gather.h,
+     * RunWorkColl<.., NVLS, SIMPLE>, oneNode: the reduce role's
+     * prims.recv, the bcast role's prims.send, ProtoSimple), so its flag
+     * follows it (handshake), as coll_nvls_piece's do: the multicast's
+     * postPeer stores the tail through the switch into every rank's
+     * memory, where the gather polls it; the reducer polls the scatter's
+     * in the ranks' own memory through the switch, a round trip (polled) */
     bool rs = s->kind == STRATA_OP_REDUCE_SCATTER;
     uint64_t c = rs ? b / n : b, total = rs ? b : b * n;
     for (uint32_t q = 0; q < n; q++) {
@@ -164,7 +172,7 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
             strata_coll_step st = {.round = 1, .src = r, .dst = q, .lane = 2 * j, .src_buf = src_buf,
                                    .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT,
                                    .src_off = (uint64_t)(rs ? q : r) * c, .dst_off = rs ? 0 : (uint64_t)r * c,
-                                   .reduce = rs, .fused = rs, .bytes = c,
+                                   .reduce = rs, .fused = rs, .handshake = true, .polled = rs, .bytes = c,
                                    .wire_bytes = MAX(1, MIN(wire, src_buf == STRATA_COLL_IN ? b : b * n))};
             coll_add(s, &st);
         }

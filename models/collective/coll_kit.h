@@ -188,7 +188,8 @@ uint64_t coll_nvls_wire(uint64_t bytes, double efficiency);
  * in `round`: phase 0 reduces shard q at rank q (copies on lanes 2j, fused
  * reductions on 2j + 1), phase 1 multicasts it (lanes 2(m-1) + j); each
  * copy carries (m+1) len / (2 m (m-1)) wire bytes (algo_nccl.c says why)
- * and, a step of NCCL's Simple protocol, its flag after it (handshake). */
+ * and, a step of NCCL's Simple protocol, its flag after it (handshake;
+ * phase 0's polled by the reducer through the switch: there and back). */
 void coll_nvls_piece(strata_coll_sched *s, uint32_t base, uint32_t m, uint64_t lo, uint64_t len, uint32_t round,
                      uint32_t phase, double efficiency);
 

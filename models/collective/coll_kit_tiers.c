@@ -329,10 +329,16 @@ uint64_t coll_nvls_wire(uint64_t bytes, double efficiency)
 
 /* Each copy is a step of NCCL's Simple protocol (the NVLS kernel's roles
  * are ProtoSimple primitives, src/device/all_reduce.h): postPeer fences
- * and then stores the step's tail, which the next role polls (waitPeer;
- * the reducer with multimem.ld_reduce.min over every rank's tail,
- * NvlsMinPolling, prims_simple.h), so its flag follows the data on the
- * route (handshake), as a ring's Simple step's does. */
+ * and then stores the step's tail, which the next role polls (waitPeer),
+ * so its flag follows the data on the route (handshake), as a ring's
+ * Simple step's does. Where the tail lies (NVIDIA/nccl v2.27.7-1
+ * src/transport/nvls.cc ncclNvlsSetup): the scatter's in the rank's own
+ * memory (send[1], the unicast credit), which the reducer reads through
+ * the switch, multimem.ld_reduce.min over every rank's (recv[0] on the
+ * multicast credit, NCCL_NVLS_MIN_POLL; prims_simple.h loadStepValue): a
+ * load, there and back (polled); the multicast's stored through the
+ * switch into every rank's memory (send[0], multicast), where the
+ * gather polls its own (recv[1]): one flight. */
 void coll_nvls_piece(strata_coll_sched *s, uint32_t base, uint32_t m, uint64_t lo, uint64_t len, uint32_t round,
                      uint32_t phase, double efficiency)
 {
@@ -344,7 +350,8 @@ void coll_nvls_piece(strata_coll_sched *s, uint32_t base, uint32_t m, uint64_t l
             strata_coll_step st = {.round = round, .src = base + (phase == 0 ? r : q),
                                    .dst = base + (phase == 0 ? q : r),
                                    .lane = phase == 0 ? 2 * j : 2 * (m - 1) + j, .src_off = off, .dst_off = off,
-                                   .own_off = off, .reduce = phase == 0, .fused = phase == 0, .handshake = true, .bytes = bytes,
+                                   .own_off = off, .reduce = phase == 0, .fused = phase == 0, .handshake = true,
+                                   .polled = phase == 0, .bytes = bytes,
                                    .wire_bytes = wire};
             coll_add(s, &st);
         }

@@ -48,6 +48,13 @@ typedef struct strata_coll_step {
      * (handshake); the reduction runs alongside the copy, on lane + 1
      * (fused); the copy carries wire_bytes >= bytes (0: bytes) */
     bool handshake, fused;
+    /* NVLS's reduction: the receiver polls the flag where its senders
+     * stored it, in their own memory (transport/nvls.cc: the reducer's
+     * connection's tail in the multicast credit, NCCL_NVLS_MIN_POLL), by
+     * a load through the switch (prims_simple.h loadStepValue,
+     * multimem.ld_reduce.min): a handshake step that is polled has its
+     * flag cross the route there and back, a round trip, not one flight */
+    bool polled;
     uint64_t wire_bytes;
     /* With shape->fold: the step stands for `rounds` consecutive rounds
      * (0 and 1: one) of the same move, whose bytes differ at most (chunks

@@ -140,7 +140,7 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 /* A round's phase, as spmd_phase_rounds() decided it. */
 typedef struct decision {
     uint32_t rounds;
-    strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
+    strata_coll_phase phase, hs[2]; /* hs: a handshake copy's data's (spmd_phase_rounds) */
     bool leads;        /* a paced phase's, per representative (spmd_phase_leads) */
     uint64_t *lane_ps; /* per lane: its copies' round time alone (spmd_phase_rounds), in the block after lead_ps */
     uint64_t lead_ps[];
@@ -150,7 +150,7 @@ typedef struct decision {
  * collective: decided over every group once per schedule and round (a
  * pure function of the model, the mesh and the schedule, which is one of
  * s->sig: the layers of a model repeat their collectives), then recalled. */
-static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs,
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase hs[2],
                        const uint64_t **lead_ps, const uint64_t **lane_ps)
 {
     *lead_ps = *lane_ps = NULL;
@@ -168,7 +168,7 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         decision got;
         uint64_t *lanes = g_newa(uint64_t, s->n_lanes);
         got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase,
-                                       &got.hs, lanes, s->n_lanes);
+                                       got.hs, lanes, s->n_lanes);
         size_t leads = got.phase.paced ? s->devices : 0;
         d = g_malloc(sizeof *d + (leads + s->n_lanes) * sizeof(uint64_t));
         *d = got;
@@ -177,7 +177,8 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         g_hash_table_insert(s->decided, key, d);
     }
     *ph = d->phase;
-    *hs = d->hs;
+    hs[0] = d->hs[0];
+    hs[1] = d->hs[1];
     *lead_ps = d->leads ? d->lead_ps : NULL;
     *lane_ps = d->lane_ps;
     return d->rounds;
@@ -268,13 +269,13 @@ static void plan_round(spmd *s)
     while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
     spmd_round r = round_of(s, first, end);
-    strata_coll_phase ph = {0}, hs = {0}, own; /* own: a reduce step's copy's, timed by its lane */
+    strata_coll_phase ph = {0}, hs[2] = {{0}}, own; /* own: a reduce step's copy's, timed by its lane */
     const uint64_t *lead_ps, *lane_ps;
-    uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps, &lane_ps);
+    uint32_t rounds = decide(s, &r, &ph, hs, &lead_ps, &lane_ps);
     /* the phase its copies and reductions stand for, its handshake copies'
      * data's (the round less their flags) and their flags' (each paced by
      * its own route: latency 0) */
-    uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, hs_phase = 0, flag_phase = 0;
+    uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, hs_phase[2] = {0, 0}, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
      * their sum: as one phase, each copy moves ceil(sum / k) a round (the
      * engine moves k times that: at most k - 1 bytes more than the sum);
@@ -306,15 +307,17 @@ static void plan_round(spmd *s)
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
-                if (phase && !flag_phase) {
-                    hs_phase = hs.rounds > 1 ? phase_id(s, &hs) : phase; /* none: every such copy stays on its device */
+                const strata_coll_phase *own_hs = &hs[st->polled];
+                if (phase && !hs_phase[st->polled]) /* none: every such copy stays on its device */
+                    hs_phase[st->polled] = own_hs->rounds > 1 ? phase_id(s, own_hs) : phase;
+                if (phase && !flag_phase)
                     flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false, 0});
-                }
-                g_array_index(s->emits, emit, s->emits->len - 1).phase = hs_phase;
+                g_array_index(s->emits, emit, s->emits->len - 1).phase = hs_phase[st->polled];
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
                 flag.phase = flag_phase;
-                g_array_append_val(s->emits, flag);
+                for (int trip = 0; trip < (st->polled ? 2 : 1); trip++) /* a polled one: there and back */
+                    g_array_append_val(s->emits, flag);
             }
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
             if (st->reduce) {

@@ -321,9 +321,9 @@ static bool placed_alike(const placed_step *a, const placed_step *b, bool near)
     return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
            x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && within_a_byte(x->bytes, y->bytes, per_run) &&
            within_a_byte(x->wire_bytes, y->wire_bytes, per_run) && x->reduce == y->reduce &&
-           x->handshake == y->handshake && x->fused == y->fused && x->rounds == y->rounds &&
-           within_a_byte(x->max_bytes, y->max_bytes, per_round) && (x->max_bytes == 0) == (y->max_bytes == 0) &&
-           x->delay_s == y->delay_s && x->pipelined == y->pipelined;
+           x->handshake == y->handshake && x->polled == y->polled && x->fused == y->fused &&
+           x->rounds == y->rounds && within_a_byte(x->max_bytes, y->max_bytes, per_round) &&
+           (x->max_bytes == 0) == (y->max_bytes == 0) && x->delay_s == y->delay_s && x->pipelined == y->pipelined;
 }
 
 static guint placed_hash(gconstpointer k) { return placed_hash_of(k, false); }
@@ -361,8 +361,8 @@ static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s, bool
     const uint64_t words[] = {(uint64_t)p << 32 | q,
                               (uint64_t)s->round << 32 | (uint64_t)s->src_buf << 16 | s->dst_buf << 8 | s->own_buf,
                               near ? 0 : s->bytes, near ? 0 : s->wire_bytes, near ? 0 : s->max_bytes, delay,
-                              (uint64_t)s->rounds << 8 | (uint64_t)s->reduce << 4 | (uint64_t)s->handshake << 3 |
-                                  (uint64_t)s->fused << 2 | (uint64_t)s->pipelined};
+                              (uint64_t)s->rounds << 8 | (uint64_t)s->polled << 5 | (uint64_t)s->reduce << 4 |
+                                  (uint64_t)s->handshake << 3 | (uint64_t)s->fused << 2 | (uint64_t)s->pipelined};
     uint64_t h = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(words); i++) {
         h = (h ^ words[i]) + 0x9E3779B97F4A7C15ull;

@@ -97,7 +97,7 @@ static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
     return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
            a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
            a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
-           a->fused == b->fused && a->delay_s == b->delay_s;
+           a->polled == b->polled && a->fused == b->fused && a->delay_s == b->delay_s;
 }
 
 /* The device memory the steps of a collective move between: the model's
@@ -200,11 +200,12 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r)
 /* A pass over the round's shares (round_uncontended): the first notes
  * each link direction's share, the second checks every copy against it
  * and takes the round's latency and time, and its handshake copies'
- * flags' (the least and the most, UINT64_MAX and 0 when none). */
+ * flags' (the least, UINT64_MAX when none, of the flags of one flight,
+ * [0], and of polled ones, [1]; the most, 0 when none). */
 typedef struct share_pass {
     bool first;
     uint64_t latency_ps, time_ps, least_latency_ps;
-    uint64_t flag_min_ps, flag_max_ps, flag_latency_ps;
+    uint64_t flag_min_ps[2], flag_max_ps, flag_latency_ps[2];
     uint64_t *lane_ps; /* per lane (n_lanes): its copies' time alone, the most */
     uint32_t n_lanes;
     bool unequal;      /* copies whose round bytes differ by more than a byte meet on a link */
@@ -235,13 +236,16 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
     if (!p->first) {
         double latency = st->delay_s + route, bytes = (double)round_bytes;
         double time = latency + bytes / least;
-        if (st->handshake) { /* its flag follows on the same route: the round waits for it too */
-            double flag = route + (double)MIN(st->bytes, STRATA_COLL_FLAG_BYTES) / least;
+        if (st->handshake) { /* its flag follows on the same route (a polled one there and back): the round
+                              * waits for it too */
+            double trips = st->polled ? 2 : 1;
+            double flag = trips * (route + (double)MIN(st->bytes, STRATA_COLL_FLAG_BYTES) / least);
             uint64_t flag_ps = (uint64_t)llround(flag * 1e12);
-            p->flag_min_ps = MIN(p->flag_min_ps, flag_ps);
+            p->flag_min_ps[st->polled] = MIN(p->flag_min_ps[st->polled], flag_ps);
             p->flag_max_ps = MAX(p->flag_max_ps, flag_ps);
-            p->flag_latency_ps = MIN(p->flag_latency_ps, (uint64_t)llround(route * 1e12));
-            latency += route;
+            p->flag_latency_ps[st->polled] =
+                MIN(p->flag_latency_ps[st->polled], (uint64_t)llround(trips * route * 1e12));
+            latency += trips * route;
             time += flag;
         }
         p->least_latency_ps = MIN(p->least_latency_ps, (uint64_t)llround((st->delay_s + route) * 1e12));
@@ -368,8 +372,9 @@ static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
  * routes have the same latency, within a round's latency difference per
  * copy otherwise) and its time alone (its slowest copy's latency + bytes /
  * share, and its flag's); and the phase of its handshake copies' data,
- * whose flags, each paced by its own route, take the rest of the round
- * (*hs zeroed when the round has none). A round whose copies get unequal
+ * whose flags, each paced by its own route, take the rest of the round:
+ * hs[0] of those whose flag takes one flight, hs[1] of polled ones (each
+ * zeroed when the round has none). A round whose copies get unequal
  * shares (a ring laid over a torus whose wrap-around hop shares a link)
  * stays step by step, and so does one where copies of unequal route
  * latency meet on a link (a bidirectional ring over a line without
@@ -377,13 +382,13 @@ static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
  * rounds' pipeline over k (round_filled), and the phase is paced
  * (spmd.h). */
 static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bool mixed_ok, strata_coll_phase *ph,
-                              strata_coll_phase *hs, uint64_t *lane_ps, uint32_t n_lanes)
+                              strata_coll_phase hs[2], uint64_t *lane_ps, uint32_t n_lanes)
 {
     link_count c;
-    share_pass first = {.first = true}, second = {.first = false, .least_latency_ps = UINT64_MAX,
-                                                  .flag_min_ps = UINT64_MAX, .flag_latency_ps = UINT64_MAX,
-                                                  .lane_ps = lane_ps, .n_lanes = n_lanes};
-    *hs = (strata_coll_phase){0};
+    share_pass first = {.first = true},
+               second = {.first = false, .least_latency_ps = UINT64_MAX, .flag_min_ps = {UINT64_MAX, UINT64_MAX},
+                         .flag_latency_ps = {UINT64_MAX, UINT64_MAX}, .lane_ps = lane_ps, .n_lanes = n_lanes};
+    hs[0] = hs[1] = (strata_coll_phase){0};
     if (!count_links(l, r, &c) || (c.mixed_latency && !mixed_ok) || !each_copy(l, r, share_copy, &first) ||
         !each_copy(l, r, share_copy, &second))
         return false;
@@ -394,21 +399,23 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bo
         ph->round_time_ps = round_shared(l, r, lane_ps, n_lanes);
     ph->paced = c.mixed_latency;
     ph->round_idle_ps = c.mixed_latency ? second.least_latency_ps : 0;
-    if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
-        *hs = *ph;
-        hs->rounds = 1; /* there is one: the caller sets its rounds */
-        hs->round_latency_ps -= MIN(second.flag_latency_ps, hs->round_latency_ps);
-        hs->round_time_ps -= MIN(second.flag_min_ps, hs->round_time_ps);
+    for (int t = 0; t < 2; t++) { /* the least flag: a longer one ends its copy's round late by the difference */
+        if (second.flag_min_ps[t] == UINT64_MAX)
+            continue;
+        hs[t] = *ph;
+        hs[t].rounds = 1; /* there is one: the caller sets its rounds */
+        hs[t].round_latency_ps -= MIN(second.flag_latency_ps[t], hs[t].round_latency_ps);
+        hs[t].round_time_ps -= MIN(second.flag_min_ps[t], hs[t].round_time_ps);
     }
     return true;
 }
 
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs,
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase hs[2],
                            uint64_t *lane_ps, uint32_t n_lanes)
 {
     *phase = (strata_coll_phase){0};
-    *hs = (strata_coll_phase){0};
+    hs[0] = hs[1] = (strata_coll_phase){0};
     memset(lane_ps, 0, n_lanes * sizeof *lane_ps);
     memset(l->ends, 0, l->devices * sizeof *l->ends);
     const strata_coll_step *steps = r->steps;
@@ -437,10 +444,11 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
         for (guint i = first; i < end; i++)
             if (steps[i].src == steps[i].dst && steps[i].delay_s > 0)
                 phase->round_time_ps = MAX(phase->round_time_ps, (uint64_t)llround(steps[i].delay_s * 1e12));
-        if (hs->rounds) {
-            hs->rounds = k;
-            hs->round_time_ps += phase->round_time_ps - alone;
-        }
+        for (int t = 0; t < 2; t++)
+            if (hs[t].rounds) {
+                hs[t].rounds = k;
+                hs[t].round_time_ps += phase->round_time_ps - alone;
+            }
     }
     return phase->rounds > 1 ? phase->rounds : 1;
 }

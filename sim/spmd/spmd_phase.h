@@ -101,15 +101,16 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * does not contend (with mixed_ok, copies of unequal route latency may meet
  * on a link: FAST); 1 otherwise. With more than 1, *phase holds them and
  * what each round costs (spmd.h's strata_coll_phase), a handshake copy's
- * flag included, and *hs (when the round has handshake copies; else
- * zeroed) the phase of a handshake copy's data: the round less its flag,
- * which then runs paced by its own route (a flag phase of latency 0);
- * else both are zeroed. */
+ * flag included, and hs[0] (when the round has handshake copies whose
+ * flag takes one flight; else zeroed) the phase of such a copy's data:
+ * the round less its flag, which then runs paced by its own route (a flag
+ * phase of latency 0), hs[1] the same of polled ones (coll_sched.h);
+ * else all are zeroed. */
 /* lane_ps[0..n_lanes): each lane's copies' time alone in a round of the
  * phase, the most (0: a lane without copies, or no phase;
  * spmd_lane_phase). */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs,
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase hs[2],
                            uint64_t *lane_ps, uint32_t n_lanes);
 /* The phase of a reduce step's copy in an uncontended phase ph (not
  * paced; no fused reduction, no flag) whose lane's copies alone take less
