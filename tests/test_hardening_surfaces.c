@@ -850,6 +850,66 @@ START_TEST(derived_hardware_files)
 }
 END_TEST
 
+/* ---- the fifth pass (wave 24): silent defaults the audit left --------- */
+
+/* The run's first object in serve's --json at path (g_object_unref *p). */
+static JsonObject *serve_run_json(const char *path, JsonParser **p)
+{
+    gchar *text = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(path, &text, &len, NULL));
+    char *why = strata_test_json_strict_error(text, len);
+    ck_assert_msg(why == NULL, "%s", why);
+    *p = json_parser_new();
+    ck_assert(json_parser_load_from_data(*p, text, (gssize)len, NULL));
+    g_free(text);
+    JsonObject *root = json_node_get_object(json_parser_get_root(*p));
+    return json_array_get_object_element(json_object_get_array_member(root, "runs"), 0);
+}
+
+/* serve with every request rejected (two prompts of 200,000 tokens, over
+ * llama-3-8b's 8,192): its latencies were printed and written as 0.0 ms,
+ * as if measured; now "-" and null, the warning kept. With outputs of one
+ * token, TPOT and ITL have no gap to measure: null, TTFT an object. */
+START_TEST(serve_latencies_absent_without_requests)
+{
+    char *dir = strata_test_temp_dir(), *hw = strata_test_source_path("configs/hw/h100.ini");
+    char *json = g_build_filename(dir, "s.json", NULL);
+    strata_cli_result r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson",
+                                          "n=2,prompt=200000", "--json", json, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "  completed      0 of 2 (2 rejected, 2 of them too long for the engine) in 0.000 s, "
+                                "0 steps\n  throughput     0.0 output tok/s, 0.0 total tok/s, 0.000 req/s\n"
+                                "  TTFT           -\n  TPOT           -\n  ITL            -\n  E2E            -\n"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.err, "strata serve: warning: 2 of 2 requests rejected as too long"), "%s", r.err);
+    JsonParser *p = NULL;
+    JsonObject *run = serve_run_json(json, &p);
+    ck_assert_int_eq(json_object_get_int_member(run, "completed"), 0);
+    ck_assert_int_eq(json_object_get_int_member(run, "rejected"), 2);
+    static const char *const keys[] = {"ttft_s", "tpot_s", "itl_s", "e2e_s"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(JSON_NODE_HOLDS_NULL(json_object_get_member(run, keys[i])), "%s", keys[i]);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+
+    r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=3,output=1", "--json", json,
+                        NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "\n  TPOT           -\n  ITL            -\n  E2E            p50 "), "%s", r.out);
+    run = serve_run_json(json, &p);
+    ck_assert_int_eq(json_object_get_int_member(run, "completed"), 3);
+    ck_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(run, "ttft_s")));
+    ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(run, "tpot_s")));
+    ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(run, "itl_s")));
+    ck_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(run, "e2e_s")));
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    strata_test_remove_dir(dir);
+    g_free(json), g_free(hw), g_free(dir);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -871,6 +931,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, manifests_cannot_become_code);
     tcase_add_test(tc, serve_inputs_refused);
     tcase_add_test(tc, derived_hardware_files);
+    tcase_add_test(tc, serve_latencies_absent_without_requests);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -235,6 +235,7 @@ static strata_serve_dist dist_of(double *v, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         sum += v[i];
     d.mean = sum / n;
+    d.n = n;
     d.p50 = quantile(v, n, 0.5);
     d.p90 = quantile(v, n, 0.9);
     d.p99 = quantile(v, n, 0.99);
@@ -301,6 +302,7 @@ static strata_serve_dist itl_dist(GArray *runs)
         return d;
     qsort(v, runs->len, sizeof *v, cmp_itl);
     d.mean = sum / (double)n;
+    d.n = n;
     const double q[3] = {0.5, 0.9, 0.99};
     double *out[3] = {&d.p50, &d.p90, &d.p99};
     for (int j = 0; j < 3; j++) {
