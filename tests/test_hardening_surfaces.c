@@ -910,6 +910,38 @@ START_TEST(serve_latencies_absent_without_requests)
 }
 END_TEST
 
+/* rccl_rings (and rccl_net_rings) of another length than a node's ranks:
+ * taken, then never used (rccl_tune takes rings of the node's ranks), exit
+ * 0 with the collectives in rank order; now refused at the key's line. A
+ * node of 4 (domain = 4) takes rings of 4, and a slice of the shipped node
+ * keeps its rings of 8. */
+START_TEST(rccl_rings_of_a_node)
+{
+#define MI300X_8(sed) "cp \"$H/mi300x.ini\" .; sed " sed " \"$H/mi300x-8.ini\" > m.ini; "
+#define RUN_ON_M "\"$S\" run -q --hw m.ini --trace "
+#define EXAMPLE "\"$H/../../traces/examples/double-buffer.trace\""
+    static const sh_case rows[] = {
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3|0 2 1 3/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 4, which no collective would use"},
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3 4 5 6 7 8 9/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 10"},
+        {MI300X_8("'s/^rccl_rings = .*/rccl_net_rings = 1 0 2 3|0 1 2 3/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_net_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 4"},
+        /* taken: a node of 4 (domain = 4) with rings of 4; the shipped node sliced to 4 devices */
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3|0 2 1 3\\ndomain = 4/'") RUN_ON_M EXAMPLE, 0, NULL},
+        {MI300X_8("''") RUN_ON_M EXAMPLE " --set hardware.devices=4", 0, NULL},
+    };
+#undef EXAMPLE
+#undef RUN_ON_M
+#undef MI300X_8
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -932,6 +964,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, serve_inputs_refused);
     tcase_add_test(tc, derived_hardware_files);
     tcase_add_test(tc, serve_latencies_absent_without_requests);
+    tcase_add_test(tc, rccl_rings_of_a_node);
     suite_add_tcase(s, tc);
     return s;
 }
