@@ -834,9 +834,10 @@ START_TEST(derived_hardware_files)
         {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
          SERVE_ON("c.ini") "--poisson n=2 --json b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s", 2,
          "--json: 'b.ini' is also the input of --hw (its base =); refusing to overwrite an input"},
-        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
-         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s",
-         2, "--timeline: 'b.ini' is also the input of --hw (its base =)"},
+        /* (the base named as a timeline may be: b.ini is refused for its name) */
+        {"cp \"$H/dgx-h100.ini\" b.json; printf '[hardware]\nbase = b.json\nname = c\n' > c.ini; "
+         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.json; s=$?; cmp -s b.json \"$H/dgx-h100.ini\" && "
+         "exit $s", 2, "--timeline: 'b.json' is also the input of --hw (its base =)"},
         /* a tier the derived file adds: its errors named the base file, no line */
         {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
          "[network ib]\nbandwidth = 50GB/s\n[network ib2]\nbandwidth = 1GB/s\n' \"$H\" > c.ini; "
@@ -942,6 +943,41 @@ START_TEST(rccl_rings_of_a_node)
 }
 END_TEST
 
+/* --timeline x.txt (an extension no format has) wrote Chrome JSON at exit
+ * 0 in run and replay, and in serve, whose message named .json; now every
+ * command refuses it with one message, nothing written. A stream (-, a
+ * device) stays JSON: /dev/full fails as a write. */
+START_TEST(timeline_names_a_format)
+{
+#define EXAMPLE "\"$H/../../traces/examples/double-buffer.trace\""
+#define RUN "\"$S\" run -q --hw \"$H/h100.ini\" --trace " EXAMPLE " "
+#define RUN_EXPECTED ": expected a name ending in .json, .pftrace or .perfetto-trace, optionally followed by .gz"
+#define SERVE_EXPECTED ": expected a name ending in .json, optionally followed by .gz (this command writes JSON " \
+                       "timelines only)"
+    static const sh_case rows[] = {
+        {RUN "--timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2, "strata run: --timeline x.txt" RUN_EXPECTED},
+        {RUN "--timeline x.gz; s=$?; test ! -e x.gz && exit $s", 2, "strata run: --timeline x.gz" RUN_EXPECTED},
+        {RUN "--timeline x.JSON", 2, "strata run: --timeline x.JSON" RUN_EXPECTED},
+        {"\"$S\" replay --backend host --trace " EXAMPLE " --timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2,
+         "strata replay: --timeline x.txt" RUN_EXPECTED},
+        {SERVE "--poisson n=2 --timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2,
+         "strata serve: --timeline x.txt" SERVE_EXPECTED},
+        {SERVE "--poisson n=2 --timeline x.pftrace", 2, "strata serve: --timeline x.pftrace" SERVE_EXPECTED},
+        /* taken: each format's extension, with .gz, and a stream */
+        {RUN "--timeline a.json && " RUN "--timeline b.pftrace.gz && " RUN "--timeline c.perfetto-trace && "
+         RUN "--timeline - > d.out && test -s a.json -a -s b.pftrace.gz -a -s c.perfetto-trace -a -s d.out", 0, NULL},
+        {SERVE "--poisson n=2 --timeline s.json.gz && test -s s.json.gz", 0, NULL},
+        {RUN "--timeline /dev/full", 2, "strata run: cannot write '/dev/full'"},
+    };
+#undef SERVE_EXPECTED
+#undef RUN_EXPECTED
+#undef RUN
+#undef EXAMPLE
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -965,6 +1001,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, derived_hardware_files);
     tcase_add_test(tc, serve_latencies_absent_without_requests);
     tcase_add_test(tc, rccl_rings_of_a_node);
+    tcase_add_test(tc, timeline_names_a_format);
     suite_add_tcase(s, tc);
     return s;
 }
