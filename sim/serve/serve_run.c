@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_fields.h"
+#include "serve/serve_links.h"
 #include "serve/serve_run.h"
 
 enum { MAX_SAMPLES = 2048 };
@@ -415,6 +416,22 @@ static void state_free(serve_state *st)
     g_array_free(st->itl, TRUE);
 }
 
+/* --swap-space (or a sweep's swap_space) within what the host holds
+ * (strata_serve_links_swap_limit): 1EiB was taken at exit 0. */
+static bool swap_space_fits(const strata_hw *hw, const strata_serve_config *c, GError **err)
+{
+    char *what = NULL;
+    uint64_t most = strata_serve_links_swap_limit(hw, 0, c->tp, &what);
+    if (c->swap_space > most) {
+        char *got = strata_format_size(c->swap_space), *limit = strata_format_size(most);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--swap-space: expected at most %" G_GUINT64_FORMAT
+                    " B (%s) per rank, %s; got %" G_GUINT64_FORMAT " B (%s)", most, limit, what, c->swap_space, got);
+        g_free(got), g_free(limit);
+    }
+    g_free(what);
+    return c->swap_space <= most;
+}
+
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
                                       const strata_serve_config *c, const strata_serve_stream *s,
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
@@ -428,7 +445,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-    bool ok = strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
+    bool ok = swap_space_fits(hw, c, err) &&
+              strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
     /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
     strata_serve_config all = *c;
     uint64_t ranks = c->attention_dp ? c->tp : 1;
