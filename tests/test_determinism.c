@@ -33,7 +33,7 @@ static int run_twice(const char *label, const char *const *argv, int n_outputs)
         for (const char *const *a = argv; *a; a++) {
             if (strcmp(*a, "@1") == 0 || strcmp(*a, "@2") == 0) {
                 int k = (*a)[1] - '1';
-                outs[run][k] = g_strdup_printf("%s/run%d-out%d", dir, run, k);
+                outs[run][k] = g_strdup_printf("%s/run%d-out%d.json", dir, run, k); /* --timeline: a format's name */
                 g_ptr_array_add(args, outs[run][k]);
             } else {
                 g_ptr_array_add(args, (gpointer)*a);

@@ -834,9 +834,10 @@ START_TEST(derived_hardware_files)
         {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
          SERVE_ON("c.ini") "--poisson n=2 --json b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s", 2,
          "--json: 'b.ini' is also the input of --hw (its base =); refusing to overwrite an input"},
-        {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
-         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s",
-         2, "--timeline: 'b.ini' is also the input of --hw (its base =)"},
+        /* (the base named as a timeline may be: b.ini is refused for its name) */
+        {"cp \"$H/dgx-h100.ini\" b.json; printf '[hardware]\nbase = b.json\nname = c\n' > c.ini; "
+         "\"$S\" run -q --hw c.ini --trace none.trace --timeline b.json; s=$?; cmp -s b.json \"$H/dgx-h100.ini\" && "
+         "exit $s", 2, "--timeline: 'b.json' is also the input of --hw (its base =)"},
         /* a tier the derived file adds: its errors named the base file, no line */
         {"printf '[hardware]\nbase = %s/dgx-h100.ini\nname = c\ndevices = 16\ndevices_per_host = 8\n"
          "[network ib]\nbandwidth = 50GB/s\n[network ib2]\nbandwidth = 1GB/s\n' \"$H\" > c.ini; "
@@ -845,6 +846,171 @@ START_TEST(derived_hardware_files)
          "[network ib]\nlatency = 1us\n' \"$H\" > c.ini; " SERVE_ON("c.ini") "--poisson n=2", 2,
          "(override c.ini:6): [network ib] missing required key 'bandwidth'"},
     };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
+/* ---- the fifth pass (wave 24): silent defaults the audit left --------- */
+
+/* The run's first object in serve's --json at path (g_object_unref *p). */
+static JsonObject *serve_run_json(const char *path, JsonParser **p)
+{
+    gchar *text = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(path, &text, &len, NULL));
+    char *why = strata_test_json_strict_error(text, len);
+    ck_assert_msg(why == NULL, "%s", why);
+    *p = json_parser_new();
+    ck_assert(json_parser_load_from_data(*p, text, (gssize)len, NULL));
+    g_free(text);
+    JsonObject *root = json_node_get_object(json_parser_get_root(*p));
+    return json_array_get_object_element(json_object_get_array_member(root, "runs"), 0);
+}
+
+/* serve with every request rejected (two prompts of 200,000 tokens, over
+ * llama-3-8b's 8,192): its latencies were printed and written as 0.0 ms,
+ * as if measured; now "-" and null, the warning kept. With outputs of one
+ * token, TPOT and ITL have no gap to measure: null, TTFT an object. */
+START_TEST(serve_latencies_absent_without_requests)
+{
+    char *dir = strata_test_temp_dir(), *hw = strata_test_source_path("configs/hw/h100.ini");
+    char *json = g_build_filename(dir, "s.json", NULL);
+    strata_cli_result r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson",
+                                          "n=2,prompt=200000", "--json", json, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "  completed      0 of 2 (2 rejected, 2 of them too long for the engine) in 0.000 s, "
+                                "0 steps\n  throughput     0.0 output tok/s, 0.0 total tok/s, 0.000 req/s\n"
+                                "  TTFT           -\n  TPOT           -\n  ITL            -\n  E2E            -\n"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.err, "strata serve: warning: 2 of 2 requests rejected as too long"), "%s", r.err);
+    JsonParser *p = NULL;
+    JsonObject *run = serve_run_json(json, &p);
+    ck_assert_int_eq(json_object_get_int_member(run, "completed"), 0);
+    ck_assert_int_eq(json_object_get_int_member(run, "rejected"), 2);
+    static const char *const keys[] = {"ttft_s", "tpot_s", "itl_s", "e2e_s"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(JSON_NODE_HOLDS_NULL(json_object_get_member(run, keys[i])), "%s", keys[i]);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+
+    r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=3,output=1", "--json", json,
+                        NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "\n  TPOT           -\n  ITL            -\n  E2E            p50 "), "%s", r.out);
+    run = serve_run_json(json, &p);
+    ck_assert_int_eq(json_object_get_int_member(run, "completed"), 3);
+    ck_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(run, "ttft_s")));
+    ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(run, "tpot_s")));
+    ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(run, "itl_s")));
+    ck_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(run, "e2e_s")));
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    strata_test_remove_dir(dir);
+    g_free(json), g_free(hw), g_free(dir);
+}
+END_TEST
+
+/* rccl_rings (and rccl_net_rings) of another length than a node's ranks:
+ * taken, then never used (rccl_tune takes rings of the node's ranks), exit
+ * 0 with the collectives in rank order; now refused at the key's line. A
+ * node of 4 (domain = 4) takes rings of 4, and a slice of the shipped node
+ * keeps its rings of 8. */
+START_TEST(rccl_rings_of_a_node)
+{
+#define MI300X_8(sed) "cp \"$H/mi300x.ini\" .; sed " sed " \"$H/mi300x-8.ini\" > m.ini; "
+#define RUN_ON_M "\"$S\" run -q --hw m.ini --trace "
+#define EXAMPLE "\"$H/../../traces/examples/double-buffer.trace\""
+    static const sh_case rows[] = {
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3|0 2 1 3/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 4, which no collective would use"},
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3 4 5 6 7 8 9/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 10"},
+        {MI300X_8("'s/^rccl_rings = .*/rccl_net_rings = 1 0 2 3|0 1 2 3/'") RUN_ON_M EXAMPLE, 2,
+         "(override m.ini:69): [interconnect xgmi] rccl_net_rings: expected rings of 8 ranks, a node's (the devices "
+         "[interconnect xgmi] joins: its domain, default all), got rings of 4"},
+        /* taken: a node of 4 (domain = 4) with rings of 4; the shipped node sliced to 4 devices */
+        {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3|0 2 1 3\\ndomain = 4/'") RUN_ON_M EXAMPLE, 0, NULL},
+        {MI300X_8("''") RUN_ON_M EXAMPLE " --set hardware.devices=4", 0, NULL},
+    };
+#undef EXAMPLE
+#undef RUN_ON_M
+#undef MI300X_8
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
+/* --timeline x.txt (an extension no format has) wrote Chrome JSON at exit
+ * 0 in run and replay, and in serve, whose message named .json; now every
+ * command refuses it with one message, nothing written. A stream (-, a
+ * device) stays JSON: /dev/full fails as a write. */
+START_TEST(timeline_names_a_format)
+{
+#define EXAMPLE "\"$H/../../traces/examples/double-buffer.trace\""
+#define RUN "\"$S\" run -q --hw \"$H/h100.ini\" --trace " EXAMPLE " "
+#define RUN_EXPECTED ": expected a name ending in .json, .pftrace or .perfetto-trace, optionally followed by .gz"
+#define SERVE_EXPECTED ": expected a name ending in .json, optionally followed by .gz (this command writes JSON " \
+                       "timelines only)"
+    static const sh_case rows[] = {
+        {RUN "--timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2, "strata run: --timeline x.txt" RUN_EXPECTED},
+        {RUN "--timeline x.gz; s=$?; test ! -e x.gz && exit $s", 2, "strata run: --timeline x.gz" RUN_EXPECTED},
+        {RUN "--timeline x.JSON", 2, "strata run: --timeline x.JSON" RUN_EXPECTED},
+        {"\"$S\" replay --backend host --trace " EXAMPLE " --timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2,
+         "strata replay: --timeline x.txt" RUN_EXPECTED},
+        {SERVE "--poisson n=2 --timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2,
+         "strata serve: --timeline x.txt" SERVE_EXPECTED},
+        {SERVE "--poisson n=2 --timeline x.pftrace", 2, "strata serve: --timeline x.pftrace" SERVE_EXPECTED},
+        /* taken: each format's extension, with .gz, and a stream */
+        {RUN "--timeline a.json && " RUN "--timeline b.pftrace.gz && " RUN "--timeline c.perfetto-trace && "
+         RUN "--timeline - > d.out && test -s a.json -a -s b.pftrace.gz -a -s c.perfetto-trace -a -s d.out", 0, NULL},
+        {SERVE "--poisson n=2 --timeline s.json.gz && test -s s.json.gz", 0, NULL},
+        {RUN "--timeline /dev/full", 2, "strata run: cannot write '/dev/full'"},
+    };
+#undef SERVE_EXPECTED
+#undef RUN_EXPECTED
+#undef RUN
+#undef EXAMPLE
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+}
+END_TEST
+
+/* serve --swap-space 1EiB was taken at exit 0. vLLM refuses swap_space x
+ * tp above 70% of the host's memory: h100.ini's pinned host memory is
+ * 250 GB for its one GPU, 0.7 x 250e9 = 175e9 B a rank; dgx-h100.ini's
+ * 2 TB host at tp 8, 0.7 x 2e12 / 8 = 175e9 B. Without a pinned host
+ * memory, 2^47 B = 140737488355328. */
+START_TEST(swap_space_within_the_host)
+{
+#define DGX_70B "\"$S\" serve -q --hw \"$H/dgx-h100.ini\" --model llama-3-70b --tp 8 --poisson n=2 "
+#define NO_HOST "printf '[hardware]\nname = nohost\n[memory hbm]\nkind = device\ncapacity = 80GiB\n" \
+                "bandwidth = 1TB/s\n[compute core]\nflops = 100TFLOP/s\noperands = hbm\n' > nh.ini; " \
+                "\"$S\" serve -q --hw nh.ini --model llama-2-7b --poisson n=2 "
+    static const sh_case rows[] = {
+        {SERVE "--poisson n=2 --swap-space 1EiB", 2,
+         "strata serve: --swap-space: expected at most 175000000000 B (162.98 GiB) per rank, 70% of the pinned host "
+         "memory 'host' of "},
+        {SERVE "--poisson n=2 --swap-space 1EiB", 2,
+         "h100.ini (250000000000 B, 232.83 GiB) over the 1 rank of --tp 1 on its host, as vLLM refuses more (Too large "
+         "swap space); got 1152921504606846976 B (1.00 EiB)"},
+        {SERVE "--poisson n=2 --swap-space 175000000001", 2, "got 175000000001 B (162.98 GiB)"},
+        {SERVE "--poisson n=2 --swap-space 175GB > /dev/null", 0, NULL},
+        {DGX_70B "--swap-space 175000000001", 2,
+         "dgx-h100.ini (2000000000000 B, 1.82 TiB) over the 8 ranks of --tp 8 on its host, as vLLM refuses more (Too "
+         "large swap space); got 175000000001 B (162.98 GiB)"},
+        {DGX_70B "--sweep swap_space=1GiB,1TiB", 2,
+         "--swap-space: expected at most 175000000000 B (162.98 GiB) per rank"},
+        {NO_HOST "--swap-space 200TiB", 2,
+         "strata serve: --swap-space: expected at most 140737488355328 B (128.00 TiB) per rank, the user address "
+         "space of an x86-64 process, as nh.ini has no pinned host memory reached from its device memory; got "
+         "219902325555200 B (200.00 TiB)"},
+        {NO_HOST "--swap-space 128TiB > /dev/null", 0, NULL},
+    };
+#undef NO_HOST
+#undef DGX_70B
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);
 }
@@ -871,6 +1037,10 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, manifests_cannot_become_code);
     tcase_add_test(tc, serve_inputs_refused);
     tcase_add_test(tc, derived_hardware_files);
+    tcase_add_test(tc, serve_latencies_absent_without_requests);
+    tcase_add_test(tc, rccl_rings_of_a_node);
+    tcase_add_test(tc, timeline_names_a_format);
+    tcase_add_test(tc, swap_space_within_the_host);
     suite_add_tcase(s, tc);
     return s;
 }

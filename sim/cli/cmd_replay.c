@@ -39,7 +39,7 @@ static int replay_main(strata_job *job, replay_args *a)
     strata_job_input_hw(job, "--hw", a->b.hw);
     strata_job_input(job, "--trace", a->b.trace);
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) ||
-        !strata_job_output_timeline(job, a->timeline, &timeline, &err))
+        !strata_job_output_timeline(job, a->timeline, false, &timeline, &err))
         goto done;
     strata_run_spec_options spec_opt = {.hw_path = a->b.hw, .trace_path = a->b.trace};
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))

@@ -220,7 +220,7 @@ int strata_cmd_run(int argc, char **argv)
     if ((err = compiled_conflict(&a, compiled)))
         goto done;
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
-        !strata_job_output_timeline(job, a.timeline, &timeline_out, &err) ||
+        !strata_job_output_timeline(job, a.timeline, false, &timeline_out, &err) ||
         !strata_job_output(job, "--compile-to", a.compile_to, &compile_out, &err))
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;

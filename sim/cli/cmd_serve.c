@@ -136,12 +136,8 @@ int strata_cmd_serve(int argc, char **argv)
         strata_job_input(job, "--requests", a.requests);
         strata_job_input(job, "--model-file", a.model_file);
         strata_job_input(job, "--config", a.config);
-        if (a.timeline && strcmp(strata_timeline_format_name(strata_timeline_format_of(a.timeline)), "json") != 0)
-            err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                              "--timeline %s: serve writes JSON timelines only (a name ending in .json or .json.gz)",
-                              a.timeline);
-        else if (strata_job_output(job, "--json", a.json, &json_out, &err) &&
-            strata_job_output_timeline(job, a.timeline, &timeline_out, &err) &&
+        if (strata_job_output(job, "--json", a.json, &json_out, &err) &&
+            strata_job_output_timeline(job, a.timeline, true, &timeline_out, &err) &&
             serve_all(job, &a, &json_out, &timeline_out, &err))
             status = STRATA_EXIT_OK;
     }

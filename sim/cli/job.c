@@ -250,9 +250,28 @@ bool strata_job_output(strata_job *job, const char *option, const char *path, st
     return *out != NULL;
 }
 
-bool strata_job_output_timeline(strata_job *job, const char *path, strata_outfile **out, GError **err)
+/* --timeline's name: a format's extension (json_only: JSON's), or a stream
+ * (strata_job_output_timeline). */
+static bool timeline_name_ok(const char *path, bool json_only, GError **err)
 {
-    return strata_job_output(job, "--timeline", path, out, err) && (!*out || strata_outfile_gzip(*out, err));
+    const strata_timeline_format *f = strata_timeline_format_named(path);
+    struct stat st;
+    if ((f && (!json_only || strcmp(strata_timeline_format_name(f), "json") == 0)) || strcmp(path, "-") == 0 ||
+        (!f && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+        return true;
+    char *known = json_only ? g_strdup(".json") : strata_timeline_extensions();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--timeline %s: expected a name ending in %s, optionally "
+                "followed by .gz%s", path, known, json_only ? " (this command writes JSON timelines only)" : "");
+    g_free(known);
+    return false;
+}
+
+bool strata_job_output_timeline(strata_job *job, const char *path, bool json_only, strata_outfile **out,
+                                GError **err)
+{
+    *out = NULL;
+    return (!path || timeline_name_ok(path, json_only, err)) && strata_job_output(job, "--timeline", path, out, err) &&
+           (!*out || strata_outfile_gzip(*out, err));
 }
 
 FILE *strata_job_human(const strata_job *job) { return job->stdout_option ? stderr : stdout; }

@@ -85,8 +85,12 @@ bool strata_job_output(strata_job *job, const char *option, const char *path, st
                        GError **err);
 
 /* strata_job_output() for --timeline: a path ending in ".gz" is written
- * gzip-compressed (outfile.h). */
-bool strata_job_output_timeline(strata_job *job, const char *path, strata_outfile **out, GError **err);
+ * gzip-compressed (outfile.h). Its name must end in a format's extension
+ * (timeline.h; json_only: .json, for a command that writes no other) or
+ * name a stream ("-", an existing FIFO or device: JSON); another name is
+ * refused, naming the extensions, in every command alike. */
+bool strata_job_output_timeline(strata_job *job, const char *path, bool json_only, strata_outfile **out,
+                                GError **err);
 
 /* Standard error when an output is standard output, else standard output. */
 FILE *strata_job_human(const strata_job *job);

@@ -97,7 +97,8 @@ static bool keys_match(const hw_load_ctx *ctx, const char *group, const strata_c
     return true;
 }
 
-bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err)
+bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, uint32_t domain,
+                       GError **err)
 {
     if (hosts)
         return refuse_on_hosts(ctx, group, err);
@@ -114,7 +115,7 @@ bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group,
     hw->coll_impl = impl;
     if (!impl->load)
         return true;
-    hw->coll_params = impl->load(ctx, group, err);
+    hw->coll_params = impl->load(ctx, group, domain, err);
     return hw->coll_params != NULL;
 }
 

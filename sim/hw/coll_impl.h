@@ -13,7 +13,9 @@
  *            typed readers (hw_internal.h), so that a bad value names
  *            FILE:LINE as the loader's own keys do. The block is one
  *            allocation that owns no pointer: the model frees it with
- *            g_free. NULL: the row has no keys;
+ *            g_free. NULL: the row has no keys. domain: the devices the
+ *            interconnect joins per scale-up domain (a node's ranks),
+ *            for keys that describe one node;
  *   pick     the default algorithm (models/collective's table) of a
  *            collective whose trace names none, over the group of the
  *            mesh's axes `mask`: an algorithm's name, or NULL to leave the
@@ -122,7 +124,7 @@ typedef struct strata_coll_tuning {
 struct strata_coll_impl {
     const char *name;
     const strata_coll_impl_key *keys; /* NULL-terminated; NULL: none */
-    void *(*load)(const struct hw_load_ctx *ctx, const char *group, GError **err);
+    void *(*load)(const struct hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err);
     const char *(*pick)(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
     /* kind over `ranks` ranks (2 or more), `domain_ranks` of them per
      * scale-up domain (coll_sched.h), in_bytes of IN on each; algos: the

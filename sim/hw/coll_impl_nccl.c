@@ -115,8 +115,9 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
     return ok;
 }
 
-static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
+static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
 {
+    (void)domain;
     nccl_params *p = g_new0(nccl_params, 1);
     char *arch = hw_get_text(ctx, group, "nccl_arch");
     bool ok = strata_nccl_arch_from_name(g_strstrip(arch), &p->arch) ||

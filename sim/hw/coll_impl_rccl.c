@@ -193,7 +193,22 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     return ok;
 }
 
-static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
+/* A rings key's length against the node's ranks, domain: rings of another
+ * length were taken and never used (rccl_tune takes a node's rings where
+ * they have its ranks). A slice below one node (--set hardware.devices=N)
+ * keeps the file's whole-node rings, unused as RCCL matches no model of
+ * the whole node there: its collectives go in rank order. */
+static bool check_ring_len(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t len, uint32_t domain,
+                           GError **err)
+{
+    if (!len || len == domain || (len > domain && strata_keyfile_overridden(ctx->k, "hardware", "devices")))
+        return true;
+    hw_fail(ctx, err, group, key, "expected rings of %u ranks, a node's (the devices [%s] joins: its domain, "
+            "default all), got rings of %u, which no collective would use", domain, group, len);
+    return false;
+}
+
+static void *rccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
 {
     rccl_params *p = g_new0(rccl_params, 1);
     bool ok = hw_get_count(ctx, group, "rccl_channels", 1, MAX_RINGS, 1, NULL, &p->channels, err) &&
@@ -205,7 +220,9 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
               hw_get_time(ctx, group, "rccl_scratch_reclaim", &p->scratch_reclaim_s, err);
     ok = ok && hw_get_flag(ctx, group, "msccl", &p->msccl, err);
     ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
+         check_ring_len(ctx, group, "rccl_rings", p->ring_len, domain, err) &&
          get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err) &&
+         check_ring_len(ctx, group, "rccl_net_rings", p->net_ring_len, domain, err) &&
          hw_coll_host_load(ctx, group, "rccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);

@@ -377,7 +377,7 @@ static bool parse_interconnects(const hw_load_ctx *ctx, strata_hw *hw, char **gr
         if (!g_str_has_prefix(groups[g], "interconnect "))
             continue;
         interconnect ic = {.group = groups[g], .name = groups[g] + strlen("interconnect ")};
-        if (!parse_interconnect(ctx, hw, &ic, err) || !hw_coll_impl_load(ctx, hw, ic.group, ic.hosts, err))
+        if (!parse_interconnect(ctx, hw, &ic, err) || !hw_coll_impl_load(ctx, hw, ic.group, ic.hosts, ic.domain, err))
             return false;
         if (ics[ic.hosts]) {
             hw_fail(ctx, err, ic.group, NULL, "a second interconnect between %s ([%s] already joins them; "

@@ -120,8 +120,10 @@ strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n);
 
 /* coll_impl.c: the [interconnect] group's `collectives =` and the chosen
  * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a
- * network between hosts, where all of them are errors). */
-bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err);
+ * network between hosts, where all of them are errors; domain: the
+ * devices it joins per scale-up domain, strata_coll_impl's load). */
+bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, uint32_t domain,
+                       GError **err);
 /* Shared readers of the implementations' keys: a comma-separated list of
  * NCCL's algorithm (algos) or protocol names into a mask of their bits (as
  * NCCL_ALGO and NCCL_PROTO list them; absent: 0), and the host CPU

@@ -693,7 +693,7 @@ static const strata_timeline_format formats[] = {
     {"perfetto", ".perfetto-trace", &strata_tl_perfetto},
 };
 
-const strata_timeline_format *strata_timeline_format_of(const char *path)
+const strata_timeline_format *strata_timeline_format_named(const char *path)
 {
     size_t n = path ? strlen(path) : 0;
     if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
@@ -703,7 +703,22 @@ const strata_timeline_format *strata_timeline_format_of(const char *path)
         if (n >= e && strncmp(path + n - e, formats[i].extension, e) == 0)
             return &formats[i];
     }
-    return &formats[0];
+    return NULL;
+}
+
+const strata_timeline_format *strata_timeline_format_of(const char *path)
+{
+    const strata_timeline_format *f = strata_timeline_format_named(path);
+    return f ? f : &formats[0];
+}
+
+char *strata_timeline_extensions(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++)
+        g_string_append_printf(s, "%s%s", i == 0 ? "" : i + 1 < G_N_ELEMENTS(formats) ? ", " : " or ",
+                               formats[i].extension);
+    return g_string_free(s, FALSE);
 }
 
 const char *strata_timeline_format_name(const strata_timeline_format *f)

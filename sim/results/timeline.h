@@ -32,6 +32,12 @@ typedef struct strata_timeline_format strata_timeline_format; /* a row of the ta
  * trace (TrackEvent packets; timeline_perfetto.c), anything else Chrome
  * trace-event JSON. Never NULL. */
 const strata_timeline_format *strata_timeline_format_of(const char *path);
+/* The format whose extension path ends in (a ".gz" after it aside), or
+ * NULL where it ends in none: the commands refuse such a name (cli/job.h). */
+const strata_timeline_format *strata_timeline_format_named(const char *path);
+/* The formats' extensions for messages: ".json, .pftrace or
+ * .perfetto-trace" (g_free). */
+char *strata_timeline_extensions(void);
 const char *strata_timeline_format_name(const strata_timeline_format *f); /* "json", "perfetto" */
 
 /* Starts the file on out (borrowed) in format f (NULL: JSON). r (borrowed

@@ -100,8 +100,11 @@ typedef struct strata_serve_step {
     double kv_reserved;
 } strata_serve_step;
 
+/* A latency's distribution over n values (0: none, every figure 0; the
+ * report writes null and prints "-"). */
 typedef struct strata_serve_dist {
     double mean, p50, p90, p99;
+    uint64_t n;
 } strata_serve_dist;
 
 typedef struct strata_serve_result {

@@ -23,4 +23,13 @@ typedef struct strata_serve_links {
 bool strata_serve_links_find(const strata_hw *hw, uint32_t unit, uint32_t tp, strata_serve_links *out,
                              GError **err);
 
+/* The most swap space (--swap-space) a rank may take, in bytes. vLLM
+ * refuses swap_space x tp above 70% of the host's memory ("Too large swap
+ * space", CacheConfig.verify_with_parallel_config, vllm/config): here the
+ * pinned host memory the swaps reach, shared by the tp ranks on rank 0's
+ * host (tp, at most devices_per_host). Without one, 2^47 B (128 TiB), the
+ * user address space of an x86-64 process (4-level paging), as no rank can
+ * pin more. *what (g_free) says which, for a message. */
+uint64_t strata_serve_links_swap_limit(const strata_hw *hw, uint32_t unit, uint32_t tp, char **what);
+
 #endif

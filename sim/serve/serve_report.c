@@ -10,8 +10,15 @@
 #define FIG(k, v) STRATA_JSON_REAL(k, v)
 #define CNT(k, v) STRATA_JSON_COUNT(k, v)
 
+/* null when no request gave a value (every one rejected; TPOT: no output
+ * of 2 tokens or more), never a 0 that reads as a latency */
 static void add_dist(JsonBuilder *b, const char *key, const strata_serve_dist *d)
 {
+    if (!d->n) {
+        json_builder_set_member_name(b, key);
+        json_builder_add_null_value(b);
+        return;
+    }
     strata_json_field f[] = {FIG("mean", d->mean), FIG("p50", d->p50), FIG("p90", d->p90), FIG("p99", d->p99)};
     strata_json_add_object(b, key, f, G_N_ELEMENTS(f));
 }
@@ -129,6 +136,19 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     return strata_json_object_end(b);
 }
 
+/* A latency's line: its p50, p90 and p99 in unit (seconds times scale,
+ * digits after the point), or "-" when no request gave a value. */
+static void print_dist(FILE *out, const char *name, const strata_serve_dist *d, double scale, int digits,
+                       const char *unit)
+{
+    if (!d->n) {
+        fprintf(out, "  %-15s-\n", name);
+        return;
+    }
+    fprintf(out, "  %-15sp50 %.*f %s, p90 %.*f %s, p99 %.*f %s\n", name, digits, d->p50 * scale, unit, digits,
+            d->p90 * scale, unit, digits, d->p99 * scale, unit);
+}
+
 void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
 {
     const strata_serve_result *r0 = rep->runs[0];
@@ -158,13 +178,10 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
         fprintf(out, ") in %.3f s, %" G_GUINT64_FORMAT " steps\n", r->makespan, r->steps);
         fprintf(out, "  throughput     %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->output_tok_s,
                 r->total_tok_s, r->req_s);
-        fprintf(out, "  TTFT           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", r->ttft.p50 * 1e3,
-                r->ttft.p90 * 1e3, r->ttft.p99 * 1e3);
-        fprintf(out, "  TPOT           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->tpot.p50 * 1e3,
-                r->tpot.p90 * 1e3, r->tpot.p99 * 1e3);
-        fprintf(out, "  ITL            p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->itl.p50 * 1e3,
-                r->itl.p90 * 1e3, r->itl.p99 * 1e3);
-        fprintf(out, "  E2E            p50 %.3f s, p90 %.3f s, p99 %.3f s\n", r->e2e.p50, r->e2e.p90, r->e2e.p99);
+        print_dist(out, "TTFT", &r->ttft, 1e3, 1, "ms");
+        print_dist(out, "TPOT", &r->tpot, 1e3, 2, "ms");
+        print_dist(out, "ITL", &r->itl, 1e3, 2, "ms");
+        print_dist(out, "E2E", &r->e2e, 1, 3, "s");
         fprintf(out, "  step time      %.3f s prefill forward passes, %.3f s decode-only, %.3f s engine and "
                 "swaps\n", r->prefill_gpu_s, r->decode_gpu_s, r->host_s);
         fprintf(out, "  batch          mean %.1f, peak %.0f running\n", r->batch_mean, r->batch_max);

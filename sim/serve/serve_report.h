@@ -4,7 +4,8 @@
  *
  * JSON: {"tool", "model": {...}, "hardware", "clock_ratio", "stream", "config": {...},
  * "runs": [{"kv_scheme", throughput, "ttft_s"/"tpot_s"/"itl_s"/"e2e_s" {mean,
- * p50, p90, p99}, steps, preemptions, swaps, KV use and fragmentation,
+ * p50, p90, p99} or null where no request gave a value, steps, preemptions,
+ * swaps, KV use and fragmentation,
  * "memory_per_rank", "over_time": [{t_s, running, waiting, kv_reserved,
  * kv_used}]}]} (docs/serving.md lists every field).
  *

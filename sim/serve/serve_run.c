@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_fields.h"
+#include "serve/serve_links.h"
 #include "serve/serve_run.h"
 
 enum { MAX_SAMPLES = 2048 };
@@ -235,6 +236,7 @@ static strata_serve_dist dist_of(double *v, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         sum += v[i];
     d.mean = sum / n;
+    d.n = n;
     d.p50 = quantile(v, n, 0.5);
     d.p90 = quantile(v, n, 0.9);
     d.p99 = quantile(v, n, 0.99);
@@ -301,6 +303,7 @@ static strata_serve_dist itl_dist(GArray *runs)
         return d;
     qsort(v, runs->len, sizeof *v, cmp_itl);
     d.mean = sum / (double)n;
+    d.n = n;
     const double q[3] = {0.5, 0.9, 0.99};
     double *out[3] = {&d.p50, &d.p90, &d.p99};
     for (int j = 0; j < 3; j++) {
@@ -413,6 +416,22 @@ static void state_free(serve_state *st)
     g_array_free(st->itl, TRUE);
 }
 
+/* --swap-space (or a sweep's swap_space) within what the host holds
+ * (strata_serve_links_swap_limit): 1EiB was taken at exit 0. */
+static bool swap_space_fits(const strata_hw *hw, const strata_serve_config *c, GError **err)
+{
+    char *what = NULL;
+    uint64_t most = strata_serve_links_swap_limit(hw, 0, c->tp, &what);
+    if (c->swap_space > most) {
+        char *got = strata_format_size(c->swap_space), *limit = strata_format_size(most);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--swap-space: expected at most %" G_GUINT64_FORMAT
+                    " B (%s) per rank, %s; got %" G_GUINT64_FORMAT " B (%s)", most, limit, what, c->swap_space, got);
+        g_free(got), g_free(limit);
+    }
+    g_free(what);
+    return c->swap_space <= most;
+}
+
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
                                       const strata_serve_config *c, const strata_serve_stream *s,
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
@@ -426,7 +445,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-    bool ok = strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
+    bool ok = swap_space_fits(hw, c, err) &&
+              strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
     /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
     strata_serve_config all = *c;
     uint64_t ranks = c->attention_dp ? c->tp : 1;
