@@ -7,12 +7,17 @@
  * Poisson arrivals with that trace's rate and mean lengths (5.53 req/s,
  * 1155 prompt and 211 output tokens, exponential lengths, seed 1;
  * notes/44-45/serving.md 5.1). Llama-3-8B (bf16) on configs/hw/h100.ini,
- * vLLM's defaults, the paged scheme; then the same stream at once (QPS
- * inf, the heaviest batch) for information.
+ * vLLM's defaults, the paged scheme, the clock as `strata serve` runs it
+ * by default (--clock duty where the file gives clock_response: every step
+ * costed at the peak and the sustained clock, the busy-share filter
+ * between them, serve_clock.h); then the same stream at the sustained
+ * clock alone (--clock sustained) and at once (QPS inf, the heaviest
+ * batch) for information.
  *
  * Output: RESULT serve_10k value=CPU seconds target=10 (no baseline: the
- * issue bounds the time itself); RESULT serve_10k_burst the same for the
- * burst, informative. CPU time of this process (bench_clock.h).
+ * issue bounds the time itself); RESULT serve_10k_sustained and
+ * serve_10k_burst the same, informative. CPU time of this process
+ * (bench_clock.h).
  * Usage: bench_serve [N] (default 10000)
  */
 #include <stdio.h>
@@ -20,15 +25,20 @@
 #include "bench_clock.h"
 #include "serve/serve.h"
 
-static int run(const char *name, const strata_hw *hw, const strata_hw *sustained, const strata_serve_stream *s,
-               const char *target)
+static int run(const char *name, const strata_hw *hw, const strata_hw *sustained, bool duty,
+               const strata_serve_stream *s, const char *target)
 {
     strata_serve_model m;
     strata_serve_config c;
     GError *err = NULL;
     strata_serve_model_preset(&m, "llama-3-8b", NULL);
     strata_serve_config_default(&c);
-    c.sustained_hw = sustained; /* as `strata serve` runs by default (--clock sustained) */
+    c.sustained_hw = sustained;
+    const strata_kernel_spec *k = &strata_hw_compute(hw, 0)->kernel;
+    if (duty && k->clock_response > 0) { /* as strata_serve_setup_make gives --clock duty */
+        c.clock_response = k->clock_response;
+        c.clock_free_duty = k->clock_free_duty;
+    }
     double cpu0 = bench_cpu_seconds(), wall0 = bench_wall_seconds();
     strata_serve_result *r = strata_serve_run(hw, &m, &c, s, &strata_serve_kv_paged, NULL, &err);
     double cpu = bench_cpu_seconds() - cpu0, wall = bench_wall_seconds() - wall0;
@@ -64,11 +74,12 @@ int main(int argc, char **argv)
                               .dist = STRATA_SERVE_LEN_EXP, .seed = 1};
     if (!s)
         s = strata_serve_stream_poisson(&p);
-    int rc = run("serve_10k", hw, sustained, s, "10");
+    int rc = run("serve_10k", hw, sustained, true, s, "10");
+    rc |= run("serve_10k_sustained", hw, sustained, false, s, "-");
     strata_serve_stream_free(s);
     p.rate = 0;
     s = strata_serve_stream_poisson(&p);
-    rc |= run("serve_10k_burst", hw, sustained, s, "-");
+    rc |= run("serve_10k_burst", hw, sustained, true, s, "-");
     strata_serve_stream_free(s);
     strata_hw_free(hw);
     strata_hw_free(sustained);
