@@ -77,8 +77,7 @@ double engine_power_start(engine_power *p, uint32_t unit, double share, double t
         return 1.0;
     advance(u, t);
     u->activity += share;
-    double over = (u->duty - u->free_duty) / (1.0 - u->free_duty);
-    return over > 0 ? 1.0 - fmin(over, 1.0) * (1.0 - u->floor) : 1.0;
+    return strata_hw_clock_at_duty(u->duty, u->free_duty, u->floor);
 }
 
 void engine_power_end(engine_power *p, uint32_t unit, double share, double clock, double t0, double t)

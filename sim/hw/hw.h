@@ -328,6 +328,11 @@ double strata_hw_run_at_sustained_clock(strata_hw *hw);
 double strata_hw_sustained_ratio(const strata_hw *hw);
 /* One unit's sustained / peak clock: 1 where it does not give both. */
 double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit);
+/* The duty rule's clock / peak for a filtered activity `duty` (the
+ * clock_response / clock_free_duty keys above; sim/engine/engine_power.h):
+ * 1 while duty <= free_duty, `floor` (sustained / peak) at duty = 1, linear
+ * in between. free_duty below 1. */
+double strata_hw_clock_at_duty(double duty, double free_duty, double floor);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 

@@ -425,6 +425,12 @@ double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit)
     return unit_clock_ratio(strata_hw_compute(hw, unit));
 }
 
+double strata_hw_clock_at_duty(double duty, double free_duty, double floor)
+{
+    double over = (duty - free_duty) / (1.0 - free_duty);
+    return over > 0 ? 1.0 - fmin(over, 1.0) * (1.0 - floor) : 1.0;
+}
+
 double strata_hw_sustained_ratio(const strata_hw *hw)
 {
     double least = 1.0;

@@ -3,6 +3,7 @@
  * (serve_clock.h).
  */
 #include "serve/serve_clock.h"
+#include "hw/hw.h"
 #include <glib.h>
 #include <math.h>
 
@@ -30,13 +31,6 @@ void strata_serve_clock_free(strata_serve_clock *k)
     g_free(k);
 }
 
-/* clock / peak for a filter output d (engine_power.c's rule). */
-static double clock_of(const strata_serve_clock *k, double d)
-{
-    double over = (d - k->free_duty) / (1.0 - k->free_duty);
-    return over > 0 ? 1.0 - fmin(over, 1.0) * (1.0 - k->floor) : 1.0;
-}
-
 double strata_serve_clock_step(strata_serve_clock *k, double t, double peak_s, double sustained_s)
 {
     if (t > k->at) /* idle since the last step: x = 0 */
@@ -48,7 +42,7 @@ double strata_serve_clock_step(strata_serve_clock *k, double t, double peak_s, d
     bound_s = fmin(fmax(bound_s, 0.0), peak_s);
     double piece = k->tau / PIECES_PER_TAU, n = fmin(fmax(ceil(peak_s / piece), 1.0), MAX_PIECES), total = 0;
     for (int i = 0; i < (int)n; i++) {
-        double c = clock_of(k, k->duty), dt = (peak_s + bound_s * (1.0 / c - 1.0)) / n;
+        double c = strata_hw_clock_at_duty(k->duty, k->free_duty, k->floor), dt = (peak_s + bound_s * (1.0 / c - 1.0)) / n;
         k->duty = 1.0 + (k->duty - 1.0) * exp(-dt / k->tau); /* busy: x = 1 */
         total += dt;
         if (bound_s > 0) {
