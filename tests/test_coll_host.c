@@ -20,13 +20,16 @@
  * bytes (23.2013 us, the simulation's). The ring's every output needs
  * every rank's input, and the last rank's first send leaves when it starts:
  * the whole schedule runs after the last GPU starts. With the file's
- * host_launch 5 us and host_channel 0.05 us, one channel: L = 5.05 us, and
- * one call alone takes
+ * host_launch 5 us, host_channel 0.05 us and host_set_device 0.12 us (one
+ * hipSetDevice in each of doLaunches' three loops; RCCL makes no stream op
+ * of its own), one channel: the plan loop P = 0.12 us a communicator, the
+ * launch loop L = 0.12 + 5 + 0.05 = 5.17 us, and one call alone takes
  *   one rank per GPU           23.2013 us
- *   -g 8                       23.2013 + 7 x 5.05 = 58.5513 us
- *   -g 8, P = 1 us             58.5513 + 7 x 1 = 65.5513 us
- *   4 GPUs per process         23.2013 + 3 x 5.05 = 38.3513 us (two
- *                              processes of 4: devices 3 and 7 start last)
+ *   -g 8                       23.2013 + 7 x 0.12 + 7 x 5.17 = 60.2313 us
+ *   -g 8, host_plan 1 us       60.2313 + 7 x 1 = 67.2313 us
+ *   4 GPUs per process         23.2013 + 3 x 0.12 + 3 x 5.17 = 39.0713 us
+ *                              (two processes of 4: devices 3 and 7 start
+ *                              last)
  *
  * The runtime's scratch reclaim (`rccl_scratch_reclaim`, coll_impl_rccl.c:
  * ROCr re-sets-up a kernel's scratch at every dispatch where
@@ -34,7 +37,7 @@
  * fails) is a fixed cost of every rank's launch, added to RCCL's base
  * latency: R = 150 us gives
  *   one rank per GPU           23.2013 + 150 = 173.2013 us
- *   -g 8, one call alone       58.5513 + 150 = 208.5513 us (the host's
+ *   -g 8, one call alone       60.2313 + 150 = 210.2313 us (the host's
  *                              delay and the runtime's add up)
  * and over 2 nodes of 8 MI325X (validation/hw/mi325x-roce.ini: RCCL's tree
  * on LL) the same 150 us more: an all-reduce's every output needs every
@@ -44,17 +47,18 @@
  * runs no MSCCL on a communicator two of whose ranks share a process
  * (msccl_lifecycle.cc mscclCommCompatible), 2.21 on runs it there too. A
  * 1 KiB all-reduce (256 floats, MSCCL's LL allpairs where it runs): one
- * rank per GPU the same on both; -g 8 on 2.21 the allpairs' time + 7 x 5
- * us; -g 8 on 2.20 RCCL's ring on LL, one channel (1 KiB < 8 x 8 x 256 x
- * 16 bytes): 23.2 us + 14 steps of 128 x 2 x 4/3 bytes at 64 GB/s + 35 us
- * = 58.2747 us.
+ * rank per GPU the same on both; -g 8 (host_channel 0) on 2.21 the
+ * allpairs' time + 7 x 0.12 + 7 x 5.12 us; -g 8 on 2.20 RCCL's ring on LL,
+ * one channel (1 KiB < 8 x 8 x 256 x 16 bytes): 23.2 us + 14 steps of 128
+ * x 2 x 4/3 bytes at 64 GB/s + 36.68 us = 59.9547 us.
  *
  * Calls back to back (`rccl_host_overlap`, coll_host.h, the default where
  * ranks_per_process is above 1): nccl-tests and rccl-tests time `iters`
  * calls issued one after another (common.cu BenchTime), so the host
  * launches call k+1 while the GPUs run call k; in steady state a call
- * takes max(H, T), H = N (P + L) the host's time a call and T the call's
- * once its last rank starts (the row's estimate).
+ * takes max(H, T), H = N (P + L + F) the host's time a call (F the finish
+ * loop's, one hipSetDevice: 0.12 us) and T the call's once its last rank
+ * starts (the row's estimate).
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -65,6 +69,10 @@
 
 /* One call alone, the single-call form of the delays. */
 #define ALONE "interconnect.xgmi.rccl_host_overlap=false"
+
+/* mi300x-8.ini's plan loop a communicator: one hipSetDevice (0.12 us),
+ * host_plan 0, no stream op (RCCL) */
+#define P 0.12e-6
 
 #define TRACE "strata-trace 1\noption mesh=data:8\nalloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n"
 
@@ -103,16 +111,16 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
     const double one = all_reduce_8b(NULL);
     ck_assert_double_eq_tol(one, 23.2e-6, 2e-9); /* printed to the ns */
     const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", ALONE, NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5.05e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * P + 7 * 5.17e-6, 2e-9);
     const char *const plan[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_plan=1us",
                                 ALONE, NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(plan), one + 7 * 5.05e-6 + 7 * 1e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(plan), one + 7 * 5.17e-6 + 7 * (1e-6 + P), 2e-9);
     const char *const g4[] = {"interconnect.xgmi.rccl_ranks_per_process=4", ALONE, NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g4), one + 3 * 5.05e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(g4), one + 3 * P + 3 * 5.17e-6, 2e-9);
     /* no channel's cost: the launch alone */
     const char *const free_channels[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
                                          "interconnect.xgmi.rccl_host_channel=0", ALONE, NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(free_channels), one + 7 * 5e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(free_channels), one + 7 * P + 7 * 5.12e-6, 2e-9);
     /* every collective mode the same */
     char *trace = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
     char *hw = strata_test_source_path("configs/hw/mi300x-8.ini");
@@ -121,7 +129,7 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
         const char *const argv[] = {"run", "--trace", trace, "--hw", hw, "--collectives", modes[i], NULL};
         strata_cli_result r = strata_test_run_cli_sets(argv, g8);
         ck_assert_msg(r.status == 0, "%s", r.err);
-        ck_assert_msg(strstr(r.out, "makespan  58.551 us"), "%s: %s", modes[i], r.out);
+        ck_assert_msg(strstr(r.out, "makespan  60.231 us"), "%s: %s", modes[i], r.out);
         strata_cli_result_clear(&r);
     }
     g_unlink(trace);
@@ -144,22 +152,24 @@ START_TEST(rccl_2_20_runs_no_msccl_where_ranks_share_a_process)
     /* one rank per GPU: MSCCL in either release */
     ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v20), msccl, 1e-12);
     /* -g 8 from 2.21: MSCCL's allpairs after the last GPU's launch */
-    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v21g8), msccl + 7 * 5e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v21g8), msccl + 7 * P + 7 * 5.12e-6,
+                            2e-9);
     /* -g 8 on 2.20: the ring on LL, one channel, 23.2 us and 14 steps of a
      * 128-byte chunk as LL (x 2) over xGMI (x 4 / 3) at 64 GB/s (5.33 ns),
      * after the last GPU's launch */
     ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v20g8),
-                            23.2e-6 + 14 * (128 * 2 * 4 / 3.0) / 64e9 + 7 * 5e-6, 2e-9);
+                            23.2e-6 + 14 * (128 * 2 * 4 / 3.0) / 64e9 + 7 * P + 7 * 5.12e-6, 2e-9);
 }
 END_TEST
 
 /* Calls back to back (rccl_host_overlap, the header's last part; the
- * default with -g 8): 8 B on 8 MI300X, -g 8, one channel, L = 5 + 0.05
- * us: RCCL's estimate of its ring on LL is 23.2 us + 8 B at 15.36 GB/s;
- * the host's 8 x 5.05 = 40.4 us a call is above it, so the last GPU waits
- * 40.4 - 23.2005 us and the call takes that + 23.2013 us = 40.4008 us.
- * 4 MiB (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us, above
- * the host's 8 x (5 + C x 0.05) for its C channels, at most 56): no GPU
+ * default with -g 8): 8 B on 8 MI300X, -g 8, one channel: P = F = 0.12 us
+ * (one hipSetDevice each), L = 0.12 + 5 + 0.05 us: RCCL's estimate of its
+ * ring on LL is 23.2 us + 8 B at 15.36 GB/s; the host's 8 x (0.12 + 5.17
+ * + 0.12) = 43.28 us a call is above it, so the last GPU waits 43.28 -
+ * 23.2005 us and the call takes that + 23.2013 us = 43.2808 us. 4 MiB
+ * (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us, above the
+ * host's 8 x (5.36 + C x 0.05) for its C channels, at most 56): no GPU
  * waits, the one-rank-per-GPU time. */
 START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
 {
@@ -167,8 +177,8 @@ START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
     const char *const b2b[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
     const char *const on[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
                               NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 40.4e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), 40.401e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 43.28e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), 43.281e-6, 2e-9);
     ck_assert_double_eq(all_reduce_8b(on), all_reduce_8b(b2b));
     const char *const g1[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false", NULL};
     const char *const g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false",
@@ -195,7 +205,7 @@ START_TEST(the_runtime_scratch_reclaim_is_paid_at_every_launch)
     ck_assert_double_eq_tol(all_reduce_8b(r150), 173.2013e-6, 2e-9);
     const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
                               "interconnect.xgmi.rccl_scratch_reclaim=150us", ALONE, NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5.05e-6 + 150e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * P + 7 * 5.17e-6 + 150e-6, 2e-9);
     const double two = all_reduce_8b_2nodes(NULL);
     ck_assert_double_eq_tol(all_reduce_8b_2nodes(r150), two + 150e-6, 2e-9);
     /* the tuning carries it in the fixed cost, not in RCCL's estimate */
@@ -246,6 +256,9 @@ START_TEST(delay_by_device)
     ck_assert_double_eq_tol(t.host.launch_s, 5e-6, 1e-15);
     ck_assert_double_eq(t.host.plan_s, 0);
     ck_assert_double_eq_tol(t.host.channel_s, 0.05e-6, 1e-15);
+    ck_assert_double_eq_tol(t.host.set_device_s, 0.12e-6, 1e-15);
+    ck_assert_uint_eq(t.host.plan_stream_ops, 0); /* RCCL: doneEvent rides the launch */
+    ck_assert_uint_eq(t.host.finish_stream_ops, 0);
     ck_assert_uint_eq(t.host.channels, 1); /* 8 B: RCCL's ring on one channel */
     ck_assert(t.host.overlap);             /* -g 8: back to back by default */
     strata_hw_free(hw);
@@ -258,12 +271,15 @@ START_TEST(delay_by_device)
 }
 END_TEST
 
-/* The A100 `-g 8` floor (a100-8.ini: host_launch 4.1 us and host_channel
- * 0.1 us, nccl-tests#123's 4.2 us a GPU at one channel), NCCL 2.19, calls
- * back to back. 32 KiB: ring/LL on one channel (getChannnelThreadInfo:
- * 32768 B < nc x 512 threads x 64 B for any nc above 1), H = 8 x 4.2 =
- * 33.6 us. 1 MiB: ring/LL on the node's 24 channels (1 MiB >= 24 x 32
- * KiB), H = 8 x (4.1 + 24 x 0.1) = 52 us. Both above NCCL's estimate T of
+/* The A100 `-g 8` floor (a100-8.ini: host_launch 2.74 us, host_channel
+ * 0.1 us, host_set_device 0.12 us, host_stream_op 0.25 us: a GPU's plan
+ * loop 0.12 + 2 x 0.25 = 0.62 us, launch loop 0.12 + 2.74 + C x 0.1 us,
+ * finish loop 0.62 us, nccl-tests#123's 4.2 us a GPU at one channel),
+ * NCCL 2.19, calls back to back. 32 KiB: ring/LL on one channel
+ * (getChannnelThreadInfo: 32768 B < nc x 512 threads x 64 B for any nc
+ * above 1), H = 8 x 4.2 = 33.6 us. 1 MiB: ring/LL on the node's 24
+ * channels (1 MiB >= 24 x 32 KiB), H = 8 x (4.1 + 24 x 0.1) = 52 us.
+ * Both above NCCL's estimate T of
  * the call, so the last GPU waits H - T. At 32 KiB the ring's one step
  * waits for it: the call takes H - T + its one-rank-per-GPU time. */
 static double a100_all_reduce(uint64_t bytes, bool g8, strata_coll_tuning *t)
@@ -302,6 +318,58 @@ START_TEST(the_hosts_floor_counts_the_calls_channels)
 END_TEST
 
 /* Bad values are refused at their line. */
+/* NCCL's runtime calls around each communicator's launch, counted in its
+ * sources (coll_host.h): one cudaSetDevice in each of doLaunches' three
+ * loops, a cudaEventRecord + cudaStreamWaitEvent pair in ncclLaunchPrepare
+ * and another in ncclLaunchFinish. With S = 0.12 us, O = 0.25 us,
+ * host_launch 2.74 us and no channel cost (dgx-h100.ini's figures): the
+ * plan loop P = 0.12 + 2 x 0.25 = 0.62 us, the launch loop L = 0.12 +
+ * 2.74 = 2.86 us, the finish loop F = 0.62 us, by hand:
+ *   one call alone, device 7    7 x 0.62 + 7 x 2.86 = 24.36 us
+ *   back to back, H             8 x (0.62 + 2.86 + 0.62) = 32.8 us
+ *   ... a call of 20 us: p = 7  8 x 1.24 + 8 x 2.86 - 20 = 12.8 us
+ *                        p = 3  9.92 + 4 x 2.86 - 20 = 1.36 us
+ *                        p = 0  9.92 + 2.86 - 20 < 0: none
+ * RCCL's (no stream op): P = F = 0.12 us, H = 8 x 3.1 = 24.8 us. And an
+ * 8-byte all-reduce on dgx-h100.ini's 8 H100, NCCL's ring (one channel;
+ * T its estimate, below 32.8 us): the last GPU gets its kernel H - T
+ * after the previous call's end and the ring waits for it, so -g 8 takes
+ * the one-rank-per-GPU time + 32.8 us - T. */
+START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
+{
+    strata_coll_host h = {.ranks_per_process = 8, .launch_s = 2.74e-6, .set_device_s = 0.12e-6,
+                          .stream_op_s = 0.25e-6, .plan_stream_ops = 2, .finish_stream_ops = 2};
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 24.36e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 7 * 0.62e-6, 1e-15);
+    h.overlap = true;
+    h.call_s = 20e-6;
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 12.8e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 3), 1.36e-6, 1e-15);
+    ck_assert_double_eq(strata_coll_host_delay(&h, 0), 0);
+    h.call_s = 0; /* the host's pace alone: H at the last GPU */
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 32.8e-6, 1e-15);
+    h.plan_stream_ops = h.finish_stream_ops = 0; /* RCCL's counts */
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 24.8e-6, 1e-15);
+    /* the loader gives the nccl row NCCL's counts, the file its figures */
+    const char *const g1[] = {"interconnect.nvlink.nccl_algo=Ring", NULL};
+    const char *const g8[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_ranks_per_process=8",
+                              NULL};
+    strata_hw *hw = strata_test_load_hw("dgx-h100", g8);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8, 0, &t, NULL));
+    strata_hw_free(hw);
+    ck_assert_uint_eq(t.host.plan_stream_ops, 2);
+    ck_assert_uint_eq(t.host.finish_stream_ops, 2);
+    ck_assert_double_eq_tol(t.host.launch_s, 2.74e-6, 1e-15);
+    ck_assert_double_eq_tol(t.host.set_device_s, 0.12e-6, 1e-15);
+    ck_assert_double_eq_tol(t.host.stream_op_s, 0.25e-6, 1e-15);
+    ck_assert_double_eq(t.host.channel_s, 0);
+    ck_assert(t.estimate_s < 32.8e-6);
+    const double one = all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, g1);
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, g8), one + 32.8e-6 - t.estimate_s, 2e-9);
+}
+END_TEST
+
 START_TEST(bad_values_at_their_line)
 {
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
@@ -333,6 +401,9 @@ START_TEST(bad_values_at_their_line)
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim");
     strata_test_hw_text_refused(head, "nccl_host_channel = 2s\n",
                                 "t.ini:15: [interconnect x] nccl_host_channel: expected a time from 0 to 1 s");
+    strata_test_hw_text_refused(head, "nccl_host_set_device = 2s\n",
+                                "t.ini:15: [interconnect x] nccl_host_set_device: expected a time from 0 to 1 s");
+    strata_test_hw_text_refused(rccl, "rccl_host_stream_op = -1us\n", "t.ini:14: [interconnect x] rccl_host_stream_op");
     strata_test_hw_text_refused(rccl, "rccl_host_overlap = yes\n",
                                 "t.ini:14: [interconnect x] rccl_host_overlap: expected true or false, got 'yes'");
     GError *err = NULL;
@@ -353,6 +424,7 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, back_to_back_calls_take_the_hosts_pace_or_the_gpus);
     tcase_add_test(tc, delay_by_device);
     tcase_add_test(tc, the_hosts_floor_counts_the_calls_channels);
+    tcase_add_test(tc, nccls_runtime_calls_priced_by_the_sources_counts);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);
     return s;

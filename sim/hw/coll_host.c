@@ -6,19 +6,50 @@
 #include "hw/coll_host.h"
 #include "hw/hw_internal.h"
 
+#include <string.h>
+
+/* The stream ops (cudaEventRecord + cudaStreamWaitEvent pairs) around one
+ * communicator's launch, uncaptured, one user stream. NCCL (v2.18.3-1 to
+ * v2.27.3-1): ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream,
+ * deviceStream) and ncclLaunchFinish's (deviceStream, launchStream), a
+ * record and a wait each (src/enqueue.cc, src/misc/strongstream.cc; v2.26
+ * ncclStreamWaitStream, the same pair). RCCL (rocm-5.7.0 to develop
+ * 2.21.5): none, tasks->numStreams == 1 and not persistent skips both, and
+ * hipExtLaunchKernel records doneEvent in the dispatch (src/enqueue.cc). */
+static void library_stream_ops(const char *prefix, strata_coll_host *out)
+{
+    bool nccl = strcmp(prefix, "nccl") == 0;
+    out->plan_stream_ops = nccl ? 2u : 0u;
+    out->finish_stream_ops = nccl ? 2u : 0u;
+}
+
+static bool load_times(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
+                       GError **err)
+{
+    static const char *const names[] = {"host_launch", "host_plan", "host_channel", "host_set_device",
+                                        "host_stream_op"};
+    double *const dst[] = {&out->launch_s, &out->plan_s, &out->channel_s, &out->set_device_s, &out->stream_op_s};
+    bool ok = true;
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(names); i++) {
+        char *key = g_strdup_printf("%s_%s", prefix, names[i]);
+        ok = hw_get_time(ctx, group, key, dst[i], err);
+        g_free(key);
+    }
+    return ok;
+}
+
 bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
 {
     char *layout = g_strdup_printf("%s_ranks_per_process", prefix), *launch = g_strdup_printf("%s_host_launch", prefix),
-         *plan = g_strdup_printf("%s_host_plan", prefix), *overlap = g_strdup_printf("%s_host_overlap", prefix),
-         *channel = g_strdup_printf("%s_host_channel", prefix);
+         *overlap = g_strdup_printf("%s_host_overlap", prefix);
     *out = (strata_coll_host){.ranks_per_process = 1};
+    library_stream_ops(prefix, out);
     bool has_launch = strata_keyfile_has_key(ctx->k, group, launch);
     bool ok = hw_get_count(ctx, group, layout, 1, STRATA_COLL_HOST_MAX, 1,
                            "a whole number of GPUs per process from 1 to 64 (1: one rank per GPU)",
                            &out->ranks_per_process, err) &&
-              hw_get_time(ctx, group, launch, &out->launch_s, err) && hw_get_time(ctx, group, plan, &out->plan_s, err) &&
-              hw_get_time(ctx, group, channel, &out->channel_s, err);
+              load_times(ctx, group, prefix, out, err);
     out->overlap = out->ranks_per_process > 1; /* a `-g N` benchmark times calls back to back */
     ok = ok && hw_get_flag(ctx, group, overlap, &out->overlap, err);
     if (ok && out->ranks_per_process > 1 && !has_launch) {
@@ -28,9 +59,7 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
     }
     g_free(layout);
     g_free(launch);
-    g_free(plan);
     g_free(overlap);
-    g_free(channel);
     return ok;
 }
 
@@ -39,8 +68,12 @@ double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
     if (!h || h->ranks_per_process <= 1)
         return 0.0;
     uint32_t n = h->ranks_per_process, p = device % n;
-    double launch = h->launch_s + MAX(1u, h->channels) * h->channel_s; /* uploadWork's per channel, then the launch */
+    double sd = h->set_device_s, op = h->stream_op_s;
+    double plan = h->plan_s + sd + h->plan_stream_ops * op; /* doLaunches' plan loop: cudaSetDevice, prepare */
+    double finish = sd + h->finish_stream_ops * op;         /* its finish loop: cudaSetDevice, ncclLaunchFinish */
+    /* its launch loop: cudaSetDevice, uploadWork's per channel, the launch */
+    double launch = sd + h->launch_s + MAX(1u, h->channels) * h->channel_s;
     if (h->overlap)
-        return MAX(0.0, n * h->plan_s + (p + 1) * launch - h->call_s);
-    return (double)(n - 1) * h->plan_s + (double)p * launch;
+        return MAX(0.0, n * (plan + finish) + (p + 1) * launch - h->call_s);
+    return (double)(n - 1) * plan + (double)p * launch;
 }

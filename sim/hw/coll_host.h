@@ -28,6 +28,25 @@
  * one channel's, so one communicator's launch costs host_launch + C x
  * host_channel with C the row's channels (channels below, set per call).
  *
+ * The runtime calls around each launch (wave 25), counted in the
+ * libraries' sources (NCCL v2.18.3-1 to v2.27.3-1 src/group.cc doLaunches,
+ * the same three loops in every release; src/enqueue.cc; src/misc/
+ * strongstream.cc): each of doLaunches' three loops calls cudaSetDevice
+ * once per communicator (the plan loop, the launch loop, the finish
+ * loop: host_set_device each); NCCL's ncclLaunchPrepare makes the launch
+ * stream wait on its device stream (one cudaEventRecord + one
+ * cudaStreamWaitEvent, uncaptured) and ncclLaunchFinish the device stream
+ * on the launch stream (one more pair): host_stream_op each, 2 in the plan
+ * loop and 2 in the finish loop. RCCL (rocm-5.7.0 to develop 2.21.5)
+ * launches with hipExtLaunchKernel carrying the communicator's doneEvent
+ * in the dispatch packet, and with one user stream, uncaptured, skips both
+ * pairs (its ncclLaunchPrepare waits on doneEvent only when the stream
+ * changed): no stream op. So per communicator the plan loop costs host_plan
+ * + S + k_p O, the launch loop S + host_launch + C x host_channel, the
+ * finish loop S + k_f O (S host_set_device, O host_stream_op; k_p = k_f = 2
+ * for nccl, 0 for rccl). host_launch is the launch call itself and any
+ * host work no key prices.
+ *
  * Back-to-back calls (host_overlap): nccl-tests and rccl-tests time a
  * loop of calls with one sync at the end (common.cu BenchTime: iters x
  * startColl, whose ncclGroupStart / one call per GPU / ncclGroupEnd runs
@@ -35,12 +54,14 @@
  * call k and a call takes max(H, T), H = N (host_plan + host_launch + C x
  * host_channel). It is on by default wherever ranks_per_process is above
  * 1 (a `-g N` benchmark's layout); host_overlap = false gives one call
- * alone.
+ * alone. With the runtime calls: H = N (plan + launch + finish loop's
+ * work), and call k+1's plan loop follows call k's finish loop.
  *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
  * delay) to STRATA_COLL_HOST_MAX; with it above 1 host_launch is given
- * (host_plan and host_channel may be left out: 0, not priced); all three
- * are times from 0 to 1 s; a bad value is refused at its line.
+ * (host_plan, host_channel, host_set_device and host_stream_op may be
+ * left out: 0, not priced); all are times from 0 to 1 s; a bad value is
+ * refused at its line.
  */
 #ifndef STRATA_HW_COLL_HOST_H
 #define STRATA_HW_COLL_HOST_H
@@ -68,6 +89,12 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
     {prefix "_host_channel", false,                                                                                  \
      "collectives = " prefix ": the host thread's time per channel of one communicator's kernel (its work struct "  \
      "built and copied into the work FIFO), 0 to 1 s (default 0)"},                                                 \
+    {prefix "_host_set_device", false,                                                                               \
+     "collectives = " prefix ": the host thread's time for one cudaSetDevice / hipSetDevice in ncclGroupEnd's "     \
+     "doLaunches (three a communicator), 0 to 1 s (default 0)"},                                                    \
+    {prefix "_host_stream_op", false,                                                                                \
+     "collectives = " prefix ": the host thread's time for one cudaEventRecord or cudaStreamWaitEvent around a "    \
+     "communicator's launch (NCCL: four a communicator; RCCL with one stream: none), 0 to 1 s (default 0)"},       \
     {prefix "_host_overlap", false,                                                                                  \
      "collectives = " prefix ": true or false: calls issued back to back (nccl-tests/rccl-tests), the host's "      \
      "launches of a call overlapping the previous call's kernels, a call's time in steady state; default true "      \
@@ -78,26 +105,35 @@ typedef struct strata_coll_host {
     double launch_s;            /* the host's time per communicator's kernel launch */
     double plan_s;              /* the host's time per communicator's plan */
     double channel_s;           /* the host's time per channel of a communicator's kernel */
+    double set_device_s;        /* one cudaSetDevice / hipSetDevice */
+    double stream_op_s;         /* one cudaEventRecord or cudaStreamWaitEvent */
+    uint32_t plan_stream_ops;   /* stream ops per communicator in the plan loop (nccl 2, rccl 0) */
+    uint32_t finish_stream_ops; /* ... in the finish loop (nccl 2, rccl 0) */
     uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
     bool overlap;               /* back-to-back calls: the steady state's delays */
     double call_s;              /* with overlap: the call's time once its last rank starts (the row's estimate) */
 } strata_coll_host;
 
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
- * `_host_channel` and `_host_overlap` of group into out (defaults: 1, 0,
- * 0, 0, and overlap when the layout is above 1); false with err at the
+ * `_host_channel`, `_host_set_device`, `_host_stream_op` and
+ * `_host_overlap` of group into out (defaults: 1, 0, 0, 0, 0, 0, and
+ * overlap when the layout is above 1), and the library's stream ops a
+ * communicator (prefix "nccl": 2 and 2; "rccl": none); false with err at the
  * key's line when a value is bad, or the layout is above 1 without a
  * host_launch. */
 bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err);
 
 /* The delay of device d's kernel start behind one rank per GPU's, with
- * L = launch_s + C x channel_s (C = channels, at least 1): (N - 1) x
- * plan_s + (d mod N) x L with N GPUs per process, 0 with one (or h NULL).
- * With overlap, the steady state of calls issued back to back: the host
- * spends H = N (plan_s + L) a call, and relative to the previous call's
- * end the GPU at position p gets its kernel N plan_s + (p + 1) L - call_s
- * later (0 if that is negative), so that a call takes max(H, call_s). */
+ * P = plan_s + S + k_p O (the plan loop's work a communicator), L = S +
+ * launch_s + C x channel_s (the launch loop's; C = channels, at least 1)
+ * and F = S + k_f O (the finish loop's), S = set_device_s, O =
+ * stream_op_s: (N - 1) x P + (d mod N) x L with N GPUs per process, 0
+ * with one (or h NULL). With overlap, the steady state of calls issued
+ * back to back: the host spends H = N (P + L + F) a call, and relative to
+ * the previous call's end the GPU at position p gets its kernel N (P + F)
+ * + (p + 1) L - call_s later (0 if that is negative), so that a call takes
+ * max(H, call_s). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 
 #endif
