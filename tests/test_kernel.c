@@ -860,6 +860,30 @@ START_TEST(h100_f8_gemm_near_the_ridge)
 }
 END_TEST
 
+START_TEST(mi300x_f8_decode_gemm_at_the_library_rate)
+{
+    /* mi300x.ini (issue 45, wave 25): Llama-3-70B TP8's gate/up at one
+     * row, 1 x 8192 x 7168 FP8: A 8,192 + B 58,720,256 + C (bf16)
+     * 14,336 = 58,742,784 bytes at gemm_stream_efficiency 0.55 of 5.3 TB/s
+     * (2.915 TB/s): 20.1519 us; kernel_launch 1.9 us after it; the
+     * products (2 x 8192 x 7168 flops, one row padded to a 16-row tile) far
+     * below that at 0.514 of 2614.9 TFLOP/s. */
+    strata_hw *hw = strata_test_load_hw("mi300x", NULL);
+    int cu = strata_hw_compute_index(hw, "cu");
+    ck_assert_int_ge(cu, 0);
+    static const uint64_t d[] = {1, 8192, 7168};
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .dtype = STRATA_DTYPE_F8};
+    strata_kernel_cost c;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)cu, &p, &c);
+    ck_assert_double_eq(c.bytes_nominal, 58742784.0);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 2.915e12, 1e3);
+    ck_assert_double_eq_tol(term(&c, "memory time"), 20.1519e-6, 1e-10);
+    ck_assert_double_eq_tol(c.fixed_s, 1.9e-6, 1e-12);
+    ck_assert(c.compute_s < 20.1519e-6);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(bad_pipeline_keys_refused)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
@@ -1056,6 +1080,7 @@ int main(void)
     tcase_add_test(tc, flash_fwd_softmax_after_the_products);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
+    tcase_add_test(tc, mi300x_f8_decode_gemm_at_the_library_rate);
     tcase_add_test(tc, gemm_split_k_pays_its_reduction_kernel);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);
     tcase_add_test(tc, kernel_table_lists_every_row);
