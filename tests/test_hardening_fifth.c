@@ -11,7 +11,8 @@
  *    the policy that reads them); collective_matmul= where a loop reads it;
  *  - gen matmul: unit= and step_unit= refused by name, not by the writer;
  *  - gen collective: a collective-permute's shift is not a multiple of
- *    devices (each rank would send to itself).
+ *    devices (each rank would send to itself);
+ *  - --set on a hardware file with base = names that file, not its base.
  *
  * Every row runs in a fresh directory through /bin/sh ($S strata, $H
  * configs/hw); strata_test_only checks that the directory holds only the
@@ -131,6 +132,32 @@ START_TEST(generator_values_named)
 }
 END_TEST
 
+#define DERIVED "printf '[hardware]\\nbase = %s/test-simple.ini\\nname = d\\n' \"$H\" > d.ini; " \
+                "printf 'strata-trace 1\\nalloc a 1MiB\\n' > t.trace; "
+
+/* An override of a file with base = named the base, which the command was
+ * not given (and which may not even hold the group: a network the derived
+ * file adds). */
+START_TEST(overrides_name_the_file_given)
+{
+    static const sh_case rows[] = {
+        {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set memory.hbm.capacity=0", 2,
+         "d.ini (override memory.hbm.capacity=0): [memory hbm] capacity: expected a positive size"},
+        {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set network.ib.bandwidth=1GB/s", 2,
+         "override 'network.ib.bandwidth=1GB/s': d.ini has no group [network ib]"},
+        {"printf 'strata-trace 1\\nalloc a 1MiB\\n' > t.trace; \"$S\" run -q --hw \"$H/h100-2x8-ib.ini\" "
+         "--trace t.trace --set network.ib.bandwidth=0", 2,
+         "h100-2x8-ib.ini (override network.ib.bandwidth=0): [network ib] bandwidth: expected a positive bandwidth"},
+        /* a key of the derived file itself still names its line, through the base */
+        {"printf '[hardware]\\nbase = %s/test-simple.ini\\nname = d\\n[memory hbm]\\ncapacity = 0\\n' \"$H\" > d.ini; "
+         "printf 'strata-trace 1\\nalloc a 1MiB\\n' > t.trace; \"$S\" run -q --hw d.ini --trace t.trace", 2,
+         "test-simple.ini (override d.ini:5): [memory hbm] capacity: expected a positive size"},
+        {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set memory.hbm.capacity=1GiB", 0, NULL},
+    };
+    sh_rows(rows, G_N_ELEMENTS(rows));
+}
+END_TEST
+
 static Suite *fifth_suite(void)
 {
     Suite *s = suite_create("hardening_fifth");
@@ -139,6 +166,7 @@ static Suite *fifth_suite(void)
     tcase_add_test(tc, serve_numbers_are_decimal);
     tcase_add_test(tc, transformer_keys_read_or_refused);
     tcase_add_test(tc, generator_values_named);
+    tcase_add_test(tc, overrides_name_the_file_given);
     suite_add_tcase(s, tc);
     return s;
 }
