@@ -12,7 +12,9 @@
  *  - gen matmul: unit= and step_unit= refused by name, not by the writer;
  *  - gen collective: a collective-permute's shift is not a multiple of
  *    devices (each rank would send to itself);
- *  - --set on a hardware file with base = names that file, not its base.
+ *  - --set on a hardware file with base = names that file, not its base;
+ *  - alloc: --capacity and --min-capacity not both; replay and validate:
+ *    --device-memory with the cuda backend only.
  *
  * Every row runs in a fresh directory through /bin/sh ($S strata, $H
  * configs/hw); strata_test_only checks that the directory holds only the
@@ -104,11 +106,13 @@ START_TEST(transformer_keys_read_or_refused)
 END_TEST
 
 #define GEN "\"$S\" gen -o out.trace "
+#define MM "\"$S\" gen -o t.trace matmul m=512 n=512 k=512 bm=128 bn=128 bk=128; "
 
 /* unit='' was refused by the trace writer as "cannot write compute op
  * (line 0)", naming no parameter; a collective-permute whose shift is a
  * multiple of devices (each rank to itself) was generated, while shift=0
- * was refused. */
+ * was refused; alloc's --capacity beside --min-capacity was ignored, and
+ * replay's --device-memory on the host backend. */
 START_TEST(generator_values_named)
 {
     static const sh_case rows[] = {
@@ -127,6 +131,14 @@ START_TEST(generator_values_named)
         {GEN "matmul unit=vpu", 0, NULL},
         {GEN "collective op=collective-permute shift=9", 0, NULL},
         {GEN "collective op=collective-permute shift=-1", 0, NULL},
+        /* alloc --min-capacity searched from one step up, --capacity 1GiB beside it ignored at exit 0 */
+        {MM "\"$S\" alloc -q --trace t.trace --allocator best-fit --min-capacity --capacity 1GiB", 2,
+         "--capacity 1GiB: expected --capacity or --min-capacity (which searches the capacity), not both"},
+        {MM "\"$S\" alloc -q --trace t.trace --allocator best-fit --min-capacity", 0, NULL},
+        /* replay --device-memory (cuda's) on the host backend: ignored at exit 0 */
+        {MM "\"$S\" replay -b host -t t.trace --repeats 1 --warmup 0 --device-memory malloc", 2,
+         "--device-memory malloc: expected --backend cuda, which reads it, got --backend host"},
+        {MM "\"$S\" replay -b host -t t.trace --repeats 1 --warmup 0", 0, NULL},
     };
     sh_rows(rows, G_N_ELEMENTS(rows));
 }
