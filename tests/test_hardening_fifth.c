@@ -14,7 +14,8 @@
  *    devices (each rank would send to itself);
  *  - --set on a hardware file with base = names that file, not its base;
  *  - alloc: --capacity and --min-capacity not both; replay and validate:
- *    --device-memory with the cuda backend only.
+ *    --device-memory with the cuda backend only; validate --published and
+ *    --against: no replay option.
  *
  * Every row runs in a fresh directory through /bin/sh ($S strata, $H
  * configs/hw); strata_test_only checks that the directory holds only the
@@ -139,6 +140,13 @@ START_TEST(generator_values_named)
         {MM "\"$S\" replay -b host -t t.trace --repeats 1 --warmup 0 --device-memory malloc", 2,
          "--device-memory malloc: expected --backend cuda, which reads it, got --backend host"},
         {MM "\"$S\" replay -b host -t t.trace --repeats 1 --warmup 0", 0, NULL},
+        /* validate --published (and --against) read no replay's options: --repeats 3, -q, ... ignored at exit 0 */
+        {"\"$S\" validate --published --repeats 3 nonexistent.ini", 2,
+         "--repeats does not go with --published (it would be ignored)"},
+        {"\"$S\" validate --published --warmup 0 nonexistent.ini", 2, "--warmup does not go with --published"},
+        {"\"$S\" validate --published --check-allocators nonexistent.ini", 2,
+         "--check-allocators does not go with --published"},
+        {"\"$S\" validate --against k.json --hw \"$H/h100.ini\" -q", 2, "--quiet does not go with --against"},
     };
     sh_rows(rows, G_N_ELEMENTS(rows));
 }
