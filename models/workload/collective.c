@@ -69,7 +69,7 @@ static const char *collective_algo(const strata_params *p)
     return strcmp(algo, "auto") == 0 ? NULL : algo;
 }
 
-/* The checks: sizes divide as the op requires, shift != 0. */
+/* The checks: sizes divide as the op requires, shift != 0 modulo devices. */
 static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
 {
     static const char *const positive[] = {"devices", NULL}, *const counts[] = {"iters", NULL};
@@ -94,6 +94,8 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
              (strata_params_int(p, "shift") == 0 || strata_params_int(p, "shift") < -INT32_MAX ||
               strata_params_int(p, "shift") > INT32_MAX))
         why = "shift other than 0 (within 32 bits)";
+    else if (kind == STRATA_OP_COLLECTIVE_PERMUTE && strata_params_int(p, "shift") % (int64_t)n == 0)
+        why = "shift other than 0 modulo devices (rank r sends to r + shift mod devices: here to itself)";
     else if (bytes == 0 || (bytes * 8) % bits != 0 || bytes > UINT64_MAX / 8)
         why = "bytes a positive whole number of elements of dtype";
     else if (split && ((bytes * 8) / bits) % n != 0)

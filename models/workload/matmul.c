@@ -256,6 +256,29 @@ static void mm_destroy(void *self)
 
 static const strata_source_vtable mm_vtable = {mm_next, mm_rewind, mm_destroy};
 
+/* unit= and step_unit= are names a trace's unit= holds (the writer's
+ * rule: printable, no space, '=', ',' or '#'), refused here by name
+ * rather than by the writer at the first op. */
+static bool units_ok(const strata_params *p, GError **err)
+{
+    static const char *const keys[] = {"unit", "step_unit"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        const unsigned char *v = (const unsigned char *)strata_params_string(p, keys[i]);
+        bool ok = *v != '\0';
+        for (const unsigned char *c = v; ok && *c; c++)
+            ok = *c > 0x20 && *c != 0x7f && !strchr("#=,", *c);
+        if (!ok) {
+            char *q = g_strescape((const char *)v, NULL);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "matmul: %s: expected a compute unit's name (printable, without spaces, '=', ',' or '#'), "
+                        "got '%s'", keys[i], q);
+            g_free(q);
+            return false;
+        }
+    }
+    return true;
+}
+
 static strata_source *matmul_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"m", "n", "k", "bm", "bn", "bk", "buffers", NULL};
@@ -264,7 +287,7 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
     static const char *const acc_sizes[] = {"bm*bn", NULL};
     if (!strata_workload_check_positive(p, "matmul", positive, err) ||
         !strata_workload_check_sizes(p, "matmul", sizes, strata_workload_dtype(p, "dtype"), err) ||
-        !strata_workload_check_sizes(p, "matmul", acc_sizes, STRATA_DTYPE_F32, err))
+        !strata_workload_check_sizes(p, "matmul", acc_sizes, STRATA_DTYPE_F32, err) || !units_ok(p, err))
         return NULL;
     mm_ctx c = {0};
     c.m = (uint64_t)strata_params_int(p, "m");

@@ -4,6 +4,7 @@
  */
 #include "workload/remat_policy.h"
 #include <string.h>
+#include "core/error.h"
 
 /* The policies by name: jax.checkpoint_policies (jax/_src/ad_checkpoint.py)
  * and MaxText's remat_policy (src/MaxText/layers/decoders.py,
@@ -70,4 +71,26 @@ GHashTable *wl_remat_name_set(const char *names)
             g_hash_table_add(set, g_strdup(*n));
     g_strfreev(split);
     return set;
+}
+
+/* The checkpoint names a layer's nodes carry (wl_model_checkpoint_name),
+ * MaxText's names of the same tensors. */
+static const char *const checkpoint_names[] = {"query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj",
+                                               "mlpwi_0",    "mlpwi_1",  "mlpwi",      "mlpwo",    "context",
+                                               NULL};
+
+bool wl_remat_names_check(const char *owner, const char *key, const char *names, GError **err)
+{
+    char **split = g_strsplit_set(names, ",:", -1);
+    bool ok = true;
+    for (char **n = split; ok && *n; n++)
+        if (**n && !g_strv_contains(checkpoint_names, *n)) {
+            char *known = g_strjoinv(", ", (char **)checkpoint_names);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: %s: expected checkpoint names separated by ':' from %s, got '%s'", owner, key, known, *n);
+            g_free(known);
+            ok = false;
+        }
+    g_strfreev(split);
+    return ok;
 }

@@ -42,5 +42,9 @@ const wl_remat_policy *wl_remat_policy_at(guint i);
 /* A set of the comma- (or colon-) separated names, owned strings (NULL for
  * NULL or none). */
 GHashTable *wl_remat_name_set(const char *names);
+/* Whether every name of names (as wl_remat_name_set splits them) is a
+ * checkpoint name the generators give (MaxText's: query_proj, ...,
+ * context); false with err naming key and the first other name. */
+bool wl_remat_names_check(const char *owner, const char *key, const char *names, GError **err);
 
 #endif

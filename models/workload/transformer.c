@@ -271,6 +271,13 @@ static bool transformer_check_shard(const strata_params *p, const strata_model_s
         (s->kv_lora_rank > 0 && !divides("q_lora_rank", s->q_lora_rank, n, "data", err)) ||
         (s->kv_lora_rank > 0 && !divides("kv_lora_rank", s->kv_lora_rank, n, "data", err)))
         return false;
+    if (strata_params_is_set(p, "collective_matmul") && (plan->t <= 1 || plan->p > 1)) {
+        /* read over the model axis, by the step without a pipeline alone */
+        g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "transformer: collective_matmul: expected a model axis in the mesh and no pipe axis "
+                            "(sharding=tp+sp, e.g. mesh=data:2,model:4), where its loops run");
+        return false;
+    }
     return !plan->seq || wl_shard_check_divides(p, "transformer", "seq", plan->t, MODEL_AXIS, err);
 }
 
@@ -294,6 +301,27 @@ static bool shape_sizes_ok(const strata_model_shape *s, const strata_params *p, 
                                 "the parameters and their optimizer state, ...) overflow 64 bits");
             return false;
         }
+    return true;
+}
+
+/* remat_save= and remat_offload=: read by remat=save_and_offload_only_these_names
+ * alone, each name one a layer's checkpoint carries (a name none carries
+ * would save nothing, silently). */
+static bool remat_names_ok(const strata_params *p, const char *remat, GError **err)
+{
+    static const char *const keys[] = {"remat_save", "remat_offload"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        if (!strata_params_is_set(p, keys[i]))
+            continue;
+        if (!g_str_equal(remat, "save_and_offload_only_these_names")) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "transformer: %s: expected remat=save_and_offload_only_these_names, which reads it, got "
+                        "remat=%s", keys[i], remat);
+            return false;
+        }
+        if (!wl_remat_names_check("transformer", keys[i], strata_params_string(p, keys[i]), err))
+            return false;
+    }
     return true;
 }
 
@@ -337,7 +365,7 @@ static bool transformer_check(const strata_params *p, strata_model_shape *s, wl_
         g_string_free(known, TRUE);
         return false;
     }
-    if (!strata_model_shape_of(p, "transformer", s, err))
+    if (!remat_names_ok(p, remat, err) || !strata_model_shape_of(p, "transformer", s, err))
         return false;
     bool flash = strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
          causal = strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal");

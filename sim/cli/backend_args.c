@@ -1,6 +1,7 @@
 /* backend_args.c: options shared by replay and validate (see backend_args.h). */
 #include "cli/backend_args.h"
 
+#include <string.h>
 #include "core/error.h"
 
 void strata_backend_args_init(strata_backend_args *a)
@@ -38,6 +39,12 @@ const strata_backend *strata_backend_args_check(const strata_backend_args *a, bo
     if (backend && (a->repeats < 1 || a->warmup < 0)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "--repeats must be at least 1 and --warmup at least 0");
+        return NULL;
+    }
+    if (backend && a->device_memory && strcmp(backend->name, "cuda") != 0) { /* no other backend reads it */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--device-memory %s: expected --backend cuda, which reads it, got --backend %s", a->device_memory,
+                    backend->name);
         return NULL;
     }
     return backend;

@@ -120,6 +120,12 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
         g_free(known);
         return false;
     }
+    if (a->capacity && a->min_capacity) { /* the search starts from one step: --capacity would be ignored */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--capacity %s: expected --capacity or --min-capacity (which searches the capacity), not both",
+                    a->capacity);
+        return false;
+    }
     if (a->capacity && !strata_parse_size(a->capacity, capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;

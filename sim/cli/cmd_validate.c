@@ -147,6 +147,8 @@ static GError *validate_mode_conflict(const validate_args *a)
     const char *mode = a->published ? "--published" : a->against ? "--against" : NULL;
     if (mode == NULL)
         return NULL;
+    strata_backend_args unset; /* the replay's numbers at their defaults: not given (or given as them) */
+    strata_backend_args_init(&unset);
     const struct {
         const char *option;
         bool given;
@@ -157,6 +159,10 @@ static GError *validate_mode_conflict(const validate_args *a)
         {"--backend", a->b.backend != NULL},
         {"--json", a->b.json != NULL},
         {"--device-memory", a->b.device_memory != NULL},
+        {"--repeats", a->b.repeats != unset.repeats},
+        {"--warmup", a->b.warmup != unset.warmup},
+        {"--check-allocators", a->b.check_allocators},
+        {"--quiet", a->quiet},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(ignored); i++)
         if (ignored[i].given)

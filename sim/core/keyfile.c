@@ -26,6 +26,7 @@ struct strata_keyfile {
     GHashTable *lines;     /* "group" or "group\x1fkey" -> line */
     GHashTable *overrides; /* "group\x1fkey" -> note */
     GHashTable *derived;   /* "group\x1fkey" -> note: the line of a derived file that set it */
+    char *derived_origin;  /* the file derived from this one (hw's base =), or NULL */
     unsigned flags;
 };
 
@@ -260,6 +261,7 @@ void strata_keyfile_free(strata_keyfile *k)
     g_hash_table_destroy(k->lines);
     g_hash_table_destroy(k->overrides);
     g_hash_table_destroy(k->derived);
+    g_free(k->derived_origin);
     g_free(k->origin);
     g_free(k);
 }
@@ -317,6 +319,8 @@ char *strata_keyfile_where(const strata_keyfile *k, const char *group, const cha
 {
     char *lk = line_key(group, key);
     const char *note = key ? g_hash_table_lookup(k->overrides, lk) : NULL;
+    /* an override is of the file the command was given: the derived one, if any */
+    const char *origin = note ? strata_keyfile_given_origin(k) : k->origin;
     if (!note)
         note = g_hash_table_lookup(k->derived, lk);
     g_free(lk);
@@ -324,7 +328,7 @@ char *strata_keyfile_where(const strata_keyfile *k, const char *group, const cha
         note = g_hash_table_lookup(k->derived, group); /* a key missing from a group the derived file added */
     if (note) {
         char *q = strata_quote(note);
-        char *w = g_strdup_printf("%s (override %s)", k->origin, q);
+        char *w = g_strdup_printf("%s (override %s)", origin, q);
         g_free(q);
         return w;
     }
@@ -351,6 +355,17 @@ bool strata_keyfile_override(strata_keyfile *k, const char *group, const char *k
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_insert(k->overrides, lk, g_strdup(note));
     return true;
+}
+
+void strata_keyfile_note_derived_file(strata_keyfile *k, const char *origin)
+{
+    g_free(k->derived_origin);
+    k->derived_origin = g_strdup(origin);
+}
+
+const char *strata_keyfile_given_origin(const strata_keyfile *k)
+{
+    return k->derived_origin ? k->derived_origin : k->origin;
 }
 
 void strata_keyfile_set_derived(strata_keyfile *k, const char *group, const char *key, const char *value,

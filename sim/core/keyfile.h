@@ -65,6 +65,12 @@ char *strata_keyfile_where(const strata_keyfile *kf, const char *group, const ch
 bool strata_keyfile_override(strata_keyfile *kf, const char *group, const char *key, const char *value,
                              const char *note, GError **err);
 
+/* Notes that this file is the base of origin (hw's `base =`), the file
+ * the command was given: where() names an override's key there. */
+void strata_keyfile_note_derived_file(strata_keyfile *kf, const char *origin);
+/* The file the command was given: the derived file, else this one. */
+const char *strata_keyfile_given_origin(const strata_keyfile *kf);
+
 /* Sets group/key to value as a file derived from this one states it
  * (hw's `base =`): note (the derived file's "FILE:LINE") names it in
  * errors as an override's does; but it is the file's value, not an

@@ -221,7 +221,7 @@ static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
         for (gsize i = 0; i < n; i++)
             g_string_append_printf(known, "%s[%s]", i ? ", " : "", groups[i]);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "override '%s': %s has no group [%s] (groups: %s)", q,
-                    strata_keyfile_origin(ctx->k), group, known->str);
+                    strata_keyfile_given_origin(ctx->k), group, known->str);
         g_string_free(known, TRUE);
         g_strfreev(groups);
     } else {

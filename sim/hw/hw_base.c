@@ -68,6 +68,8 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
     }
     gsize n = 0;
     char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
+    if (base)
+        strata_keyfile_note_derived_file(base, strata_keyfile_origin(k));
     for (gsize g = 0; base && g < n; g++) {
         if (!strata_keyfile_has_group(base, groups[g]) && !g_str_has_prefix(groups[g], "network ") &&
             !g_str_has_prefix(groups[g], "interconnect ")) {

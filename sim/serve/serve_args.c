@@ -326,9 +326,8 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         if (strata_serve_poisson_parse(a->poisson, &p, err))
             s = strata_serve_stream_poisson(&p);
     }
-    char *end = NULL;
-    double scale = a->time_scale ? g_ascii_strtod(a->time_scale, &end) : 1.0;
-    if (s && a->time_scale && !(end && end != a->time_scale && !*end && scale >= 0 && isfinite(scale))) {
+    double scale = 1.0;
+    if (s && a->time_scale && !strata_serve_decimal(a->time_scale, &scale)) {
         fail(err, "--time-scale: expected a factor >= 0, got '%s'", a->time_scale);
         strata_serve_stream_free(s);
         return NULL;

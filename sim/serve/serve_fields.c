@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_names.h"
+#include "serve/serve_stream.h"
 #include "trace/op.h"
 
 enum { NAME_MAX_BYTES = 64 };
@@ -22,7 +23,6 @@ static const char *parse(const serve_field *f, const char *value, void *out)
 {
     uint64_t v = 0;
     double d = 0;
-    char *end = NULL;
     switch (f->type) {
     case SERVE_FIELD_U32:
         if (!strata_parse_u64(value, &v, NULL) || v < f->min || v > UINT32_MAX)
@@ -44,8 +44,7 @@ static const char *parse(const serve_field *f, const char *value, void *out)
         g_strlcpy(out, value, NAME_MAX_BYTES);
         return NULL;
     case SERVE_FIELD_FRACTION:
-        d = g_ascii_strtod(value, &end);
-        if (!end || end == value || *end || !(d > 0 && d <= 1))
+        if (!strata_serve_decimal(value, &d) || !(d > 0 && d <= 1))
             return "a fraction in (0, 1]";
         *(double *)out = d;
         return NULL;

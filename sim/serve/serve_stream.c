@@ -128,6 +128,15 @@ static bool parse_count(const char *text, const char *what, const char *path, ui
     return true;
 }
 
+bool strata_serve_decimal(const char *text, double *x)
+{
+    char *end = NULL;
+    if (!*text || text[strspn(text, "0123456789.eE+-")] != '\0')
+        return false;
+    *x = g_ascii_strtod(text, &end);
+    return end && end != text && !*end && isfinite(*x) && *x >= 0;
+}
+
 /* A row: its time as whole seconds *sec and a fraction *t, and its lengths. */
 static bool parse_row(char *line, const char *path, uint64_t ln, const csv_columns *c, int64_t *sec, double *t,
                       strata_serve_request *r, GError **err)
@@ -139,11 +148,10 @@ static bool parse_row(char *line, const char *path, uint64_t ln, const csv_colum
                        g_strv_length(f));
     if (ok) {
         const char *ts = g_strstrip(f[c->time]);
-        char *end = NULL;
         if (c->azure)
             ok = parse_timestamp(ts, sec, t);
         else
-            *t = g_ascii_strtod(ts, &end), ok = end && end != ts && !*end && isfinite(*t) && *t >= 0;
+            ok = strata_serve_decimal(ts, t);
         if (!ok)
             strata_fail_at(err, path, ln, "%s: expected %s, got '%s'", c->azure ? "TIMESTAMP" : "arrival_s",
                            c->azure ? "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]" : "seconds >= 0", ts);
@@ -242,9 +250,8 @@ strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p)
 
 static bool poisson_value(strata_serve_poisson *p, const char *k, const char *v, GError **err)
 {
-    char *end = NULL;
-    double x = g_ascii_strtod(v, &end);
-    bool num = end && end != v && !*end && isfinite(x) && x >= 0;
+    double x = 0;
+    bool num = strata_serve_decimal(v, &x);
     if (strcmp(k, "dist") == 0) {
         if (strcmp(v, "fixed") == 0)
             p->dist = STRATA_SERVE_LEN_FIXED;

@@ -53,6 +53,11 @@ typedef struct strata_serve_poisson {
     uint64_t seed;
 } strata_serve_poisson;
 
+/* A finite number >= 0 written in decimal (digits, '.', an exponent):
+ * false for hex ("0x10", which strtod reads as 16), inf, nan and any
+ * other text; the one rule of arrival_s, --poisson's values and
+ * --time-scale. */
+bool strata_serve_decimal(const char *text, double *x);
 /* Reads path; limit > 0 keeps its first limit rows. */
 strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err);
 strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p);
