@@ -166,6 +166,8 @@ SlurmdPidFile=$S/slurmd.pid
 SlurmctldLogFile=$S/log/slurmctld.log
 SlurmdLogFile=$S/log/slurmd.log
 SchedulerType=sched/builtin
+# the default 10 s for an RPC (sbatch, squeue) is short for a loaded CI machine
+MessageTimeout=60
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=ci Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -215,7 +217,7 @@ run_slurm() {
     dir=$(fresh_dir slurm)
     say "Slurm: running the README's lines in $dir:"
     indent "    " <<<"$block"
-    local line out job t
+    local line out job t q
     # the lines share one shell, as in a user's terminal (the first sets n), in the job's folder
     pushd "$dir" >/dev/null
     while IFS= read -r line; do
@@ -225,11 +227,18 @@ run_slurm() {
         if [ -n "$out" ]; then indent "    > " <<<"$out"; fi
         job=$(echo "$out" | sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p')
         if [ -n "$job" ]; then
-            for ((t = 0; t < 300; t++)); do
-                [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
+            # done once squeue answers with none of the job's tasks, or no longer knows
+            # the job; an error (a busy slurmctld's timeout) prints nothing either, and
+            # is waited on (before: taken for done, and the points checked too early)
+            for ((t = 0; t < 900; t++)); do
+                if q=$(squeue -h -j "$job" 2>"$WORK/squeue.err"); then
+                    [ -z "$q" ] && break
+                elif grep -q "Invalid job id" "$WORK/squeue.err"; then
+                    break
+                fi
                 sleep 1
             done
-            [ $t -lt 300 ] || fail "Slurm: job $job still queued or running after 300 s"
+            [ $t -lt 900 ] || fail "Slurm: job $job still queued or running after 900 s"
             say "Slurm: job array $job done in about ${t} s"
             check_points "$dir" "Slurm"
         fi

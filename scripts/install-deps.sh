@@ -24,8 +24,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  # a flaky mirror is retried; a dpkg lock held by another apt (a fresh CI
+  # machine's unattended upgrades) is waited for instead of failing at once
+  apt_opts=(-o Acquire::Retries=3 -o DPkg::Lock::Timeout=300)
+  $SUDO apt-get "${apt_opts[@]}" update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${apt_opts[@]}" install -y --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: everything is installed"
 fi

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
+#include "reach.h"
 #include <json-glib/json-glib.h>
 #include "core/lines.h"
 #include "trace/writer.h"
@@ -141,8 +142,9 @@ START_TEST(fifo_traces_read_once)
     const char *scripts[] = {
         "mkfifo f && (timeout 20 cat t.trace > f &) && timeout 30 \"$S\" run --hw \"$H/h100.ini\" --trace f | grep makespan",
         /* the writer is done before strata starts: a second open of f would block */
-        "mkfifo f && (timeout 20 cat t.trace > f &) && exec 3<f && sleep 0.2 && "
-        "timeout 30 \"$S\" run --hw \"$H/h100.ini\" --trace /dev/stdin <&3 | grep makespan",
+        /* (w marks the writer's end, waited for: a fixed 0.2 s sleep let a loaded machine start strata first) */
+        STRATA_TEST_REACH_FN "mkfifo f && (timeout 20 cat t.trace > f && : > w &) && exec 3<f && reach '[ -e w ]' && "
+        "rm w && timeout 30 \"$S\" run --hw \"$H/h100.ini\" --trace /dev/stdin <&3 | grep makespan",
         "cat t.trace | timeout 30 \"$S\" run --hw \"$H/h100.ini\" --trace /dev/fd/0 | grep makespan",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(scripts); i++) {
@@ -222,15 +224,22 @@ END_TEST
 /* A background job of a script starts with SIGINT ignored; SimGrid's own
  * handler made a SIGINT end the run with exit 1 (the out-of-memory status)
  * and leave its temporary. Ignored stays ignored: the run completes, exit
- * 0, results written. (The run takes seconds; the signal comes at 0.3 s.) */
+ * 0, results written. SIGINT comes every 50 ms from the moment its output's
+ * temporary exists until the run has ended, so it reaches every phase
+ * (SimGrid's included) on any machine (before: once at a fixed 0.3 s, which
+ * on a loaded machine could come before the shell's child had set SIGINT
+ * ignored, or after strata stopped watching it). */
 START_TEST(background_run_keeps_sigint_ignored)
 {
     char *dir = strata_test_temp_dir();
     const char *gen[] = {"gen", "transformer", "layers=3000", "d_model=64", "heads=1", "seq=8", "batch=1",
                          "vocab=64", "-o", "t.trace", NULL};
     gen_into(dir, gen);
-    strata_cli_result r = sh_in(dir, "\"$S\" run --hw \"$H/h100.ini\" --trace t.trace --json out.json >/dev/null & "
-                                     "p=$!; sleep 0.3; kill -INT $p; wait $p");
+    strata_cli_result r = sh_in(
+        dir, STRATA_TEST_REACH_FN "\"$S\" run --hw \"$H/h100.ini\" --trace t.trace --json out.json >/dev/null & "
+             "p=$!; ended() { ! [ -e /proc/$p ] || grep -q '^State:.Z' /proc/$p/status; }; "
+             "reach \"ls -a | grep -v '\\.lock\\$' | grep -q '^\\.out\\.json\\.' || ended\" && "
+             "until ended; do kill -INT $p; sleep 0.05; done; wait $p");
     expect(&r, 0, NULL);
     strata_cli_result_clear(&r);
     only(dir, "t.trace", "out.json", NULL);
@@ -240,7 +249,9 @@ START_TEST(background_run_keeps_sigint_ignored)
 END_TEST
 
 /* An interrupted sweep waits for its points' children: none of their
- * temporaries (points/.ID.run.json.XXXXXX) is left, exit 143. */
+ * temporaries (points/.ID.run.json.XXXXXX) is left, exit 143. SIGTERM
+ * comes once a point runs (waited for: a fixed 1.5 s could pass on a loaded
+ * machine before the sweep had started, or watched its signals). */
 START_TEST(interrupted_sweep_leaves_no_child_temporary)
 {
     char *dir = strata_test_temp_dir();
@@ -250,9 +261,11 @@ START_TEST(interrupted_sweep_leaves_no_child_temporary)
                                 h100);
     char *path = g_build_filename(dir, "s.ini", NULL);
     ck_assert(g_file_set_contents(path, ini, -1, NULL));
-    strata_cli_result r = sh_in(dir, "\"$S\" sweep s.ini --out out --jobs 2 --quiet 2>/dev/null & p=$!; "
-                                     "sleep 1.5; kill -TERM $p; wait $p; echo $? > status; "
-                                     "find out -name '.*' | wc -l");
+    strata_cli_result r = sh_in(dir, STRATA_TEST_REACH_FN
+                                "\"$S\" sweep s.ini --out out --jobs 2 --quiet 2>/dev/null & p=$!; "
+                                "ended() { ! [ -e /proc/$p ] || grep -q '^State:.Z' /proc/$p/status; }; "
+                                "reach 'pgrep -P $p >/dev/null || ended'; "
+                                "kill -TERM $p; wait $p; echo $? > status; find out -name '.*' | wc -l");
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(g_str_has_prefix(r.out, "0\n"), "temporaries left: %s", r.out);
     strata_cli_result_clear(&r);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
+#include "reach.h"
 #include <json-glib/json-glib.h>
 #include "core/jsonout.h"
 #include "hw/staging.h"
@@ -176,16 +177,6 @@ static char *read_text(const char *dir, const char *name)
     g_free(path);
     return text;
 }
-
-/* A shell function for the scripts below: `reach COND` returns once the
- * shell condition COND holds, polled every 20 ms; after 2000 polls (40 s
- * and more, where the point is reached in a fraction of a second) it prints
- * "never reached: COND" and fails, so that a row under a heavily loaded
- * machine waits for the point it needs instead of racing a fixed sleep,
- * and one that never gets there says so. */
-#define REACH_FN                                                                                                  \
-    "reach() { n=0; until eval \"$1\"; do n=$((n+1)); "                                                          \
-    "if [ $n -ge 2000 ]; then echo \"never reached: $1\"; return 1; fi; sleep 0.02; done; }; "
 
 static void remove_all(const char *dir)
 {
@@ -340,9 +331,9 @@ START_TEST(one_writer_and_long_names)
      * only then (before: after a fixed 0.3 s, which a loaded machine could
      * pass before flock(1) held anything: strata wrote first) */
     static const char *const rows[] = {
-        REACH_FN "flock .o.trace.lock sh -c 'touch held; sleep 1; echo released > order' & "
+        STRATA_TEST_REACH_FN "flock .o.trace.lock sh -c 'touch held; sleep 1; echo released > order' & "
         "reach '[ -e held ]' && \"$S\" gen collective -o o.trace && echo written >> order; s=$?; wait; exit $s",
-        REACH_FN "flock .p.lock sh -c 'touch held; sleep 1; echo released > order' & "
+        STRATA_TEST_REACH_FN "flock .p.lock sh -c 'touch held; sleep 1; echo released > order' & "
         "reach '[ -e held ]' && \"$S\" export chakra --trace c.trace -o p && echo written >> order; "
         "s=$?; wait; exit $s",
     };
@@ -392,7 +383,7 @@ START_TEST(hangup_leaves_nothing)
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         char *dir = strata_test_temp_dir();
         char *script = g_strdup_printf(
-            REACH_FN "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & "
+            STRATA_TEST_REACH_FN "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & "
             "p=$!; exec 3<>f.trace; printf 'strata-trace 1\\n' >&3; "
             "if reach \"ls -a | grep -v '\\.lock\\$' | grep -q '^\\.out\\.json\\.'\"; then kill -%s $p; "
             "else kill -KILL $p; fi; wait $p; s=$?; exec 3>&-; rm f.trace; echo $s; cat err",
@@ -436,7 +427,7 @@ START_TEST(sweep_points_keep_an_ignored_sigint)
             "cp \"$H/h100.ini\" hw.ini && printf '[experiment]\\nname = s\\nhardware = hw.ini\\nworkload = "
             "transformer layers=200 d_model=256 heads=4 seq=256 batch=2 vocab=512\\n[sweep]\\n"
             "memory.hbm.allocator = best-fit\\n' > s.ini && trap '' INT && "
-            "{ \"$S\" sweep s.ini --out out --no-report >/dev/null 2>err & p=$!; }; c=''; " REACH_FN
+            "{ \"$S\" sweep s.ini --out out --no-report >/dev/null 2>err & p=$!; }; c=''; " STRATA_TEST_REACH_FN
             "reach 'c=$(pgrep -P $p); [ -n \"$c\" ]' && kill -%s $p && { kill -%s $c 2>/dev/null; echo delivered; }; "
             "[ -n \"$c\" ] || kill -KILL $p; wait $p; echo \"exit $?\"; kill -0 $c 2>/dev/null && echo alive; "
             "if [ -f out/results.csv ]; then echo results.csv; else echo no-results; fi; "

@@ -11,7 +11,8 @@
  * Invariants:
  *  1. between start and stop, the four signals are blocked in the
  *     thread that called start and reach the process only through the
- *     signalfd; one that was ignored at start is read and dropped;
+ *     signalfd; one that was ignored at start is read and dropped, and
+ *     is ignored again (SIG_IGN) from stop on;
  *  2. the watcher reads `doing` only under `lock`; the command writes it
  *     only under `lock`;
  *  3. the process ends from the watcher only after the output set was
@@ -212,6 +213,12 @@ void strata_interrupt_stop(strata_interrupt *intr)
             g_thread_join(intr->thread);
         else
             g_thread_unref(intr->thread);
+        /* ignored stays ignored after the watcher, too: SimGrid's handler,
+         * installed over SIG_IGN, would otherwise take one that comes
+         * between here and the exit (exit 1) */
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sigismember(&intr->ignored, sig) == 1)
+                signal(sig, SIG_IGN);
         pthread_sigmask(SIG_SETMASK, &intr->old_mask, NULL);
     }
     if (intr->sig_fd >= 0)

@@ -17,7 +17,8 @@
  *
  * There is no global state: what the watcher needs (the output set, the
  * command name, what is being done) lives in the returned object, shared
- * with the command under a mutex. strata_interrupt_stop() ends the watcher
+ * with the command under a mutex. strata_interrupt_stop() ends the watcher,
+ * sets what was ignored at start to SIG_IGN again (over SimGrid's handler)
  * and restores the signal mask.
  *
  * Children: strata_interrupt_child_setup, given to g_spawn_*() as the child
