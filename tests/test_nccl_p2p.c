@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "collective/coll_algo.h"
 #include "collective/coll_kit.h"
+#include "hw/coll_impl.h"
 #include "hw/nccl_p2p.h"
 
 /* p5's 2 x 8 plan as ncclTopoComputeP2pChannels gives it with 32 p2p
@@ -181,7 +182,7 @@ START_TEST(a_full_channel_runs_batches_in_turn)
     /* one p2p channel: all 16 rounds' works on channel 0, 8 a batch:
      * rounds 0-7 in batch 0, 8-15 (the other node) in batch 1 */
     strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
-                            .dims = {16}, .in_bytes = 16u << 20, .domain_ranks = 8, .tuned = true};
+                            .dims = {16}, .in_bytes = 16u << 16, .domain_ranks = 8, .tuned = true};
     sh.tune.proto = STRATA_NCCL_SIMPLE;
     sh.tune.p2p = (strata_nccl_p2p){.ranks = 16, .nodes = 2, .local_ranks = 8, .p2p_channels = 1, .per_peer = 1,
                                     .min_channels = 1, .step_bytes = 128u << 10, .ll_step_bytes = 64u << 10};
@@ -197,6 +198,40 @@ START_TEST(a_full_channel_runs_batches_in_turn)
 }
 END_TEST
 
+/* The nccl row's tune for an all-to-all (h100-16x8-ib: dgx-h100's NVLink
+ * section, NICs 1 us a hop). One node of 8: comm->nChannels 24 (the ring
+ * graph's 12 doubled), so p2pnChannels 32, per peer 32 (34 for a local
+ * peer), nChannelsMin 4, NVLink's 512 KiB step, no network step; 8 MiB
+ * (1 MiB a peer, above LL's 32 x 16 KiB): Simple. Two nodes: the net
+ * chunk, NCCL's Simple network step 14 us less the route's 2 x 1 us; 16 KiB
+ * (1 KiB a peer): LL. The row picks nccl for an all-to-all. */
+START_TEST(the_nccl_row_tunes_an_all_to_all)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    ck_assert_str_eq(row->pick(hw, STRATA_OP_ALL_TO_ALL, NULL, 0), "nccl");
+    strata_coll_tuning t;
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 8u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.p2p.p2p_channels, 32);
+    ck_assert_uint_eq(t.p2p.per_peer, 32);
+    ck_assert_uint_eq(t.p2p.min_channels, 4);
+    ck_assert_uint_eq(t.p2p.step_bytes, 512u << 10);
+    ck_assert_uint_eq(t.channels, 32);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert(t.net_step_s == 0 && t.launch_s == 0);
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 32u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.p2p.nodes, 2);
+    ck_assert_uint_eq(t.p2p.local_ranks, 8);
+    ck_assert_uint_eq(t.p2p.step_bytes, 128u << 10);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 10, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *nccl_p2p_suite(void)
 {
     Suite *s = suite_create("nccl_p2p");
@@ -207,6 +242,7 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, one_node_plan);
     tcase_add_test(tc, two_by_two_all_to_all);
     tcase_add_test(tc, a_full_channel_runs_batches_in_turn);
+    tcase_add_test(tc, the_nccl_row_tunes_an_all_to_all);
     suite_add_tcase(s, tc);
     return s;
 }
