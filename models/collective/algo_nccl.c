@@ -1,7 +1,9 @@
 /*
- * algo_nccl.c: the nccl algorithm (coll_algo.h): all-reduce, all-gather and
- * reduce-scatter as NCCL runs them, the nccl implementation's pick
- * (hw/coll_impl_nccl.c), over the group as one ring (a FLAT layout).
+ * algo_nccl.c: the nccl algorithm (coll_algo.h): all-reduce, all-gather,
+ * reduce-scatter and all-to-all as NCCL runs them, the nccl
+ * implementation's pick (hw/coll_impl_nccl.c), over the group as one ring
+ * (a FLAT layout); all-to-all as NCCL's grouped sends and receives
+ * (coll_kit_p2p.c) in its p2p protocol's wire format.
  *
  * tune (the cost hook): the algorithm, protocol and channels of NCCL's
  * tuning model, from the hardware's collective implementation
@@ -211,6 +213,11 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         return nvls(s, shape);
     guint from = s->steps->len;
     coll_wire wire = coll_nccl_wire(shape);
+    if (s->kind == STRATA_OP_ALL_TO_ALL) { /* grouped p2p (coll_kit_p2p.c) */
+        uint32_t rounds = coll_nccl_alltoall(s, shape);
+        coll_wire_apply(s, from, b, &wire);
+        return rounds;
+    }
     uint64_t chunk = coll_nccl_ring_chunk(p, shape->tune.simple_step_bytes);
     uint32_t slices = coll_nccl_ring_slices(p);
     uint64_t channels = shape->channels ? shape->channels : 1;

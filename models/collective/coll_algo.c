@@ -26,7 +26,7 @@
     X(direct,      "direct",      EVERY,      FLAT, false)                                                        \
     X(torus,       "torus",       REDUCING,   DIMS, true)                                                         \
     X(nccl_ring,   "nccl-ring",   ALL_REDUCE, FLAT, false)                                                        \
-    X(nccl,        "nccl",        REDUCING,   FLAT, false)                                                        \
+    X(nccl,        "nccl",        REDUCING | STRATA_OPK(ALL_TO_ALL), FLAT, false)                                 \
     X(bidir_torus, "bidir-torus", REDUCING,   DIMS, true)                                                         \
     X(nccl_tree,   "nccl-tree",   ALL_REDUCE, FLAT, false)                                                        \
     X(nccl_nvls_tree, "nccl-nvls-tree", ALL_REDUCE, FLAT, false)                                                  \

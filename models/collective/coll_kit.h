@@ -38,7 +38,9 @@
  *                         domains and its chains inside them;
  *   coll_tree_pipeline    a tree all-reduce, chunk by chunk up and down;
  *   coll_nvls_piece       NVLink SHARP's reduction (phase 0) or multicast
- *                         (phase 1) of a piece among a domain's ranks.
+ *                         (phase 1) of a piece among a domain's ranks;
+ *   coll_nccl_alltoall    NCCL's all-to-all: grouped p2p in its rounds,
+ *                         parts, channels and batches (coll_kit_p2p.c).
  *
  * Invariants: steps are appended in any order of rounds (the table sorts
  * them, stably); no step has 0 bytes; chunk i of a segment of L bytes over
@@ -181,6 +183,11 @@ void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, co
  * returns the rounds. */
 uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
                             uint32_t round0, uint32_t lane0, bool chain_first);
+/* NCCL's all-to-all (coll_kit_p2p.c): grouped sends and receives to every
+ * rank in comm->p2pSchedule's rounds, each cut into parts on channels
+ * (shape->tune.p2p), a channel's works in batches of 8, a batch a round;
+ * returns the rounds. The caller applies the wire format. */
+uint32_t coll_nccl_alltoall(strata_coll_sched *s, const strata_coll_shape *shape);
 /* NVLink's packet overhead (5/4) over the fraction of its data rate NVLS
  * reaches (efficiency; 0 or 1: all of it). */
 uint64_t coll_nvls_wire(uint64_t bytes, double efficiency);

@@ -54,6 +54,7 @@
 #include "hw/hw.h"
 #include "hw/coll_host.h"
 #include "hw/nccl_tuning.h"
+#include "hw/nccl_p2p.h"
 
 struct hw_load_ctx; /* the loader's (hw_internal.h) */
 
@@ -115,6 +116,9 @@ typedef struct strata_coll_tuning {
      * it; enqueue.cc calcCollChunking's stepSize); 0: NCCL's default
      * buffer, 4 MiB (init.cc DEFAULT_BUFFSIZE), 512 KiB a step */
     uint64_t simple_step_bytes;
+    /* NCCL's all-to-all: its point-to-point plan (nccl_p2p.h: p2p
+     * channels, channels per peer, the step); zero for the others */
+    strata_nccl_p2p p2p;
     bool msccl;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;

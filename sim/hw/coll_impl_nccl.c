@@ -17,12 +17,13 @@
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics), as the
  * net plugin shows them (nccl_nic_group: comm_of below).
- * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
- * choice for the others).
+ * pick: algo=nccl for all-reduce, all-gather, reduce-scatter and
+ * all-to-all (ideal's choice for the others).
  * tune: the algorithm, protocol and channels NCCL's tuning model picks
  * (nccl_tuning.h), NCCL's fixed cost per collective, Simple's wait per
  * step inside a node and, across nodes, its cost of a step over the
- * network.
+ * network; an all-to-all, NCCL's grouped sends and receives, its
+ * point-to-point plan instead (nccl_p2p.h, p2p_tune below).
  */
 #include "hw/coll_impl.h"
 #include <string.h>
@@ -177,7 +178,7 @@ static const char *nccl_pick(const strata_hw *hw, strata_op_kind kind, const str
     (void)hw;
     (void)mesh;
     (void)mask;
-    return strata_coll_reducing(kind) ? "nccl" : NULL;
+    return strata_coll_reducing(kind) || kind == STRATA_OP_ALL_TO_ALL ? "nccl" : NULL;
 }
 
 /* NCCL's communicator for `ranks` ranks, `domain_ranks` per node. */
@@ -230,6 +231,39 @@ static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *
     }
 }
 
+/* NCCL's per-link NVLink bandwidth in its topology (graph/topo.h
+ * SM70_NVLINK_BW 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s) */
+static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
+
+/* An all-to-all: NCCL's p2p plan (nccl_p2p.h). A peer on the node gets
+ * 2 x max(1, path bw / NVLink bw) channels (paths.cc ncclTopoGetNchannels),
+ * the path's bandwidth read as the ring graph's (channels x per channel);
+ * the protocol is LL up to NCCL_P2P_LL_THRESHOLD a channel, else Simple;
+ * a step over the network costs NCCL's hwLatencies[NET][Ring] for that
+ * protocol (tuning.cc: NCCL's figure for one step of a transfer through
+ * the proxy and the NIC; its model has no p2p entry, and the ring's row is
+ * the one per step, not per tree level), less the route's share, as the
+ * collectives' (nccl_tune). NCCL's model has no launch or base cost for
+ * p2p work: none is charged. */
+static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint64_t in_bytes, strata_coll_tuning *out)
+{
+    const nccl_params *p = strata_hw_coll_params(hw);
+    uint32_t links = (uint32_t)(comm->graph_channels * comm->channel_gbs / nvlink_link_gbs[comm->arch]);
+    strata_nccl_p2p plan;
+    strata_nccl_p2p_init(comm, 2 * MAX(1u, links), &plan);
+    uint64_t per_peer = in_bytes / comm->ranks;
+    strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+    strata_hw_nics nics = {0};
+    double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
+    double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][proto] : 0;
+    *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
+                                .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route),
+                                .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
+                                .p2p = plan, .host = p->host,
+                                .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
+    out->host.channels = plan.p2p_channels;
+}
+
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
                       uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
 {
@@ -246,6 +280,10 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                     "got %u domains (its rules across nodes are not in strata's model)",
                     comm.version->name, comm.ranks, comm.nodes);
         return false;
+    }
+    if (kind == STRATA_OP_ALL_TO_ALL) {
+        p2p_tune(hw, &comm, in_bytes, out);
+        return true;
     }
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {

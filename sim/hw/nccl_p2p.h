@@ -1,0 +1,69 @@
+/*
+ * nccl_p2p.h: NCCL's point-to-point plan, as NVIDIA/nccl v2.27.7-1 builds
+ * it for grouped ncclSend / ncclRecv (nccl-tests' all-to-all: one send and
+ * one receive to every peer between ncclGroupStart and ncclGroupEnd).
+ *
+ *   strata_nccl_p2p_init   the communicator's p2p figures: comm->p2pnChannels
+ *                          and p2pnChannelsPerPeer (graph/paths.cc
+ *                          ncclTopoComputeP2pChannels, ncclTopoGetNchannels)
+ *                          and p2pChunkSize (init.cc computeBuffSizes);
+ *   strata_nccl_p2p_parts  the channels one send or receive of `bytes` is cut
+ *                          into (enqueue.cc addP2pToPlan) and part i's bounds
+ *                          (device.h ncclP2pPartBounds);
+ *   strata_nccl_p2p_deltas, _peer  the peer a rank sends to in round k
+ *                          of comm->p2pSchedule (init.cc, the quadratic walk
+ *                          over node deltas, then local deltas);
+ *   strata_nccl_p2p_channel  the channel of part i of round k
+ *                          (channel.h ncclP2pChannelBaseForRound, device.h
+ *                          ncclP2pChannelForPart).
+ *
+ * Invariants: pure functions of their arguments; p2p_channels and
+ * per_peer are powers of two, per_peer <= p2p_channels; every part count
+ * is 1 .. per_peer.
+ */
+#ifndef STRATA_HW_NCCL_P2P_H
+#define STRATA_HW_NCCL_P2P_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/nccl_tuning.h"
+
+/* NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): the sends and
+ * receives of distinct rounds one work batch of a channel runs at once,
+ * its warps shared among them (device/sendrecv.h, nWarpPerWork). */
+#define STRATA_NCCL_P2P_PER_BATCH 8u
+
+typedef struct strata_nccl_p2p {
+    uint32_t ranks, nodes, local_ranks; /* nodes x local_ranks = ranks */
+    uint32_t p2p_channels;              /* comm->p2pnChannels */
+    uint32_t per_peer;                  /* comm->p2pnChannelsPerPeer */
+    uint32_t min_channels;              /* scheduleP2pTasksToPlan's nChannelsMin */
+    uint64_t step_bytes;                /* comm->p2pChunkSize: a Simple step */
+    uint64_t ll_step_bytes;             /* comm->buffSizes[LL] / NCCL_STEPS: an LL step */
+} strata_nccl_p2p;
+
+/* The plan's figures for communicator c (c->nodes ranks a node each when
+ * above 1); local_channels: the channels ncclTopoGetNchannels gives a
+ * peer on the node, 2 x max(1, the GPUs' NVLink bandwidth / NCCL's per
+ * link), computed by the caller from the graph. */
+void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, strata_nccl_p2p *out);
+/* Whether a send or receive of `bytes` to another rank runs LL (enqueue.cc
+ * addP2pToPlan: bytes <= p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD,
+ * 16384), else Simple. */
+bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes);
+/* The parts (channels) of a send or receive of `bytes` > 0 to another
+ * rank: addP2pToPlan's nChannels. */
+uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes);
+/* Part i of `parts` of `bytes`: [*beg, *end) (4 KiB-aligned parts). */
+void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end);
+/* comm->p2pSchedule's walk: round k's node delta and local delta
+ * (node_delta[k], local_delta[k], k < ranks; round 0: 0, 0, the rank
+ * itself). */
+void strata_nccl_p2p_deltas(const strata_nccl_p2p *p, uint32_t *node_delta, uint32_t *local_delta);
+/* The rank that `rank` (node rank / local_ranks) sends to in a round of
+ * those deltas; it receives in that round from the rank that sends to it. */
+uint32_t strata_nccl_p2p_peer(const strata_nccl_p2p *p, uint32_t rank, uint32_t node_delta, uint32_t local_delta);
+/* The channel of part i of round k. */
+uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t i);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * test_nccl_p2p.c: NCCL's point-to-point plan (sim/hw/nccl_p2p.h) and the
+ * nccl row's all-to-all built on it (models/collective/coll_kit_p2p.c),
+ * against values worked by hand from NVIDIA/nccl v2.27.7-1: init.cc
+ * (p2pSchedule, computeBuffSizes), graph/paths.cc
+ * (ncclTopoComputeP2pChannels), enqueue.cc (scheduleP2pTasksToPlan,
+ * addP2pToPlan, addWorkBatchToPlan), channel.h and device.h.
+ */
+#include <check.h>
+#include "testutil.h"
+#include "collective/coll_algo.h"
+#include "collective/coll_kit.h"
+#include "hw/coll_impl.h"
+#include "hw/nccl_p2p.h"
+
+/* p5's 2 x 8 plan as ncclTopoComputeP2pChannels gives it with 32 p2p
+ * channels: per peer 2 (2 x 16 ranks is not above 4 x 32), nChannelsMin 2
+ * (2 x 16 is not above 32), the net chunk 128 KiB, LL's step 64 KiB */
+static const strata_nccl_p2p p5x2 = {.ranks = 16, .nodes = 2, .local_ranks = 8, .p2p_channels = 32,
+                                     .per_peer = 2, .min_channels = 2, .step_bytes = 128u << 10,
+                                     .ll_step_bytes = 64u << 10};
+
+START_TEST(walk_is_nccls_quadratic_order)
+{
+    /* init.cc's own example: "Example sequence for 16 ranks: 0, 1, 3, 6,
+     * 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8" */
+    static const uint32_t want[16] = {0, 1, 3, 6, 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8};
+    strata_nccl_p2p one = {.ranks = 16, .nodes = 1, .local_ranks = 16};
+    uint32_t nd[16], ld[16];
+    strata_nccl_p2p_deltas(&one, nd, ld);
+    for (uint32_t k = 0; k < 16; k++) {
+        ck_assert_uint_eq(nd[k], 0);
+        ck_assert_uint_eq(ld[k], want[k]);
+    }
+    /* 2 nodes of 8: node delta 0 for rounds 0-7, 1 for 8-15; local deltas
+     * 0, 1, 3, 6, 2, 7, 5, 4 ((x^2 + x) / 2 mod 8) each time */
+    static const uint32_t local8[8] = {0, 1, 3, 6, 2, 7, 5, 4};
+    strata_nccl_p2p_deltas(&p5x2, nd, ld);
+    for (uint32_t k = 0; k < 16; k++) {
+        ck_assert_uint_eq(nd[k], k / 8);
+        ck_assert_uint_eq(ld[k], local8[k % 8]);
+    }
+    /* rank 5 (node 0, local 5) in round 10 (node delta 1, local delta 3):
+     * node 1, local (5 + 3) mod 8 = 0: rank 8 */
+    ck_assert_uint_eq(strata_nccl_p2p_peer(&p5x2, 5, 1, 3), 8);
+}
+END_TEST
+
+START_TEST(parts_follow_add_p2p_to_plan)
+{
+    /* 2 MiB: Simple (above 2 x 16 KiB); min(2, 2 MiB / 64 KiB) = 2 parts of
+     * 1 MiB, above a step, but 2 is not <= per_peer / 2 = 1: 2 */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p5x2, 2u << 20), 2);
+    /* 64 KiB: Simple; min(2, ceil(64 KiB / 64 KiB)) = 1 */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p5x2, 64u << 10), 1);
+    /* 100,000 bytes: min(2, ceil(100000 / 65536) = 2) = 2 */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p5x2, 100000), 2);
+    /* 16 KiB: LL (<= 2 x 16384), its step 64 KiB, parts of 32 KiB: 1 */
+    ck_assert(strata_nccl_p2p_ll(&p5x2, 16384));
+    ck_assert(!strata_nccl_p2p_ll(&p5x2, 32769));
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p5x2, 16384), 1);
+    /* nChannelsMin 1, per peer 2 (8 nodes of 8 with 32 p2p channels):
+     * 1 MiB starts at 1 part of 1 MiB > 128 KiB, 1 <= 2 / 2: doubled to 2 */
+    strata_nccl_p2p p = p5x2;
+    p.min_channels = 1;
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 1u << 20), 2);
+    /* 16 x 8: per peer 1, nothing to double */
+    p.per_peer = 1;
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 16u << 20), 1);
+    /* ncclP2pPartBounds: 10,000 bytes in 2: ceil(5000) aligned up to 4 KiB */
+    uint64_t beg, end;
+    strata_nccl_p2p_part(2, 0, 10000, &beg, &end);
+    ck_assert_uint_eq(beg, 0);
+    ck_assert_uint_eq(end, 8192);
+    strata_nccl_p2p_part(2, 1, 10000, &beg, &end);
+    ck_assert_uint_eq(beg, 8192);
+    ck_assert_uint_eq(end, 10000);
+}
+END_TEST
+
+START_TEST(channels_by_round_and_part)
+{
+    /* across nodes the base is the node round (8 local ranks fill one
+     * batch), part 1 adds reverseBits(1, 5) = 16 */
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p5x2, 3, 0), 0);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p5x2, 3, 1), 16);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p5x2, 8, 0), 1);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p5x2, 15, 1), 17);
+    /* one node: the round itself */
+    strata_nccl_p2p one = {.ranks = 8, .nodes = 1, .local_ranks = 8, .p2p_channels = 32, .per_peer = 32};
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&one, 5, 0), 5);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&one, 5, 3), (5 + 24) & 31);
+}
+END_TEST
+
+START_TEST(one_node_plan)
+{
+    /* 8 Hopper GPUs, a ring graph of 12 channels: comm->nChannels 24
+     * (doubled), p2pnChannels min(24, 64) = 24; a local peer 2 x 17 = 34
+     * channels (360 GB/s over NCCL's 20.6 a link): min 24, per peer
+     * pow2Up(24) = 32, p2p channels 32; nChannelsMin 32 halved while
+     * x 8 ranks > 32: 4; NVLink's chunk 512 KiB (4 MiB / 8 binds not) */
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 12, .channel_gbs = 30,
+                          .version = strata_nccl_version_find("2.27")};
+    strata_nccl_p2p p;
+    strata_nccl_p2p_init(&c, 34, &p);
+    ck_assert_uint_eq(p.p2p_channels, 32);
+    ck_assert_uint_eq(p.per_peer, 32);
+    ck_assert_uint_eq(p.min_channels, 4);
+    ck_assert_uint_eq(p.step_bytes, 512u << 10);
+    /* 8 MiB to a peer: min(4, 8 MiB / 64 KiB) = 4 parts of 2 MiB, within
+     * 32 steps: 4 */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 8u << 20), 4);
+}
+END_TEST
+
+/* The schedule of shape, replayed on values: rank r's IN holds r * 1000 +
+ * byte index (mod 251); every rank's OUT must end as the all-to-all's. */
+static GArray *schedule(const strata_coll_shape *sh, uint32_t *rounds)
+{
+    GArray *steps = g_array_new(false, true, sizeof(strata_coll_step));
+    *rounds = strata_coll_schedule(sh, steps);
+    uint32_t n = sh->dims[0];
+    uint64_t b = sh->in_bytes, c = b / n;
+    uint8_t *out = g_malloc0(n * b);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        for (uint64_t j = 0; j < st->bytes; j++)
+            out[st->dst * b + st->dst_off + j] = (uint8_t)((st->src * 1000 + st->src_off + j) % 251);
+    }
+    for (uint32_t q = 0; q < n; q++)
+        for (uint32_t r = 0; r < n; r++)
+            for (uint64_t j = 0; j < c; j += 4093)
+                ck_assert_uint_eq(out[q * b + r * c + j], (r * 1000 + q * c + j) % 251);
+    g_free(out);
+    return steps;
+}
+
+START_TEST(two_by_two_all_to_all)
+{
+    /* 2 nodes x 2 ranks, 4 MiB each: 1 MiB a peer, Simple, 2 parts of
+     * 512 KiB (4 chunks of 128 KiB each, within NCCL_STEPS = 8: the whole
+     * part in flight, so one step: its bytes and one network step's cost).
+     * Rounds: k = 0 self, 1 the other local rank, 2 and 3 the other node;
+     * bases 0, 0, 1, 1: channels 0 (k 0, 1 part 0), 16, 1, 17: two works a
+     * channel at most, one batch: one round. 4 self copies + 3 x 2 x 4. */
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                            .dims = {4}, .in_bytes = 4u << 20, .domain_ranks = 2, .tuned = true};
+    sh.tune.proto = STRATA_NCCL_SIMPLE;
+    sh.tune.net_step_s = 4e-6;
+    sh.tune.p2p = (strata_nccl_p2p){.ranks = 4, .nodes = 2, .local_ranks = 2, .p2p_channels = 32, .per_peer = 2,
+                                    .min_channels = 2, .step_bytes = 128u << 10, .ll_step_bytes = 64u << 10};
+    uint32_t rounds;
+    GArray *steps = schedule(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 1);
+    ck_assert_uint_eq(steps->len, 28);
+    uint32_t net = 0, nvl = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_eq(st->round, 0);
+        if (st->src == st->dst) {
+            ck_assert_uint_eq(st->bytes, 1u << 20);
+        } else if (st->src / 2 != st->dst / 2) { /* the network: Simple as is, a step's cost */
+            ck_assert_uint_eq(st->bytes, 512u << 10);
+            ck_assert_uint_eq(st->wire_bytes, 512u << 10);
+            ck_assert(st->delay_s == 4e-6 && !st->handshake);
+            net++;
+        } else { /* NVLink: 5/4 and the flag */
+            ck_assert_uint_eq(st->wire_bytes, 640u << 10);
+            ck_assert(st->handshake && st->delay_s == 0);
+            nvl++;
+        }
+    }
+    ck_assert_uint_eq(net, 16);
+    ck_assert_uint_eq(nvl, 8);
+    g_array_free(steps, true);
+}
+END_TEST
+
+START_TEST(a_full_channel_runs_batches_in_turn)
+{
+    /* one p2p channel: all 16 rounds' works on channel 0, 8 a batch:
+     * rounds 0-7 in batch 0, 8-15 (the other node) in batch 1 */
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                            .dims = {16}, .in_bytes = 16u << 16, .domain_ranks = 8, .tuned = true};
+    sh.tune.proto = STRATA_NCCL_SIMPLE;
+    sh.tune.p2p = (strata_nccl_p2p){.ranks = 16, .nodes = 2, .local_ranks = 8, .p2p_channels = 1, .per_peer = 1,
+                                    .min_channels = 1, .step_bytes = 128u << 10, .ll_step_bytes = 64u << 10};
+    uint32_t rounds;
+    GArray *steps = schedule(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 2);
+    ck_assert_uint_eq(steps->len, 256);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_eq(st->round, st->src / 8 != st->dst / 8 ? 1 : 0);
+    }
+    g_array_free(steps, true);
+}
+END_TEST
+
+/* The nccl row's tune for an all-to-all (h100-16x8-ib: dgx-h100's NVLink
+ * section, NICs 1 us a hop). One node of 8: comm->nChannels 24 (the ring
+ * graph's 12 doubled), so p2pnChannels 32, per peer 32 (34 for a local
+ * peer), nChannelsMin 4, NVLink's 512 KiB step, no network step; 8 MiB
+ * (1 MiB a peer, above LL's 32 x 16 KiB): Simple. Two nodes: the net
+ * chunk, NCCL's Simple network step 14 us less the route's 2 x 1 us; 16 KiB
+ * (1 KiB a peer): LL. The row picks nccl for an all-to-all. */
+START_TEST(the_nccl_row_tunes_an_all_to_all)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    ck_assert_str_eq(row->pick(hw, STRATA_OP_ALL_TO_ALL, NULL, 0), "nccl");
+    strata_coll_tuning t;
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 8u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.p2p.p2p_channels, 32);
+    ck_assert_uint_eq(t.p2p.per_peer, 32);
+    ck_assert_uint_eq(t.p2p.min_channels, 4);
+    ck_assert_uint_eq(t.p2p.step_bytes, 512u << 10);
+    ck_assert_uint_eq(t.channels, 32);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert(t.net_step_s == 0 && t.launch_s == 0);
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 32u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.p2p.nodes, 2);
+    ck_assert_uint_eq(t.p2p.local_ranks, 8);
+    ck_assert_uint_eq(t.p2p.step_bytes, 128u << 10);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 10, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    strata_hw_free(hw);
+}
+END_TEST
+
+static Suite *nccl_p2p_suite(void)
+{
+    Suite *s = suite_create("nccl_p2p");
+    TCase *tc = tcase_create("plan");
+    tcase_add_test(tc, walk_is_nccls_quadratic_order);
+    tcase_add_test(tc, parts_follow_add_p2p_to_plan);
+    tcase_add_test(tc, channels_by_round_and_part);
+    tcase_add_test(tc, one_node_plan);
+    tcase_add_test(tc, two_by_two_all_to_all);
+    tcase_add_test(tc, a_full_channel_runs_batches_in_turn);
+    tcase_add_test(tc, the_nccl_row_tunes_an_all_to_all);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(nccl_p2p_suite()); }
