@@ -114,6 +114,22 @@ static uint64_t auto_copies(void)
     return env ? g_ascii_strtoull(env, NULL, 10) : 0;
 }
 
+/* The run spec's options from the command line's (compiled: the trace is
+ * a compiled one, read by the engine: the spec holds the model alone). */
+static strata_run_spec_options spec_options(const run_args *a, bool compiled)
+{
+    const char *c = a->collectives ? a->collectives : "";
+    return (strata_run_spec_options){.hw_path = a->hw, .hw_overrides = (const char *const *)a->sets,
+                                     .trace_path = compiled ? NULL : a->trace,
+                                     .policies = (const char *const *)a->policies,
+                                     .expand_spmd = true,
+                                     .collective_steps = strcmp(c, "steps") == 0,
+                                     .collective_all = strcmp(c, "phases") == 0,
+                                     .collective_fast = strcmp(c, "fast") == 0,
+                                     .collective_classes = strcmp(c, "classes") == 0,
+                                     .auto_copies = auto_copies()};
+}
+
 /* --collectives or --clock not one of its choices: the error, or NULL. */
 static GError *bad_choice(const run_args *a)
 {
@@ -238,15 +254,7 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
-    strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
-                                        .trace_path = compiled ? NULL : a.trace, /* a compiled one: the model alone */
-                                        .policies = (const char *const *)a.policies,
-                                        .expand_spmd = true,
-                                        .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0,
-                                        .collective_all = a.collectives && strcmp(a.collectives, "phases") == 0,
-                                        .collective_fast = a.collectives && strcmp(a.collectives, "fast") == 0,
-                                        .collective_classes = a.collectives && strcmp(a.collectives, "classes") == 0,
-                                        .auto_copies = auto_copies()};
+    strata_run_spec_options spec_opt = spec_options(&a, compiled);
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     const char *note = strata_spmd_note(strata_run_spec_source(spec));
