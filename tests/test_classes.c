@@ -547,7 +547,8 @@ START_TEST(test_default_falls_back_to_fast)
     ck_assert(!json_object_has_member(kept.root, "collectives_mode") && !json_object_has_member(kept.root, "classes"));
     ck_assert_msg(strstr(asked.err, "more than 59 (the engine's sharing costs about their square a round): "
                                     "--collectives classes simulates every device"), "%s", asked.err);
-    ck_assert(!json_object_has_member(asked.root, "collectives_mode") && !json_object_has_member(asked.root, "classes"));
+    ck_assert(!json_object_has_member(asked.root, "collectives_mode") &&
+              !json_object_has_member(asked.root, "classes"));
     ck_assert_int_eq(json_object_get_int_member(asked.root, "ops"), json_object_get_int_member(kept.root, "ops"));
     default_run_clear(&fell);
     default_run_clear(&kept);

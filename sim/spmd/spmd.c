@@ -683,8 +683,9 @@ bool strata_spmd_fell_back(const strata_source *src)
 
 /* CLASSES and AUTO: the classes, exact; where there are none and every
  * device's run would move more than max_copies copies in a round, AUTO
- * takes FAST's (when FAST finds some), CLASSES runs every device; either
- * says so in s->note. Sets s->mode to the mode that runs. */
+ * takes FAST's (when FAST finds some); else every device runs. Past
+ * max_copies either says so in s->note. Sets s->mode to the mode that
+ * runs. */
 static void classes_exact_or_fast(spmd *s, strata_source *src, bool may_fall_back, uint64_t max_copies)
 {
     uint64_t widest = 0;
@@ -692,8 +693,8 @@ static void classes_exact_or_fast(spmd *s, strata_source *src, bool may_fall_bac
     s->classes = spmd_classes_find(src, s->hw, false, &widest);
     if (s->classes || widest <= max_copies)
         return;
-    char *head = g_strdup_printf("no exact symmetry of the %u devices, and every device's run would move %" G_GUINT64_FORMAT
-                                 " copies in a round, more than %" G_GUINT64_FORMAT
+    char *head = g_strdup_printf("no exact symmetry of the %u devices, and every device's run would move "
+                                 "%" G_GUINT64_FORMAT " copies in a round, more than %" G_GUINT64_FORMAT
                                  " (the engine's sharing costs about their square a round)",
                                  s->devices, widest, max_copies);
     if (may_fall_back && (s->classes = spmd_classes_find(src, s->hw, true, NULL))) {
@@ -703,7 +704,10 @@ static void classes_exact_or_fast(spmd *s, strata_source *src, bool may_fall_bac
                                   "--collectives phases or steps runs every device exactly",
                                   head, strata_spmd_classes_count(s->classes),
                                   strata_spmd_classes_describe(s->classes));
-    } else if (!may_fall_back)
+    } else if (may_fall_back)
+        s->note = g_strdup_printf("%s: simulating every device (no approximate symmetry either), which may take "
+                                  "long", head);
+    else
         s->note = g_strdup_printf("%s: --collectives classes simulates every device, which may take long; "
                                   "--collectives fast runs approximate classes", head);
     g_free(head);
