@@ -29,8 +29,12 @@
  *             4096, data:320,model:28: d_model must divide by the data axis
  *             and the heads by the model axis) over a full v5p pod
  *             (16x20x28): fast; no steps baseline;
- *   8960_ring `gen collective devices=8960`: a 1 GiB all-reduce as one ring
- *             laid row by row over the pod: fast; no steps baseline;
+ *   8960_ring `gen collective devices=8960`: a 1 GiB all-reduce (bidir-torus
+ *             over the pod's 16x20x28) over the pod: fast; no steps baseline;
+ *   8960_ring_default  the same as `strata run` runs it by default (no
+ *             --collectives, mode=default): no exact symmetry (its chunks
+ *             differ by a byte), 53,760 copies a round over every device,
+ *             so fast, said on standard error (spmd.h AUTO);
  *   32_moe    a MoE step as MaxText's 700B runs it (experts with capacity,
  *             fsdp x expert, activations offloaded to the hosts), small:
  *             2 layers, d=1024, 8 experts, fsdp:4 x expert:8 on
@@ -101,6 +105,8 @@ static const pod_case cases[] = {
      "fast", 60, 4096, false},
     {"8960_ring", 8960, "tpu-v5p-64.ini", {"hardware.devices=8960", "interconnect.ici.dims=16x20x28"},
      {"collective", "devices=8960", "bytes=1GiB"}, "fast", 0, 0, false},
+    {"8960_ring_default", 8960, "tpu-v5p-64.ini", {"hardware.devices=8960", "interconnect.ici.dims=16x20x28"},
+     {"collective", "devices=8960", "bytes=1GiB"}, "default", 0, 0, false},
 #define MOE_700B                                                                                                   \
     "transformer", "d_model=8192", "heads=128", "kv_heads=8", "head_dim=256", "ffn=32768", "mlp=swiglu",            \
         "norm=rmsnorm", "pos=rope", "tie=false", "vocab=32000", "experts=16", "top_k=2", "capacity_factor=1.5",      \
@@ -202,7 +208,8 @@ static void agreement(const char *json, const char *steps_json, run_report *s)
     g_object_unref(pb);
 }
 
-/* Runs the case's trace in `mode`, within `timeout` seconds (0: none). */
+/* Runs the case's trace in `mode` ("default": no --collectives), within
+ * `timeout` seconds (0: none). */
 static run_report run_mode(const char *strata, const pod_case *c, const char *trace, const char *json,
                            const char *mode, int timeout)
 {
@@ -214,8 +221,8 @@ static run_report run_mode(const char *strata, const pod_case *c, const char *tr
         for (const char *const *a = t; *a; a++)
             g_ptr_array_add(argv, (char *)*a);
     }
-    const char *run[] = {strata, "run", "-q", "--hw", hw, "--trace", trace, "--json", json, "--collectives", mode,
-                         NULL};
+    const char *run[] = {strata, "run", "-q", "--hw", hw, "--trace", trace, "--json", json,
+                         strcmp(mode, "default") == 0 ? NULL : "--collectives", mode, NULL};
     for (const char *const *a = run; *a; a++)
         g_ptr_array_add(argv, (char *)*a);
     for (const char *const *s = c->sets; *s; s++) {

@@ -481,6 +481,85 @@ START_TEST(test_offload_to_hosts_agrees_with_steps)
 }
 END_TEST
 
+/* The default (no --collectives) on NEAR35, whose chunks differ by a byte
+ * from rank to rank (no exact symmetry; FAST's data+1 model+1, one
+ * class). Every device's run would move 60 copies in its widest round
+ * (bidir-torus over 3x5: 2 x 2 parts, each a ring whose 15 ranks each send
+ * one copy a round). With the threshold at 59 (STRATA_CLASSES_FALLBACK_COPIES,
+ * standing for the pod's 8,192) the default runs fast, says so on standard
+ * error and in the JSON, with fast's makespan; at 60 it runs every device
+ * (classes as asked, no note); explicit --collectives classes at 59 runs
+ * every device too, with a note saying it may take long. */
+typedef struct default_run {
+    JsonParser *parser;
+    JsonObject *root;
+    char *err;
+} default_run;
+
+static default_run run_default(const char *dir, const char *trace, const char *threshold, const char *mode)
+{
+    char *json = g_strdup_printf("%s/default-%s-%s.json", dir, threshold, mode ? mode : "none");
+    char *hw = strata_test_source_path("configs/hw/test-torus16.ini");
+    static const char *const sets[] = {"hardware.devices=15", "hardware.devices_per_host=5",
+                                       "interconnect.ici.dims=3x5", NULL};
+    const char *const with[] = {"run", "-q", "--trace", trace, "--hw", hw, "--json", json, "--collectives", mode, NULL};
+    const char *const without[] = {"run", "-q", "--trace", trace, "--hw", hw, "--json", json, NULL};
+    g_setenv("STRATA_CLASSES_FALLBACK_COPIES", threshold, TRUE);
+    strata_cli_result r = strata_test_run_cli_sets(mode ? with : without, sets);
+    g_unsetenv("STRATA_CLASSES_FALLBACK_COPIES");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    default_run d = {.parser = json_parser_new(), .err = g_strdup(r.err)};
+    strata_cli_result_clear(&r);
+    ck_assert(json_parser_load_from_file(d.parser, json, NULL));
+    d.root = json_node_get_object(json_parser_get_root(d.parser));
+    g_free(hw);
+    g_free(json);
+    return d;
+}
+
+static void default_run_clear(default_run *d)
+{
+    g_object_unref(d->parser);
+    g_free(d->err);
+}
+
+START_TEST(test_default_falls_back_to_fast)
+{
+    char *dir = strata_test_temp_dir();
+    char *t = g_strdup_printf("%s/near35.trace", dir);
+    ck_assert(g_file_set_contents(t, NEAR35, -1, NULL));
+    default_run fell = run_default(dir, t, "59", NULL), kept = run_default(dir, t, "60", NULL);
+    default_run asked = run_default(dir, t, "59", "classes"), fast = run_default(dir, t, "60", "fast");
+    ck_assert_msg(strstr(fell.err, "note: no exact symmetry of the 15 devices, and every device's run would move 60 "
+                                   "copies in a round, more than 59") &&
+                      strstr(fell.err, "running --collectives fast (1 simulated, symmetry data+1 model+1, approximate)"
+                                       "; --collectives phases or steps runs every device exactly\n"),
+                  "%s", fell.err);
+    ck_assert_str_eq(json_object_get_string_member(fell.root, "collectives_mode"), "fast");
+    ck_assert(strstr(json_object_get_string_member(fell.root, "collectives_fallback"), "more than 59"));
+    ck_assert_int_eq(json_object_get_int_member(json_object_get_object_member(fell.root, "classes"),
+                                                "simulated_devices"), 1);
+    ck_assert_int_eq(json_object_get_int_member(fell.root, "ops"), json_object_get_int_member(fast.root, "ops"));
+    ck_assert(json_object_get_double_member(fell.root, "makespan_s") ==
+              json_object_get_double_member(fast.root, "makespan_s"));
+    ck_assert(!json_object_has_member(fast.root, "collectives_mode")); /* asked for: no fallback */
+    ck_assert_msg(!strstr(kept.err, "note:"), "%s", kept.err);
+    ck_assert(!json_object_has_member(kept.root, "collectives_mode") && !json_object_has_member(kept.root, "classes"));
+    ck_assert_msg(strstr(asked.err, "more than 59 (the engine's sharing costs about their square a round): "
+                                    "--collectives classes simulates every device"), "%s", asked.err);
+    ck_assert(!json_object_has_member(asked.root, "collectives_mode") &&
+              !json_object_has_member(asked.root, "classes"));
+    ck_assert_int_eq(json_object_get_int_member(asked.root, "ops"), json_object_get_int_member(kept.root, "ops"));
+    default_run_clear(&fell);
+    default_run_clear(&kept);
+    default_run_clear(&asked);
+    default_run_clear(&fast);
+    g_free(t);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("classes");
@@ -493,6 +572,7 @@ int main(void)
     tcase_add_test(tc, test_tree_mirror_agrees_with_steps);
     tcase_add_test(tc, test_link_weights);
     tcase_add_test(tc, test_offload_to_hosts_agrees_with_steps);
+    tcase_add_test(tc, test_default_falls_back_to_fast);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

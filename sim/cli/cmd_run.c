@@ -25,6 +25,7 @@
 #include "policy/policy.h"
 #include "results/results.h"
 #include "runspec/runspec.h"
+#include "spmd/spmd.h"
 
 static const char run_description[] =
     "Simulates TRACE on the machine described by HW.ini with SimGrid and prints a\n"
@@ -104,6 +105,31 @@ static bool clock_of(const char *name, strata_engine_clock *out)
     return false;
 }
 
+/* The default's threshold (spmd.h AUTO: copies in a round over every
+ * device) from STRATA_CLASSES_FALLBACK_COPIES, for tests that cannot run
+ * a pod; 0 (spmd.h's STRATA_SPMD_AUTO_COPIES) when unset or not a number. */
+static uint64_t auto_copies(void)
+{
+    const char *env = g_getenv("STRATA_CLASSES_FALLBACK_COPIES");
+    return env ? g_ascii_strtoull(env, NULL, 10) : 0;
+}
+
+/* The run spec's options from the command line's (compiled: the trace is
+ * a compiled one, read by the engine: the spec holds the model alone). */
+static strata_run_spec_options spec_options(const run_args *a, bool compiled)
+{
+    const char *c = a->collectives ? a->collectives : "";
+    return (strata_run_spec_options){.hw_path = a->hw, .hw_overrides = (const char *const *)a->sets,
+                                     .trace_path = compiled ? NULL : a->trace,
+                                     .policies = (const char *const *)a->policies,
+                                     .expand_spmd = true,
+                                     .collective_steps = strcmp(c, "steps") == 0,
+                                     .collective_all = strcmp(c, "phases") == 0,
+                                     .collective_fast = strcmp(c, "fast") == 0,
+                                     .collective_classes = strcmp(c, "classes") == 0,
+                                     .auto_copies = auto_copies()};
+}
+
 /* --collectives or --clock not one of its choices: the error, or NULL. */
 static GError *bad_choice(const run_args *a)
 {
@@ -168,7 +194,10 @@ int strata_cmd_run(int argc, char **argv)
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a.collectives,
          "How collectives run on several devices: classes (default: phases, simulating one device of each "
-         "class of devices that the machine's and the program's symmetry makes alike), phases (every device; "
+         "class of devices that the machine's and the program's symmetry makes alike; where it finds none "
+         "and every device's run would move more than 8,192 copies in a round, the default runs fast and says "
+         "so on standard error), "
+         "phases (every device; "
          "the identical rounds of a ring or a torus dimension as one flow per link that pays every round's "
          "latency), steps (every round of the schedule; the reference, slower) or fast (classes made by "
          "symmetries that move the steps but not every route, as a ring laid row by row over a torus: "
@@ -225,15 +254,12 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
-    strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
-                                        .trace_path = compiled ? NULL : a.trace, /* a compiled one: the model alone */
-                                        .policies = (const char *const *)a.policies,
-                                        .expand_spmd = true,
-                                        .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0,
-                                        .collective_all = a.collectives && strcmp(a.collectives, "phases") == 0,
-                                        .collective_fast = a.collectives && strcmp(a.collectives, "fast") == 0};
+    strata_run_spec_options spec_opt = spec_options(&a, compiled);
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
+    const char *note = strata_spmd_note(strata_run_spec_source(spec));
+    if (note) /* the default ran fast, or an exact run will be long */
+        fprintf(stderr, "strata run: %s: note: %s\n", trace_name, note);
     strata_engine_options opt;
     engine_options_for(&a, timeline_out, &opt);
     if (a.compile_to) {

@@ -619,6 +619,7 @@ static void fill_results(engine_ctx *ctx, const strata_source *src, const char *
         const strata_spmd_classes *c = strata_spmd_classes_of(src);
         r->classes = strata_spmd_classes_count(c);
         r->symmetry = g_strdup(strata_spmd_classes_describe(c));
+        r->fallback = strata_spmd_fell_back(src) ? g_strdup(strata_spmd_note(src)) : NULL;
     }
 }
 

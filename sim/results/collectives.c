@@ -40,6 +40,8 @@ void strata_results_clear_devices(strata_results *r)
     r->mesh = NULL;
     g_free(r->symmetry);
     r->symmetry = NULL;
+    g_free(r->fallback);
+    r->fallback = NULL;
     if (r->collectives)
         g_array_unref(r->collectives);
     r->collectives = NULL;
@@ -83,6 +85,10 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         strata_json_add_uint(b, "simulated_devices", r->classes);
         strata_json_add_string(b, "symmetry", r->symmetry);
         json_builder_end_object(b);
+    }
+    if (r->fallback) { /* the default ran fast: the mode that ran, and why */
+        strata_json_add_string(b, "collectives_mode", "fast");
+        strata_json_add_string(b, "collectives_fallback", r->fallback);
     }
     strata_json_open_array(b, "collectives");
     for (guint i = 0; r->collectives && i < r->collectives->len; i++) {
@@ -154,6 +160,9 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
     if (r->classes)
         fprintf(out, "simulated %u device(s), one per class of devices the symmetry %s makes alike\n", r->classes,
                 r->symmetry);
+    if (r->fallback)
+        fprintf(out, "collectives fast, approximate: the default found no exact symmetry of a run too large for "
+                "every device (standard error says why)\n");
     if (!r->collectives || r->collectives->len == 0)
         return;
     fprintf(out, "\n%-10s %-6s %-18s %-12s %-10s %-4s %-12s %-12s %-12s %s\n", "collective", "line", "op", "axis",

@@ -173,6 +173,9 @@ typedef struct strata_results {
      * 0 and NULL when every device was simulated. */
     uint32_t classes;
     char *symmetry;
+    /* Where `strata run`'s default found no exact classes and ran `fast`
+     * instead (spmd.h, AUTO): why; NULL otherwise (the mode asked ran). */
+    char *fallback;
     GArray *collectives;        /* strata_collective_result, by index; NULL until the first */
     /* The routes copies took, by id (a span's `route`): route i crosses the
      * links route_links[route_start[i] .. route_start[i + 1]), sorted and

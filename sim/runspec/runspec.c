@@ -73,11 +73,13 @@ static strata_source *rewrite(strata_source *src, const strata_run_spec_options 
     if (opt->checked)
         src = strata_checked_source_named(src, "policy output is not a valid trace: ", names);
     if (opt->expand_spmd && hw && strata_spmd_devices(hw) > 1)
-        src = strata_spmd_expand_as(src, hw,
-                                    opt->collective_steps  ? STRATA_SPMD_STEPS
-                                    : opt->collective_all  ? STRATA_SPMD_PHASES
-                                    : opt->collective_fast ? STRATA_SPMD_FAST
-                                                           : STRATA_SPMD_CLASSES);
+        src = strata_spmd_expand_auto(src, hw,
+                                      opt->collective_steps     ? STRATA_SPMD_STEPS
+                                      : opt->collective_all     ? STRATA_SPMD_PHASES
+                                      : opt->collective_fast    ? STRATA_SPMD_FAST
+                                      : opt->collective_classes ? STRATA_SPMD_CLASSES
+                                                                : STRATA_SPMD_AUTO,
+                                      opt->auto_copies ? opt->auto_copies : STRATA_SPMD_AUTO_COPIES);
     return src;
 }
 

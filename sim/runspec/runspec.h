@@ -72,6 +72,8 @@ typedef struct strata_run_spec_options {
     bool collective_steps;            /* ... with every collective step by step, not in phases (spmd.h) */
     bool collective_all;              /* ... in phases on every device, not one device per class (spmd.h) */
     bool collective_fast;             /* ... with approximate classes (spmd.h's FAST) */
+    bool collective_classes;          /* ... with exact classes only (CLASSES); none of the four: AUTO */
+    uint64_t auto_copies;             /* AUTO's max_copies (spmd.h); 0: STRATA_SPMD_AUTO_COPIES */
 } strata_run_spec_options;
 
 /* Builds the spec; NULL with err set by the first step that failed. */

@@ -612,6 +612,7 @@ static void spmd_destroy(void *self)
     g_free(s->touched);
     spmd_links_free(s->links);
     spmd_classes_free(s->classes);
+    g_free(s->note);
     g_hash_table_destroy(s->decided);
     spmd_schedules_free(s->schedules);
     g_array_free(s->leaders, TRUE);
@@ -668,7 +669,57 @@ strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
     return strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
 }
 
+const char *strata_spmd_note(const strata_source *src)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    return s ? s->note : NULL;
+}
+
+bool strata_spmd_fell_back(const strata_source *src)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    return s && s->fell_back;
+}
+
+/* CLASSES and AUTO: the classes, exact; where there are none and every
+ * device's run would move more than max_copies copies in a round, AUTO
+ * takes FAST's (when FAST finds some); else every device runs. Past
+ * max_copies either says so in s->note. Sets s->mode to the mode that
+ * runs. */
+static void classes_exact_or_fast(spmd *s, strata_source *src, bool may_fall_back, uint64_t max_copies)
+{
+    uint64_t widest = 0;
+    s->mode = STRATA_SPMD_CLASSES;
+    s->classes = spmd_classes_find(src, s->hw, false, &widest);
+    if (s->classes || widest <= max_copies)
+        return;
+    char *head = g_strdup_printf("no exact symmetry of the %u devices, and every device's run would move "
+                                 "%" G_GUINT64_FORMAT " copies in a round, more than %" G_GUINT64_FORMAT
+                                 " (the engine's sharing costs about their square a round)",
+                                 s->devices, widest, max_copies);
+    if (may_fall_back && (s->classes = spmd_classes_find(src, s->hw, true, NULL))) {
+        s->mode = STRATA_SPMD_FAST;
+        s->fell_back = true;
+        s->note = g_strdup_printf("%s: running --collectives fast (%u simulated, symmetry %s, approximate); "
+                                  "--collectives phases or steps runs every device exactly",
+                                  head, strata_spmd_classes_count(s->classes),
+                                  strata_spmd_classes_describe(s->classes));
+    } else if (may_fall_back)
+        s->note = g_strdup_printf("%s: simulating every device (no approximate symmetry either), which may take "
+                                  "long", head);
+    else
+        s->note = g_strdup_printf("%s: --collectives classes simulates every device, which may take long; "
+                                  "--collectives fast runs approximate classes", head);
+    g_free(head);
+}
+
 strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode)
+{
+    return strata_spmd_expand_auto(src, hw, mode, STRATA_SPMD_AUTO_COPIES);
+}
+
+strata_source *strata_spmd_expand_auto(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode,
+                                       uint64_t max_copies)
 {
     spmd *s = g_new0(spmd, 1);
     s->in = src;
@@ -678,8 +729,11 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
     s->schedules = spmd_schedules_new();
     s->devices = strata_hw_devices(hw);
-    if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
-        s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
+    if (mode == STRATA_SPMD_AUTO || mode == STRATA_SPMD_CLASSES) /* NULL: every device is its own class */
+        classes_exact_or_fast(s, src, mode == STRATA_SPMD_AUTO, max_copies);
+    else if (mode == STRATA_SPMD_FAST)
+        s->classes = spmd_classes_find(src, hw, true, NULL);
+    mode = s->mode;
     s->phases = spmd_phases_allowed(src, mode, s->classes);
     s->leaders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     s->expanded_devs = g_array_new(FALSE, FALSE, sizeof(uint32_t));

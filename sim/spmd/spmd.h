@@ -141,12 +141,41 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          take (spmd_fill.h), and keep them beside other collectives.
  *          Not exact: docs/classes.md gives the errors measured against
  *          STEPS. */
-typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES, STRATA_SPMD_FAST } strata_spmd_collectives;
+typedef enum {
+    STRATA_SPMD_PHASES,
+    STRATA_SPMD_STEPS,
+    STRATA_SPMD_CLASSES,
+    STRATA_SPMD_FAST,
+    /* `strata run`'s default: CLASSES; but where the program has no exact
+     * symmetry and every device's run would move more than max_copies
+     * copies in one round (strata_spmd_expand_auto), FAST, when FAST finds
+     * classes: strata_spmd_fell_back() and strata_spmd_note() then say so and why. */
+    STRATA_SPMD_AUTO
+} strata_spmd_collectives;
+
+/* AUTO's max_copies by default: STRATA_SPMD_MAX_CONCURRENT_STEPS, the
+ * round past which the engine's sharing, whose cost grows with the
+ * square of the copies at once, is accepted only because the copies are
+ * sparse on the links; every device of a bidirectional-ring all-reduce
+ * over a pod past it costs about k C^2 a round (C copies, k about 3.5 to
+ * 4 ns measured: docs/classes.md, "When the default runs fast"). */
+#define STRATA_SPMD_AUTO_COPIES STRATA_SPMD_MAX_CONCURRENT_STEPS
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
  * must outlive the source), with phases. */
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
 strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode);
+/* As strata_spmd_expand_as; AUTO's threshold max_copies (CLASSES's for
+ * its note; the other modes ignore it). */
+strata_source *strata_spmd_expand_auto(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode,
+                                       uint64_t max_copies);
+/* Whether src is an AUTO expansion that runs FAST. */
+bool strata_spmd_fell_back(const strata_source *src);
+/* One line for the user where the classes' choice changed the mode (AUTO
+ * that runs FAST: why) or will cost long (CLASSES without an exact
+ * symmetry past max_copies: every device runs); valid as long as src;
+ * NULL otherwise, or when src is no expansion. */
+const char *strata_spmd_note(const strata_source *src);
 
 /* The side table. Of the op src (an expansion by strata_spmd_expand())
  * handed out last: its collective and phase ({STRATA_COLL_NONE, 0} when

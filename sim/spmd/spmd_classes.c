@@ -212,6 +212,7 @@ typedef struct scan {
     strata_mesh *mesh;
     GPtrArray *sigs; /* coll_sig */
     bool hosts;      /* some op names a host memory (its template: each device's own host's) */
+    uint64_t widest; /* the most copies a round moves at once over every group, every device expanded */
 } scan;
 
 /* A name of the model (a memory or unit) that the program writes for every
@@ -252,8 +253,15 @@ static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, 
     coll_sig *s = g_new0(coll_sig, 1);
     *s = (coll_sig){.kind = op->kind, .mask = mask, .algo = algo, .in_bytes = sh.in_bytes, .shift = sh.shift};
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
-    if (strata_coll_ranks(&sh) > 1)
+    uint32_t n = strata_coll_ranks(&sh);
+    if (n > 1)
         strata_coll_schedule(&sh, s->steps);
+    uint64_t in_round = 0; /* as plan_collective counts a round's copies (spmd.c) */
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
+        sc->widest = MAX(sc->widest, in_round * (strata_mesh_devices(sc->mesh) / n));
+    }
     g_ptr_array_add(sc->sigs, s);
     return true;
 }
@@ -452,7 +460,11 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
             verdict = MAPS_NOT;
         else if (!same_bytes(((const placed_step *)found)->st, x->st))
             verdict = MAPS_STEPS; /* near: a byte's difference */
-        else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(hw, m, perm, x->p, x->q))
+    }
+    /* the routes last: a candidate that fails on the steps costs no route */
+    for (guint i = 0; verdict == MAPS_EXACTLY && i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        if (x->p != x->q && !route_moves(hw, m, perm, x->p, x->q))
             verdict = MAPS_STEPS;
     }
     g_hash_table_destroy(count);
@@ -621,13 +633,17 @@ static bool whole_hosts(const strata_spmd_classes *c, uint32_t per_host)
     return true;
 }
 
-strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx)
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx, uint64_t *widest)
 {
     uint32_t devices = strata_hw_devices(hw);
+    if (widest)
+        *widest = 0;
     if (devices <= 1)
         return NULL;
     scan sc = {.sigs = g_ptr_array_new_with_free_func(sig_free)};
     bool ok = scan_program(&sc, in, hw);
+    if (widest && ok)
+        *widest = sc.widest;
     spmd_machine *m = ok ? spmd_machine_new(hw, sc.hosts) : NULL;
     strata_spmd_classes *c = NULL;
     if (m) {

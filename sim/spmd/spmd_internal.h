@@ -40,6 +40,8 @@ typedef struct spmd {
     const strata_hw *hw;
     strata_spmd_collectives mode;
     strata_spmd_classes *classes; /* CLASSES: the devices' classes; NULL: every device is expanded */
+    char *note;            /* what the classes' choice costs or changes (strata_spmd_note), or NULL */
+    bool fell_back;        /* AUTO that runs FAST (note: why) */
     bool phases;           /* rounds may join into phases (spmd_phases_allowed) */
     uint32_t devices;
     strata_checker *checker;

@@ -37,8 +37,11 @@ bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_
  * explicit instances, host memories, no symmetry), or when the program is
  * bad input (the expansion then says so, on its line). With approx, a
  * rotation that maps every step but not every route onto its image's is a
- * generator too (strata_spmd_classes_exact() then says false). */
-strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx);
+ * generator too (strata_spmd_classes_exact() then says false). *widest
+ * (may be NULL) gets the most copies one round of the program's
+ * collectives moves at once over all its groups when every device runs it
+ * (0 when the scan stops short: bad input, device= ops, ...). */
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx, uint64_t *widest);
 /* The representative of directed link key (2 x link + forward). */
 uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key);
 /* Approximate classes: the copies on rep_key's orbit weigh at least scale
