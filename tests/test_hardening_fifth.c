@@ -186,6 +186,26 @@ START_TEST(overrides_name_the_file_given)
 }
 END_TEST
 
+#define RUN_ENV(v) "printf 'strata-trace 1\\nalloc a 1MiB\\n' > t.trace; STRATA_CLASSES_FALLBACK_COPIES=" v \
+                   " \"$S\" run -q --hw \"$H/h100.ini\" --trace t.trace"
+
+/* strata run's threshold for the default's fallback (docs/classes.md):
+ * g_ascii_strtoull read "abc" as unset and "-1" as 2^64 - 1 (never
+ * falling back), at exit 0. */
+START_TEST(run_fallback_threshold_is_a_count)
+{
+    static const sh_case rows[] = {
+        {RUN_ENV("abc"), 2,
+         "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1, got 'abc'"},
+        {RUN_ENV("-1"), 2, "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1"},
+        {RUN_ENV("0"), 2, "expected a whole number of copies >= 1, got '0'"},
+        /* what stays taken */
+        {RUN_ENV("8192"), 0, NULL},
+    };
+    sh_rows(rows, G_N_ELEMENTS(rows));
+}
+END_TEST
+
 static Suite *fifth_suite(void)
 {
     Suite *s = suite_create("hardening_fifth");
@@ -195,6 +215,7 @@ static Suite *fifth_suite(void)
     tcase_add_test(tc, transformer_keys_read_or_refused);
     tcase_add_test(tc, generator_values_named);
     tcase_add_test(tc, overrides_name_the_file_given);
+    tcase_add_test(tc, run_fallback_threshold_is_a_count);
     suite_add_tcase(s, tc);
     return s;
 }
