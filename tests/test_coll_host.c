@@ -317,7 +317,6 @@ START_TEST(the_hosts_floor_counts_the_calls_channels)
 }
 END_TEST
 
-/* Bad values are refused at their line. */
 /* NCCL's runtime calls around each communicator's launch, counted in its
  * sources (coll_host.h): one cudaSetDevice in each of doLaunches' three
  * loops, a cudaEventRecord + cudaStreamWaitEvent pair in ncclLaunchPrepare
@@ -370,6 +369,7 @@ START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
 }
 END_TEST
 
+/* Bad values are refused at their line. */
 START_TEST(bad_values_at_their_line)
 {
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"

@@ -18,8 +18,8 @@
  *    --against: no replay option.
  *
  * Every row runs in a fresh directory through /bin/sh ($S strata, $H
- * configs/hw); strata_test_only checks that the directory holds only the
- * files the script wrote (no output, no temporary, after a refusal).
+ * configs/hw); after a refusal the directory holds no output (out.*) and
+ * no temporary (outfile.c's ".BASENAME.XXXXXX").
  */
 #include <string.h>
 #include <glib/gstdio.h>
@@ -31,8 +31,19 @@ typedef struct sh_case {
     const char *message;
 } sh_case;
 
+/* After row i's refusal: no out.* output and no outfile.c temporary
+ * (a name starting with '.') left in dir. */
+static void no_output_left(const char *dir, size_t i)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    ck_assert(d);
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        ck_assert_msg(!g_str_has_prefix(name, "out.") && name[0] != '.', "row %zu: '%s' left in %s", i, name, dir);
+    g_dir_close(d);
+}
+
 /* Runs each row in a fresh directory: exit `status` and `message` (NULL:
- * anything) in standard error; after a refusal, no out.* file. */
+ * anything) in standard error; after a refusal, no output or temporary. */
 static void sh_rows(const sh_case *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -40,11 +51,8 @@ static void sh_rows(const sh_case *rows, size_t n)
         strata_cli_result r = strata_test_sh_in(dir, rows[i].script);
         ck_assert_msg(r.status == rows[i].status && (!rows[i].message || strstr(r.err, rows[i].message)),
                       "row %zu: exit %d: %s", i, r.status, r.err);
-        if (rows[i].status == 2) {
-            char *out = g_build_filename(dir, "out.trace", NULL);
-            ck_assert_msg(!g_file_test(out, G_FILE_TEST_EXISTS), "row %zu: out.trace written", i);
-            g_free(out);
-        }
+        if (rows[i].status == 2)
+            no_output_left(dir, i);
         strata_cli_result_clear(&r);
         strata_test_remove_dir(dir);
         g_free(dir);
@@ -178,6 +186,26 @@ START_TEST(overrides_name_the_file_given)
 }
 END_TEST
 
+#define RUN_ENV(v) "printf 'strata-trace 1\\nalloc a 1MiB\\n' > t.trace; STRATA_CLASSES_FALLBACK_COPIES=" v \
+                   " \"$S\" run -q --hw \"$H/h100.ini\" --trace t.trace"
+
+/* strata run's threshold for the default's fallback (docs/classes.md):
+ * g_ascii_strtoull read "abc" as unset and "-1" as 2^64 - 1 (never
+ * falling back), at exit 0. */
+START_TEST(run_fallback_threshold_is_a_count)
+{
+    static const sh_case rows[] = {
+        {RUN_ENV("abc"), 2,
+         "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1, got 'abc'"},
+        {RUN_ENV("-1"), 2, "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1"},
+        {RUN_ENV("0"), 2, "expected a whole number of copies >= 1, got '0'"},
+        /* what stays taken */
+        {RUN_ENV("8192"), 0, NULL},
+    };
+    sh_rows(rows, G_N_ELEMENTS(rows));
+}
+END_TEST
+
 static Suite *fifth_suite(void)
 {
     Suite *s = suite_create("hardening_fifth");
@@ -187,6 +215,7 @@ static Suite *fifth_suite(void)
     tcase_add_test(tc, transformer_keys_read_or_refused);
     tcase_add_test(tc, generator_values_named);
     tcase_add_test(tc, overrides_name_the_file_given);
+    tcase_add_test(tc, run_fallback_threshold_is_a_count);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -111,6 +111,13 @@ START_TEST(one_node_plan)
     /* 8 MiB to a peer: min(4, 8 MiB / 64 KiB) = 4 parts of 2 MiB, within
      * 32 steps: 4 */
     ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 8u << 20), 4);
+    /* 25 ranks over "3 nodes" (25 / 8, not dividing): one node of 25, so
+     * that the walk gives every one of the 25 rounds a delta */
+    c.ranks = 25;
+    c.nodes = 3;
+    strata_nccl_p2p_init(&c, 34, &p);
+    ck_assert_uint_eq(p.nodes, 1);
+    ck_assert_uint_eq(p.local_ranks, 25);
 }
 END_TEST
 

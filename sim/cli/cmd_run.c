@@ -20,6 +20,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/units.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
@@ -107,11 +108,20 @@ static bool clock_of(const char *name, strata_engine_clock *out)
 
 /* The default's threshold (spmd.h AUTO: copies in a round over every
  * device) from STRATA_CLASSES_FALLBACK_COPIES, for tests that cannot run
- * a pod; 0 (spmd.h's STRATA_SPMD_AUTO_COPIES) when unset or not a number. */
-static uint64_t auto_copies(void)
+ * a pod; 0 (spmd.h's STRATA_SPMD_AUTO_COPIES) when unset; false with err
+ * when set to anything but a whole number >= 1 (g_ascii_strtoull read
+ * "abc" as the default and "-1" as 2^64 - 1, silently). */
+static bool auto_copies(uint64_t *copies, GError **err)
 {
     const char *env = g_getenv("STRATA_CLASSES_FALLBACK_COPIES");
-    return env ? g_ascii_strtoull(env, NULL, 10) : 0;
+    *copies = 0;
+    if (!env || (strata_parse_u64(env, copies, NULL) && *copies > 0))
+        return true;
+    *copies = 0;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1, got '%s'",
+                env);
+    return false;
 }
 
 /* The run spec's options from the command line's (compiled: the trace is
@@ -119,6 +129,8 @@ static uint64_t auto_copies(void)
 static strata_run_spec_options spec_options(const run_args *a, bool compiled)
 {
     const char *c = a->collectives ? a->collectives : "";
+    uint64_t copies;
+    auto_copies(&copies, NULL); /* bad_choice checked it */
     return (strata_run_spec_options){.hw_path = a->hw, .hw_overrides = (const char *const *)a->sets,
                                      .trace_path = compiled ? NULL : a->trace,
                                      .policies = (const char *const *)a->policies,
@@ -127,13 +139,18 @@ static strata_run_spec_options spec_options(const run_args *a, bool compiled)
                                      .collective_all = strcmp(c, "phases") == 0,
                                      .collective_fast = strcmp(c, "fast") == 0,
                                      .collective_classes = strcmp(c, "classes") == 0,
-                                     .auto_copies = auto_copies()};
+                                     .auto_copies = copies};
 }
 
-/* --collectives or --clock not one of its choices: the error, or NULL. */
+/* --collectives or --clock not one of its choices, or a bad
+ * STRATA_CLASSES_FALLBACK_COPIES: the error, or NULL. */
 static GError *bad_choice(const run_args *a)
 {
     strata_engine_clock clock;
+    uint64_t copies;
+    GError *err = NULL;
+    if (!auto_copies(&copies, &err))
+        return err;
     if (a->collectives && strcmp(a->collectives, "classes") != 0 && strcmp(a->collectives, "phases") != 0 &&
         strcmp(a->collectives, "steps") != 0 && strcmp(a->collectives, "fast") != 0)
         return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,

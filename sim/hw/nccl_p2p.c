@@ -31,7 +31,11 @@ static uint32_t pow2_up(uint32_t x)
 
 void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, strata_nccl_p2p *out)
 {
-    uint32_t nodes = c->nodes > 1 ? c->nodes : 1;
+    /* nodes x local_ranks = ranks (nccl_p2p.h): nodes that do not divide
+     * the ranks are read as one (coll_sched.c's domain rule), or the
+     * schedule's walk would leave rounds past nodes x (ranks / nodes)
+     * without a delta */
+    uint32_t nodes = c->nodes > 1 && c->ranks % c->nodes == 0 ? c->nodes : 1;
     *out = (strata_nccl_p2p){.ranks = c->ranks, .nodes = nodes, .local_ranks = c->ranks / nodes};
     /* ncclTopoComputeP2pChannels: min(comm->nChannels, NCCL_MAX_P2P_NCHANNELS),
      * at least NCCL_MIN_P2P_NCHANNELS (1); ncclTopoGetNchannels runs with
