@@ -435,15 +435,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
     memcpy(s->sig, sig, sizeof sig);
     s->rounds = spmd_schedules_get(s->schedules, s->sig, &sh, s->steps);
-    uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
-    guint widest_at = 0;
-    for (guint i = 0; i < s->steps->len; i++) {
-        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
-        in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
-        if (in_round > widest)
-            widest_at = i + 1 - (guint)in_round;
-        widest = MAX(widest, in_round);
-    }
+    guint widest_at;
+    uint64_t widest = spmd_schedule_widest_round(s->steps, &widest_at); /* one group */
     uint64_t concurrent = widest * (s->devices / n);
     if (s->classes) /* the copies simulated: those into the representatives */
         concurrent = (concurrent * strata_spmd_classes_count(s->classes) + s->devices - 1) / s->devices;

@@ -27,6 +27,7 @@
 #include "spmd/spmd_machine.h"
 #include "spmd/spmd_names.h"
 #include "spmd/spmd_phase.h"
+#include "spmd/spmd_schedules.h"
 
 struct strata_spmd_classes {
     uint32_t devices, n_classes;
@@ -256,12 +257,8 @@ static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, 
     uint32_t n = strata_coll_ranks(&sh);
     if (n > 1)
         strata_coll_schedule(&sh, s->steps);
-    uint64_t in_round = 0; /* as plan_collective counts a round's copies (spmd.c) */
-    for (guint i = 0; i < s->steps->len; i++) {
-        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
-        in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
-        sc->widest = MAX(sc->widest, in_round * (strata_mesh_devices(sc->mesh) / n));
-    }
+    if (n > 1) /* as plan_collective counts a round's copies (spmd.c) */
+        sc->widest = MAX(sc->widest, spmd_schedule_widest_round(s->steps, NULL) * (strata_mesh_devices(sc->mesh) / n));
     g_ptr_array_add(sc->sigs, s);
     return true;
 }

@@ -61,3 +61,19 @@ uint32_t spmd_schedules_get(spmd_schedules *c, const uint64_t sig[5], const stra
     g_hash_table_insert(c->by_sig, key, s);
     return rounds;
 }
+
+uint64_t spmd_schedule_widest_round(const GArray *steps, guint *at)
+{
+    uint64_t widest = 0, in_round = 0;
+    guint widest_at = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        in_round = i > 0 && st->round == g_array_index(steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
+        if (in_round > widest)
+            widest_at = i + 1 - (guint)in_round;
+        widest = MAX(widest, in_round);
+    }
+    if (at)
+        *at = widest_at;
+    return widest;
+}

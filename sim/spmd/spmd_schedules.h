@@ -30,5 +30,10 @@ void spmd_schedules_free(spmd_schedules *c);
  * arguments are sig; returns its rounds (strata_coll_schedule's). */
 uint32_t spmd_schedules_get(spmd_schedules *c, const uint64_t sig[5], const strata_coll_shape *shape,
                             GArray *steps);
+/* The widest round of a schedule's steps (strata_coll_step, in order): the
+ * most consecutive steps of one round, i.e. the copies one group moves at
+ * once; *at (may be NULL) gets the index of its first step. 0 when steps
+ * is empty. */
+uint64_t spmd_schedule_widest_round(const GArray *steps, guint *at);
 
 #endif
