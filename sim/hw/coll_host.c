@@ -6,23 +6,6 @@
 #include "hw/coll_host.h"
 #include "hw/hw_internal.h"
 
-#include <string.h>
-
-/* The stream ops (cudaEventRecord + cudaStreamWaitEvent pairs) around one
- * communicator's launch, uncaptured, one user stream. NCCL (v2.18.3-1 to
- * v2.27.3-1): ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream,
- * deviceStream) and ncclLaunchFinish's (deviceStream, launchStream), a
- * record and a wait each (src/enqueue.cc, src/misc/strongstream.cc; v2.26
- * ncclStreamWaitStream, the same pair). RCCL (rocm-5.7.0 to develop
- * 2.21.5): none, tasks->numStreams == 1 and not persistent skips both, and
- * hipExtLaunchKernel records doneEvent in the dispatch (src/enqueue.cc). */
-static void library_stream_ops(const char *prefix, strata_coll_host *out)
-{
-    bool nccl = strcmp(prefix, "nccl") == 0;
-    out->plan_stream_ops = nccl ? 2u : 0u;
-    out->finish_stream_ops = nccl ? 2u : 0u;
-}
-
 static bool load_times(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
 {
@@ -38,13 +21,12 @@ static bool load_times(const hw_load_ctx *ctx, const char *group, const char *pr
     return ok;
 }
 
-bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
-                       GError **err)
+bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, uint32_t stream_ops,
+                       strata_coll_host *out, GError **err)
 {
     char *layout = g_strdup_printf("%s_ranks_per_process", prefix), *launch = g_strdup_printf("%s_host_launch", prefix),
          *overlap = g_strdup_printf("%s_host_overlap", prefix);
-    *out = (strata_coll_host){.ranks_per_process = 1};
-    library_stream_ops(prefix, out);
+    *out = (strata_coll_host){.ranks_per_process = 1, .plan_stream_ops = stream_ops, .finish_stream_ops = stream_ops};
     bool has_launch = strata_keyfile_has_key(ctx->k, group, launch);
     bool ok = hw_get_count(ctx, group, layout, 1, STRATA_COLL_HOST_MAX, 1,
                            "a whole number of GPUs per process from 1 to 64 (1: one rank per GPU)",

@@ -117,12 +117,13 @@ typedef struct strata_coll_host {
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
  * `_host_channel`, `_host_set_device`, `_host_stream_op` and
  * `_host_overlap` of group into out (defaults: 1, 0, 0, 0, 0, 0, and
- * overlap when the layout is above 1), and the library's stream ops a
- * communicator (prefix "nccl": 2 and 2; "rccl": none); false with err at the
- * key's line when a value is bad, or the layout is above 1 without a
- * host_launch. */
-bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
-                       GError **err);
+ * overlap when the layout is above 1), and stream_ops, the library's
+ * stream ops a communicator in each of the plan and finish loops (NCCL 2,
+ * RCCL with one stream 0: above), into plan_stream_ops and
+ * finish_stream_ops; false with err at the key's line when a value is bad,
+ * or the layout is above 1 without a host_launch. */
+bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, uint32_t stream_ops,
+                       strata_coll_host *out, GError **err);
 
 /* The delay of device d's kernel start behind one rank per GPU's, with
  * P = plan_s + S + k_p O (the plan loop's work a communicator), L = S +

@@ -167,7 +167,10 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          optional_size(ctx, group, "nccl_buffsize", 64u << 10, 256u << 20, &p->buffsize, err) &&
          optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
-         hw_coll_host_load(ctx, group, "nccl", &p->host, err);
+         /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
+          * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
+          * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
+         hw_coll_host_load(ctx, group, "nccl", 2, &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
