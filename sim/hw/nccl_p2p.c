@@ -149,9 +149,7 @@ uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t 
                k % m / STRATA_NCCL_P2P_PER_BATCH;
     base &= 0xff;
     /* ncclP2pChannelForPart: base + part's bits reversed over log2(p2pnChannels) */
-    uint32_t bits = 0, rev = 0;
-    while ((1u << bits) < p->p2p_channels)
-        bits++;
+    uint32_t bits = (uint32_t)strata_nccl_log2i(p->p2p_channels), rev = 0; /* a power of two */
     for (uint32_t b = 0; b < bits; b++)
         if (i & (1u << b))
             rev |= 1u << (bits - 1 - b);
