@@ -39,11 +39,8 @@
 uint32_t coll_nccl_alltoall(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     uint32_t n = s->n, rounds = 1;
-    /* an untuned shape (no hardware: the schedule's own tests): NCCL's plan
-     * over MAXCHANNELS (64) p2p channels, one a peer, the NVLink step */
-    strata_nccl_p2p untuned = {.ranks = n, .nodes = n / s->domain, .local_ranks = s->domain, .p2p_channels = 64,
-                               .per_peer = 1, .min_channels = 1, .step_bytes = 512u << 10,
-                               .ll_step_bytes = 64u << 10};
+    strata_nccl_p2p untuned; /* no hardware: the schedule's own tests */
+    strata_nccl_p2p_untuned(n, s->domain, &untuned);
     const strata_nccl_p2p *p = shape->tune.p2p.ranks == n ? &shape->tune.p2p : &untuned;
     uint64_t c = shape->in_bytes / n;
     if (c == 0)

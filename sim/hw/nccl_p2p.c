@@ -73,6 +73,13 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
     out->ll_step_bytes = LL_BUFF / STEPS;
 }
 
+void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p2p *out)
+{
+    *out = (strata_nccl_p2p){.ranks = ranks, .nodes = ranks / local_ranks, .local_ranks = local_ranks,
+                             .p2p_channels = MAX_P2P_CHANNELS, .per_peer = 1, .min_channels = 1,
+                             .step_bytes = P2P_NVL_CHUNK, .ll_step_bytes = LL_BUFF / STEPS};
+}
+
 bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes)
 {
     return bytes <= (uint64_t)p->per_peer * LL_THRESHOLD;

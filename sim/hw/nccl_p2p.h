@@ -47,6 +47,10 @@ typedef struct strata_nccl_p2p {
  * peer on the node, 2 x max(1, the GPUs' NVLink bandwidth / NCCL's per
  * link), computed by the caller from the graph. */
 void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, strata_nccl_p2p *out);
+/* The plan with no communicator (a schedule built without hardware, as
+ * its own tests build it): `ranks` in nodes of `local_ranks` (dividing
+ * them), MAXCHANNELS p2p channels, one a peer, the NVLink step. */
+void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p2p *out);
 /* Whether a send or receive of `bytes` to another rank runs LL (enqueue.cc
  * addP2pToPlan: bytes <= p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD,
  * 16384), else Simple. */
