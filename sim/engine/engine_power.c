@@ -60,7 +60,7 @@ static void advance(unit_power *u, double t)
 {
     double x = fmin(u->activity, 1.0); /* the running computes' shares, at most the whole unit */
     if (t > u->at)
-        u->duty = x + (u->duty - x) * exp(-(t - u->at) / u->tau);
+        u->duty = strata_hw_duty_after(u->duty, x, t - u->at, u->tau);
     u->at = t;
 }
 

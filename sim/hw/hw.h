@@ -333,6 +333,10 @@ double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit);
  * 1 while duty <= free_duty, `floor` (sustained / peak) at duty = 1, linear
  * in between. free_duty below 1. */
 double strata_hw_clock_at_duty(double duty, double free_duty, double floor);
+/* The duty rule's filter (clock_response, a first-order lag of time
+ * constant tau): its output `duty` after dt of activity x (0 idle, 1 the
+ * whole unit busy), x + (duty - x) e^(-dt / tau). */
+double strata_hw_duty_after(double duty, double x, double dt, double tau);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 

@@ -431,6 +431,11 @@ double strata_hw_clock_at_duty(double duty, double free_duty, double floor)
     return over > 0 ? 1.0 - fmin(over, 1.0) * (1.0 - floor) : 1.0;
 }
 
+double strata_hw_duty_after(double duty, double x, double dt, double tau)
+{
+    return x + (duty - x) * exp(-dt / tau);
+}
+
 double strata_hw_sustained_ratio(const strata_hw *hw)
 {
     double least = 1.0;

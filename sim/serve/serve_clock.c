@@ -34,7 +34,7 @@ void strata_serve_clock_free(strata_serve_clock *k)
 double strata_serve_clock_step(strata_serve_clock *k, double t, double peak_s, double sustained_s)
 {
     if (t > k->at) /* idle since the last step: x = 0 */
-        k->duty *= exp(-(t - k->at) / k->tau);
+        k->duty = strata_hw_duty_after(k->duty, 0.0, t - k->at, k->tau);
     k->at = fmax(k->at, t);
     if (peak_s <= 0)
         return 0;
@@ -43,7 +43,7 @@ double strata_serve_clock_step(strata_serve_clock *k, double t, double peak_s, d
     double piece = k->tau / PIECES_PER_TAU, n = fmin(fmax(ceil(peak_s / piece), 1.0), MAX_PIECES), total = 0;
     for (int i = 0; i < (int)n; i++) {
         double c = strata_hw_clock_at_duty(k->duty, k->free_duty, k->floor), dt = (peak_s + bound_s * (1.0 / c - 1.0)) / n;
-        k->duty = 1.0 + (k->duty - 1.0) * exp(-dt / k->tau); /* busy: x = 1 */
+        k->duty = strata_hw_duty_after(k->duty, 1.0, dt, k->tau); /* busy */
         total += dt;
         if (bound_s > 0) {
             k->clock_s += bound_s / n; /* c times its time, bound_s / (c n) */
