@@ -261,10 +261,10 @@ static strata_params *gen_collective_params(const char *gen)
  * their defaults) are ranks= and collective=, which make the busbw factor
  * (ranks = 8 beside devices=16 scaled the simulated all-reduce by 2 x 7/8,
  * not 2 x 15/16, at exit 0). */
-static bool case_gen_collective(const strata_published_case *c, const strata_keyfile *kf, const char *group,
-                                GError **err)
+static bool case_gen_collective(const strata_published_case *c, const strata_params *gen, const strata_keyfile *kf,
+                                const char *group, GError **err)
 {
-    strata_params *p = c->metric == STRATA_PUBLISHED_BUSBW && c->gen ? gen_collective_params(c->gen) : NULL;
+    const strata_params *p = c->metric == STRATA_PUBLISHED_BUSBW ? gen : NULL;
     char *ranks = p ? strata_keyfile_string(kf, group, "ranks") : NULL;
     char *op = p ? strata_keyfile_string(kf, group, "collective") : NULL;
     uint64_t n = 0;
@@ -281,8 +281,6 @@ static bool case_gen_collective(const strata_published_case *c, const strata_key
     }
     g_free(ranks);
     g_free(op);
-    if (p)
-        strata_params_free(p);
     return ok;
 }
 
@@ -290,20 +288,16 @@ static bool case_gen_collective(const strata_published_case *c, const strata_key
  * its default) is the case's bytes=, which divides the simulated time
  * (bytes = 1GiB beside gen= bytes=8GiB gave an eighth of the bandwidth,
  * exit 0). A series sets both from its row. */
-static bool case_gen_bytes(const strata_published_case *c, const strata_keyfile *kf, const char *group,
-                           GError **err)
+static bool case_gen_bytes(const strata_published_case *c, const strata_params *gen, const strata_keyfile *kf,
+                           const char *group, GError **err)
 {
-    bool counted = c->metric == STRATA_PUBLISHED_BANDWIDTH || c->metric == STRATA_PUBLISHED_BUSBW;
-    strata_params *p = counted && c->gen ? gen_collective_params(c->gen) : NULL;
     bool ok = true;
-    if (p && strata_params_size(p, "bytes") != c->bytes) {
+    if (gen && strata_params_size(gen, "bytes") != c->bytes) {
         char *what = g_strdup_printf("expected the bytes of gen= (%" G_GUINT64_FORMAT "), got %" G_GUINT64_FORMAT,
-                                     strata_params_size(p, "bytes"), c->bytes);
+                                     strata_params_size(gen, "bytes"), c->bytes);
         ok = bad_key(kf, group, "bytes", what, err);
         g_free(what);
     }
-    if (p)
-        strata_params_free(p);
     return ok;
 }
 
@@ -323,9 +317,15 @@ static bool case_group(strata_published_case *c, const strata_keyfile *kf, const
 
 /* The keys a case and a series share: source, setup, note, metric, hw, and
  * trace or gen; every key of the group must be one of known. */
+/* The case's common keys; *gen (may be NULL): the parameters of its gen=
+ * when it is a bandwidth or busbw case of `strata gen collective`
+ * (gen_collective_params; strata_params_free), else NULL. */
 static strata_published_case *case_common(const strata_keyfile *kf, const char *group, const char *name,
-                                          const char *dir, const char *const *known, GError **err)
+                                          const char *dir, const char *const *known, strata_params **gen,
+                                          GError **err)
 {
+    if (gen)
+        *gen = NULL;
     if (!strata_keyfile_check_keys(kf, group, known, NULL, err))
         return NULL;
     bool series = g_str_has_prefix(group, "series ");
@@ -345,8 +345,14 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
     g_free(set);
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
               case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
-              (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err) &&
-              case_gen_collective(c, kf, group, err);
+              (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err);
+    bool counted = c->metric == STRATA_PUBLISHED_BANDWIDTH || c->metric == STRATA_PUBLISHED_BUSBW;
+    strata_params *p = ok && counted && c->gen ? gen_collective_params(c->gen) : NULL;
+    ok = ok && case_gen_collective(c, p, kf, group, err);
+    if (ok && gen)
+        *gen = p;
+    else if (p)
+        strata_params_free(p);
     if (!ok) {
         case_free(c);
         return NULL;
@@ -397,12 +403,15 @@ static bool case_read(strata_published *set, const strata_keyfile *kf, const cha
 {
     static const char *const known[] = {"source", "setup", "measured", "metric", "bytes", "collective", "ranks", "hw",
                                         "trace",  "gen",   "note",     "group",  "set",   "serve",      "tokens", "context", NULL};
-    strata_published_case *c = case_common(kf, group, name, dir, known, err);
+    strata_params *gen;
+    strata_published_case *c = case_common(kf, group, name, dir, known, &gen, err);
     if (c && !(case_measure(c, kf, group, err) && case_tokens(c, kf, group, err) &&
-               case_gen_bytes(c, kf, group, err))) {
+               case_gen_bytes(c, gen, kf, group, err))) {
         case_free(c);
         c = NULL;
     }
+    if (gen)
+        strata_params_free(gen);
     return c && add_case(set, c, err);
 }
 
@@ -412,7 +421,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
 {
     static const char *const known[] = {"source", "setup", "metric", "collective", "ranks", "hw",
                                         "gen",    "note",  "data",   "column",     "unit",  "group", "set", NULL};
-    strata_published_case *t = case_common(kf, group, name, dir, known, err);
+    strata_published_case *t = case_common(kf, group, name, dir, known, NULL, err);
     char *data = t ? case_path(kf, group, "data", dir, err) : NULL;
     char *column = data ? required(kf, group, "column", err) : NULL;
     char *unit = column ? required(kf, group, "unit", err) : NULL;
