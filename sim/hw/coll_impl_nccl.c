@@ -70,7 +70,8 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
-                                 "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e; "
+                                 "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e), "
+                                 "gcp-gib-a3u or gcp-gib-a4 (Google's gIB tuner tables on A3 Ultra, A4; "
                                  "nccl_plugin.h); default: none"},
     {"nccl_nic_group", false, "collectives = nccl: the NICs NCCL's net plugin shows as one network device of "
                               "their summed speed, 1 to 64 (aws-ofi-nccl's RDMA protocol: a GPU's NICs; default "

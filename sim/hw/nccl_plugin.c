@@ -1,5 +1,6 @@
 /*
  * nccl_plugin.c: NCCL tuner plugins' choices (contract in nccl_plugin.h).
+ * gIB's tables are nccl_plugin_gib.c's.
  *
  * aws-ofi-p5: aws/aws-ofi-nccl tag v1.16.3 (the release the p5 runs of
  * validation/clusters.ini used), src/tuner/nccl_ofi_regions.cpp:
@@ -25,6 +26,7 @@
  */
 #include "hw/nccl_plugin.h"
 #include <string.h>
+#include "hw/nccl_plugin_gib.h"
 #include <glib.h>
 
 #define MAX_SIZE (100.0 * 1024 * 1024 * 1024)
@@ -44,8 +46,11 @@ typedef struct region {
 
 struct strata_nccl_plugin {
     const char *name;
-    /* the regions of `kind` on c (in the plugin's order); 0: none */
+    /* aws-ofi-nccl's: the regions of `kind` on c (in the plugin's order);
+     * 0: none */
     size_t (*regions)(const strata_nccl_comm *c, strata_op_kind kind, region *out, size_t max);
+    /* gIB's: its table (regions NULL) */
+    strata_gib_table gib;
 };
 
 /* extend_region */
@@ -117,7 +122,9 @@ static size_t p5_regions(const strata_nccl_comm *c, strata_op_kind kind, region 
 }
 
 static const strata_nccl_plugin plugins[] = {
-    {"aws-ofi-p5", p5_regions},
+    {"aws-ofi-p5", p5_regions, STRATA_GIB_A3U},
+    {"gcp-gib-a3u", NULL, STRATA_GIB_A3U},
+    {"gcp-gib-a4", NULL, STRATA_GIB_A4},
 };
 
 const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
@@ -128,14 +135,15 @@ const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
     return NULL;
 }
 
-const char *strata_nccl_plugin_list(void) { return "aws-ofi-p5"; }
+const char *strata_nccl_plugin_list(void) { return "aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4"; }
 
 const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl) { return pl->name; }
 
-bool strata_nccl_plugin_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind,
-                               uint64_t bytes, strata_nccl_algo *algo, strata_nccl_proto *proto)
+/* the first region holding (bytes, ranks) whose pair NCCL runs */
+static bool aws_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes,
+                       strata_nccl_algo *algo, strata_nccl_proto *proto)
 {
-    if (!pl || c->nodes <= 2) /* region_get_coll_info_internal_v3: 2 nodes or fewer, NCCL's own */
+    if (c->nodes <= 2) /* region_get_coll_info_internal_v3: 2 nodes or fewer, NCCL's own */
         return false;
     region r[8];
     size_t n = pl->regions(c, kind, r, G_N_ELEMENTS(r));
@@ -151,4 +159,37 @@ bool strata_nccl_plugin_choose(const strata_nccl_plugin *pl, const strata_nccl_c
         }
     }
     return false;
+}
+
+/* gIB's rule for the communicator's nodes and ranks per node, at the
+ * per-rank size (nccl_plugin_gib.h: NCCL's nBytes for an all-reduce, else
+ * nBytes / nRanks), where NCCL runs its pair (ESTIMATE, as aws-ofi-nccl's
+ * tuner: a pair NCCL_ALGO_PROTO_IGNORE'd is not taken) */
+static bool gib_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes,
+                       strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels)
+{
+    uint32_t nodes = c->nodes > 1 ? c->nodes : 1;
+    uint64_t per_rank = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / MAX(1u, c->ranks);
+    strata_nccl_algo a;
+    strata_nccl_proto p;
+    uint32_t nc;
+    double lat, bw;
+    if (!strata_gib_rule(pl->gib, nodes, c->ranks / nodes, kind, per_rank, &a, &p, &nc) ||
+        !strata_nccl_model(c, kind, a, p, &lat, &bw))
+        return false;
+    *algo = a;
+    *proto = p;
+    *channels = nc;
+    return true;
+}
+
+bool strata_nccl_plugin_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind,
+                               uint64_t bytes, strata_nccl_algo *algo, strata_nccl_proto *proto,
+                               uint32_t *channels)
+{
+    *channels = 0;
+    if (!pl)
+        return false;
+    return pl->regions ? aws_choose(pl, c, kind, bytes, algo, proto)
+                       : gib_choose(pl, c, kind, bytes, algo, proto, channels);
 }

@@ -11,12 +11,21 @@
  *               polygons in the (bytes, ranks) plane, picked by
  *               region_get_coll_info_internal_v3 (the v3 API NCCL 2.28
  *               loads, src/plugin/tuner/tuner_v3.cc).
+ *   gcp-gib-a3u, gcp-gib-a4  the tuner in Google's gIB net plugin with
+ *               its A3 Ultra and A4 tables (nccl_plugin_gib.h), which
+ *               set a channel count besides the pair.
  *
  * A plugin's choice: the first of its regions (in its order) that holds
  * the point (bytes, ranks), on its edge included, whose pair NCCL runs
  * (its cost table's entry is not NCCL_ALGO_PROTO_IGNORE: strata_nccl_model
  * prices it); the tuner writes cost 0 there, so NCCL takes it. No region
- * (or no plugin): NCCL's own choice.
+ * (or no plugin): NCCL's own choice. gIB's: its table's rule, where NCCL
+ * runs the rule's pair (else NCCL's own).
+ *
+ * Channels: a plugin's count (nMaxChannels; 0: NCCL's own) replaces the
+ * count NCCL's own tuning gives (enqueue.cc getAlgoInfo: "nChannels will
+ * be overriden by the plugin setting"); the caller caps it at the
+ * communicator's channels, as scheduleCollTasksToPlan does.
  *
  * Invariant: the tables are constant; the functions read only their
  * arguments.
@@ -34,9 +43,11 @@ const strata_nccl_plugin *strata_nccl_plugin_find(const char *name);
 const char *strata_nccl_plugin_list(void);
 const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl);
 /* The pair the plugin makes NCCL run for `bytes` (NCCL's nBytes: an
- * all-gather's OUT, else IN) of `kind` on the communicator c; false when
- * it leaves the choice to NCCL. */
+ * all-gather's OUT, else IN) of `kind` on the communicator c, and its
+ * channel count (0: NCCL's own); false when it leaves the choice to NCCL
+ * (channels then 0). */
 bool strata_nccl_plugin_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind,
-                               uint64_t bytes, strata_nccl_algo *algo, strata_nccl_proto *proto);
+                               uint64_t bytes, strata_nccl_algo *algo, strata_nccl_proto *proto,
+                               uint32_t *channels);
 
 #endif

@@ -549,7 +549,8 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
         return false;
     /* a tuner plugin's cost 0 on its pair: NCCL takes it (the time stays
      * NCCL's model's estimate of that pair) */
-    if (strata_nccl_plugin_choose(c->plugin, c, kind, bytes, &out->algo, &out->proto))
+    uint32_t plugin_channels;
+    if (strata_nccl_plugin_choose(c->plugin, c, kind, bytes, &out->algo, &out->proto, &plugin_channels))
         best = strata_nccl_time_us(c, kind, out->algo, out->proto, bytes);
     out->time_us = best;
     out->base_us = ver(c)->base_lat[out->algo][out->proto];
@@ -560,12 +561,17 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     out->net_step_us = nodes_of(c) > 1 ? net_step(c, out->algo, out->proto) : 0;
     out->stage_gbs = 0;
     tune_channels(c, bytes, out);
+    bool nvls = out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE;
+    uint32_t max = nvls ? nvls_tuning(c).channels : strata_nccl_comm_channels(c);
+    /* getAlgoInfo: the plugin's nMaxChannels replaces NCCL's count (its
+     * threads stay NCCL's); scheduleCollTasksToPlan caps it at the
+     * communicator's channels (comm->nChannels, or nvlsChannels) */
+    if (plugin_channels > 0)
+        out->channels = MIN(plugin_channels, max);
     /* enqueue.cc scheduleCollTasksToPlan: the channels the buffer's cells
      * fill (nccl_channels.h); task->count is an all-gather's or
      * reduce-scatter's part per rank */
     uint64_t count = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / MAX(1u, c->ranks);
-    bool nvls = out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE;
-    uint32_t max = nvls ? nvls_tuning(c).channels : strata_nccl_comm_channels(c);
     strata_nccl_split split = strata_nccl_channel_split(ver(c), kind, out->proto, c->ranks, count, out->channels, max);
     out->run_channels = split.channels;
     out->chan_lo_bytes = split.lo;

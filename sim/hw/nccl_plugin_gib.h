@@ -1,0 +1,47 @@
+/*
+ * nccl_plugin_gib.h: Google's gIB tuner tables, the choice of algorithm,
+ * protocol and channels that the tuner in Google's gIB NCCL plugin makes
+ * on A3 Ultra and A4 VMs (contract below; the sources in
+ * nccl_plugin_gib.c).
+ *
+ * gIB's set_nccl_env.sh points NCCL_TUNER_CONFIG_PATH at a table per
+ * platform, tuner_config_a3u.txtpb (A3 Ultra) or tuner_config_a4.txtpb
+ * (A4). A table is a list of communicator configs (a range of nodes and of
+ * ranks per node), each with rules per collective type (COLL_ALL_REDUCE,
+ * COLL_ALL_GATHER, COLL_REDUCE_SCATTER, and COLL_DEFAULT for "the rest of
+ * collective types") over a range of per_rank_message_size, each rule an
+ * algorithm, a protocol and num_channel. Every range is [min, max): "all
+ * max values are exclusive" (the tables' own note); a range without max
+ * is unbounded.
+ *
+ * The rule taken: the first, in the table's order, whose node and ranks
+ * per node ranges hold the communicator's, whose type is the collective's
+ * (COLL_DEFAULT where that communicator config has no rule of the
+ * collective's type) and whose size range holds the per-rank size. None:
+ * NCCL's own choice.
+ *
+ * ESTIMATE (the tuner is closed source): per_rank_message_size is the
+ * bytes of the count the collective's API takes per rank: an
+ * all-reduce's buffer (NCCL's nBytes), an all-gather's send part and a
+ * reduce-scatter's receive part (NCCL's nBytes / nRanks).
+ *
+ * Invariant: the tables are constant; the function reads only its
+ * arguments.
+ */
+#ifndef STRATA_HW_NCCL_PLUGIN_GIB_H
+#define STRATA_HW_NCCL_PLUGIN_GIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/nccl_tuning.h"
+#include "trace/op.h"
+
+typedef enum { STRATA_GIB_A3U = 0, STRATA_GIB_A4 } strata_gib_table;
+
+/* The rule of table t for a collective of `kind` on `nodes` nodes of
+ * `ranks_per_node` ranks each, `per_rank` bytes a rank (above): true with
+ * its algorithm, protocol and num_channel; false where no rule holds. */
+bool strata_gib_rule(strata_gib_table t, uint32_t nodes, uint32_t ranks_per_node, strata_op_kind kind,
+                     uint64_t per_rank, strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels);
+
+#endif
