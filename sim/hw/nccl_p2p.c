@@ -43,6 +43,16 @@ static uint32_t pow2_up(uint32_t x)
     return p;
 }
 
+static uint32_t gcd(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, strata_nccl_p2p *out)
 {
     /* nodes x local_ranks = ranks (nccl_p2p.h): nodes that do not divide
@@ -85,6 +95,23 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
     uint64_t buff = c->simple_buff_bytes ? c->simple_buff_bytes : SIMPLE_BUFF;
     out->step_bytes = MIN(nodes > 1 ? P2P_NET_CHUNK : P2P_NVL_CHUNK, buff / STEPS);
     out->ll_step_bytes = LL_BUFF / STEPS;
+    /* v2.28.7-1 on: init.cc ncclP2pSchedule's group, NCCL_P2P_SCHEDULE_GROUP_SIZE
+     * (NCCL_MAX_DEV_WORK_P2P_PER_BATCH, 8) or, from v2.29.7-1 on one node,
+     * maxLocalRanks; gcd with the node's ranks where they are not a multiple */
+    out->nccl_rules = c->version ? c->version->p2p_rules : STRATA_NCCL_P2P_227;
+    out->group = out->local_ranks;
+    if (out->nccl_rules >= STRATA_NCCL_P2P_228) {
+        uint32_t g = out->nccl_rules >= STRATA_NCCL_P2P_229 && nodes == 1 ? out->local_ranks : STRATA_NCCL_P2P_PER_BATCH;
+        if (out->local_ranks % g != 0 || out->local_ranks < g)
+            g = gcd(g, out->local_ranks);
+        out->group = g;
+    }
+}
+
+/* comm->p2pSchedGroupSize: 2.27's node is its group. */
+static uint32_t group_of(const strata_nccl_p2p *p)
+{
+    return p->group ? p->group : p->local_ranks;
 }
 
 void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out)
@@ -156,6 +183,8 @@ bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes)
      * first, the others' size) is at most the threshold */
     if (p->rccl)
         return MIN(bytes, rccl_chunk(p, bytes)) <= LL_THRESHOLD;
+    if (p->nccl_rules >= STRATA_NCCL_P2P_229) /* parts on Simple's step, LL by them */
+        return bytes <= (uint64_t)strata_nccl_p2p_parts(p, bytes) * LL_THRESHOLD;
     return bytes <= (uint64_t)p->per_peer * LL_THRESHOLD;
 }
 
@@ -169,7 +198,8 @@ uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes)
      * buffer; parts of at least half a step across nodes (an eighth on one
      * node) up to nChannelsMin, then doubled while a part is above a step
      * (32 steps on one node), up to nChannelsMax (p2pnChannelsPerPeer) */
-    uint64_t step = strata_nccl_p2p_ll(p, bytes) ? p->ll_step_bytes : p->step_bytes;
+    bool ll = p->nccl_rules < STRATA_NCCL_P2P_229 && strata_nccl_p2p_ll(p, bytes);
+    uint64_t step = ll ? p->ll_step_bytes : p->step_bytes;
     uint64_t min_part = p->nodes > 1 ? step / 2 : step / 8, max_part = p->nodes > 1 ? step : step * 32;
     uint32_t n = (uint32_t)MIN((uint64_t)p->min_channels, (bytes + min_part - 1) / min_part);
     n = MAX(1u, n);
@@ -250,17 +280,22 @@ static uint32_t walk(uint32_t n, uint32_t *out)
 
 void strata_nccl_p2p_deltas(const strata_nccl_p2p *p, uint32_t *node_delta, uint32_t *local_delta)
 {
-    uint32_t *nd = g_new(uint32_t, p->nodes), *ld = g_new(uint32_t, p->local_ranks);
+    uint32_t g = group_of(p), groups = p->ranks / g;
+    uint32_t *nd = g_new(uint32_t, groups), *ld = g_new(uint32_t, g);
     if (p->rccl) { /* local steps in rank order (init.cc l. 1760-1767) */
         rccl_node_delta(p->nodes, 0, nd);
-        for (uint32_t b = 0; b < p->local_ranks; b++)
+        for (uint32_t b = 0; b < g; b++)
+            ld[b] = b;
+    } else if (p->nccl_rules >= STRATA_NCCL_P2P_228) { /* groups walked, local deltas in order */
+        walk(groups, nd);
+        for (uint32_t b = 0; b < g; b++)
             ld[b] = b;
     } else {
         walk(p->nodes, nd);
         walk(p->local_ranks, ld);
     }
-    for (uint32_t a = 0, k = 0; a < p->nodes; a++)
-        for (uint32_t b = 0; b < p->local_ranks; b++, k++) {
+    for (uint32_t a = 0, k = 0; a < groups; a++)
+        for (uint32_t b = 0; b < g; b++, k++) {
             node_delta[k] = nd[a];
             local_delta[k] = ld[b];
         }
@@ -270,8 +305,8 @@ void strata_nccl_p2p_deltas(const strata_nccl_p2p *p, uint32_t *node_delta, uint
 
 uint32_t strata_nccl_p2p_peer(const strata_nccl_p2p *p, uint32_t rank, uint32_t node_delta, uint32_t local_delta)
 {
-    uint32_t m = p->local_ranks, node = rank / m, local = rank % m;
-    return (node + node_delta) % p->nodes * m + (local + local_delta) % m;
+    uint32_t m = group_of(p), group = rank / m, local = rank % m;
+    return (group + node_delta) % (p->ranks / m) * m + (local + local_delta) % m;
 }
 
 /* mirrorBits (graph/topo.h l. 282-286): val's bits reversed over log2(pow2). */
@@ -297,14 +332,19 @@ uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t 
         return (mirror(base % p->p2p_channels, p->p2p_channels) + i) % p->p2p_channels;
     }
     /* ncclP2pChannelBaseForRound: across nodes, a channel base per node
-     * round and per NCCL_MAX_DEV_WORK_P2P_PER_BATCH local rounds; on one
-     * node, the round */
-    uint32_t m = p->local_ranks, base = k;
+     * (from v2.28.7-1 group) round and per NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+     * local rounds; on one node, the round */
+    uint32_t m = group_of(p), base = k;
     if (p->nodes > 1)
         base = k / m * ((m + STRATA_NCCL_P2P_PER_BATCH - 1) / STRATA_NCCL_P2P_PER_BATCH) +
                k % m / STRATA_NCCL_P2P_PER_BATCH;
+    /* v2.28 on: the base's bits reversed over log2(p2pnChannels)
+     * (reverseBits, bitops.h: the top bits dropped), the part added
+     * (device.h ncclP2pChannelForPart) */
+    if (p->nccl_rules >= STRATA_NCCL_P2P_228)
+        return (mirror(base, p->p2p_channels) + i) & (p->p2p_channels - 1);
     base &= 0xff;
-    /* ncclP2pChannelForPart: base + part's bits reversed over log2(p2pnChannels) */
+    /* to v2.27: base + part's bits reversed over log2(p2pnChannels) */
     return (base + mirror(i, p->p2p_channels)) & (p->p2p_channels - 1);
 }
 

@@ -27,6 +27,12 @@
  * the mirrored base plus the part) and its works (one receive and one send
  * of a round each, NCCL_MAX_WORK_ELEMENTS_P2P 2).
  *
+ * NCCL from v2.28.7-1 (nccl_rules, nccl_versions.h) walks groups of
+ * p2pSchedGroupSize ranks (8 a group, fewer where a node's ranks are not
+ * a multiple; v2.29 on one node: its ranks) quadratically and their local
+ * deltas in order, and bit-reverses the channel base, a part's channel
+ * base + part; from v2.29.7-1 LL is by the parts (nccl_versions.h).
+ *
  * Invariants: pure functions of their arguments; p2p_channels and
  * per_peer are powers of two, per_peer <= p2p_channels; every part count
  * is 1 .. per_peer.
@@ -37,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/nccl_tuning.h"
+#include "hw/nccl_versions.h"
 
 /* NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): the sends and
  * receives of distinct rounds one work batch of a channel runs at once,
@@ -50,7 +57,9 @@ typedef struct strata_nccl_p2p {
     uint32_t min_channels;              /* scheduleP2pTasksToPlan's nChannelsMin */
     uint64_t step_bytes;                /* comm->p2pChunkSize: a Simple step */
     uint64_t ll_step_bytes;             /* comm->buffSizes[LL] / NCCL_STEPS: an LL step */
-    bool rccl;                          /* RCCL 2.21's rules (above), else NCCL 2.27's */
+    bool rccl;                          /* RCCL 2.21's rules (above), else NCCL's: */
+    strata_nccl_p2p_rules nccl_rules;   /* the release's (nccl_versions.h) */
+    uint32_t group;                     /* comm->p2pSchedGroupSize (0: local_ranks) */
 } strata_nccl_p2p;
 
 /* The plan's figures for communicator c (c->nodes ranks a node each when
