@@ -36,7 +36,7 @@ static const struct {
     {"nccl-tree", AR, STRATA_COLL_FLAT, false, true},
     {"nccl-nvls-tree", AR, STRATA_COLL_FLAT, false, true},
     {"nccl-pat", "all-gather reduce-scatter", STRATA_COLL_FLAT, false, true},
-    {"rccl", REDUCING, STRATA_COLL_FLAT, false, true},
+    {"rccl", REDUCING " all-to-all", STRATA_COLL_FLAT, false, true},
     {"hierarchical", AR, STRATA_COLL_FLAT, true, false},
 };
 
@@ -97,7 +97,7 @@ START_TEST(an_unknown_or_unserving_algorithm_lists_the_known_ones)
                           "got 'fast'");
     g_free(why);
     ck_assert_ptr_null(strata_coll_algo_lookup(STRATA_OP_ALL_TO_ALL, "tree", &why));
-    ck_assert_str_eq(why, "expected algo= one of direct, nccl for all-to-all, got 'tree'");
+    ck_assert_str_eq(why, "expected algo= one of direct, nccl, rccl for all-to-all, got 'tree'");
     g_free(why);
     /* strata check without --hw: the binder asks the table, at the op's line */
     char *path = strata_test_write_temp("coll-XXXXXX.trace", "strata-trace 1\noption mesh=data:8\nalloc s 64\n"

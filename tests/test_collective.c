@@ -385,7 +385,7 @@ START_TEST(algorithms_per_op)
     ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_TO_ALL);
-    ck_assert_str_eq(s, "direct, nccl");
+    ck_assert_str_eq(s, "direct, nccl, rccl");
     g_free(s);
     ck_assert(!strata_coll_algo_serves(strata_coll_algo_find("direct"), STRATA_OP_ALLOC));
 }

@@ -239,6 +239,50 @@ START_TEST(the_nccl_row_tunes_an_all_to_all)
 }
 END_TEST
 
+/* NCCL v2.28.7-1 on (nccl_rules): p5's 2 x 8 in groups of 8 (one a
+ * node): group deltas 0, 1, local deltas in order (round 3: 0, 3, where
+ * 2.27 walks 0, 1, 3, 6: 6); bases 0 for rounds 0-7 and 1 for 8-15,
+ * reversed over 5 bits (32 channels): 0 and 16, the part added: round 3's
+ * parts on 0, 1, round 8's on 16, 17. One node: round 5's base 0b00101
+ * reversed 0b10100 = 20, its part 3 on 23. v2.29.7-1: one H100 node's 64
+ * KiB a peer is one part (min(4, 64 KiB / 64 KiB)) and LL only up to 1 x
+ * 16 KiB: Simple (2.27: LL up to 32 x 16 KiB); 8 KiB: LL. Groups on a
+ * node of 16: 8 in v2.28 (two groups), the node's 16 from v2.29. */
+START_TEST(nccl_228_groups_and_reversed_bases)
+{
+    strata_nccl_p2p p = p5x2;
+    p.nccl_rules = STRATA_NCCL_P2P_228;
+    p.group = 8;
+    uint32_t nd[16], ld[16];
+    strata_nccl_p2p_deltas(&p, nd, ld);
+    ck_assert_uint_eq(nd[3], 0);
+    ck_assert_uint_eq(ld[3], 3);
+    ck_assert_uint_eq(nd[9], 1);
+    ck_assert_uint_eq(ld[9], 1);
+    ck_assert_uint_eq(strata_nccl_p2p_peer(&p, 2, nd[9], ld[9]), 11);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 3, 0), 0);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 3, 1), 1);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 8, 0), 16);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 15, 1), 17);
+    strata_nccl_p2p one = {.ranks = 8, .nodes = 1, .local_ranks = 8, .p2p_channels = 32, .per_peer = 32,
+                           .min_channels = 4, .step_bytes = 512u << 10, .ll_step_bytes = 64u << 10,
+                           .nccl_rules = STRATA_NCCL_P2P_228};
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&one, 5, 3), 23);
+    ck_assert(strata_nccl_p2p_ll(&one, 64u << 10));
+    one.nccl_rules = STRATA_NCCL_P2P_229;
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&one, 64u << 10), 1);
+    ck_assert(!strata_nccl_p2p_ll(&one, 64u << 10));
+    ck_assert(strata_nccl_p2p_ll(&one, 8u << 10));
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30,
+                          .version = strata_nccl_version_find("2.28")};
+    strata_nccl_p2p_init(&c, 34, &p);
+    ck_assert_uint_eq(p.group, 8);
+    c.version = strata_nccl_version_find("2.29");
+    strata_nccl_p2p_init(&c, 34, &p);
+    ck_assert_uint_eq(p.group, 16);
+}
+END_TEST
+
 static Suite *nccl_p2p_suite(void)
 {
     Suite *s = suite_create("nccl_p2p");
@@ -247,6 +291,7 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, parts_follow_add_p2p_to_plan);
     tcase_add_test(tc, channels_by_round_and_part);
     tcase_add_test(tc, one_node_plan);
+    tcase_add_test(tc, nccl_228_groups_and_reversed_bases);
     tcase_add_test(tc, two_by_two_all_to_all);
     tcase_add_test(tc, a_full_channel_runs_batches_in_turn);
     tcase_add_test(tc, the_nccl_row_tunes_an_all_to_all);

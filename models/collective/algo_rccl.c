@@ -1,12 +1,15 @@
 /*
- * algo_rccl.c: the rccl algorithm (coll_algo.h): all-reduce, all-gather and
- * reduce-scatter as AMD's RCCL runs them, the rccl implementation's pick
- * (hw/coll_impl_rccl.c).
+ * algo_rccl.c: the rccl algorithm (coll_algo.h): all-reduce, all-gather,
+ * reduce-scatter and all-to-all as AMD's RCCL runs them, the rccl
+ * implementation's pick (hw/coll_impl_rccl.c).
  *
  * tune: what RCCL runs (hw/rccl_tuning.h: an MSCCL algorithm, or the
  * algorithm, protocol and channels of its tuning model), its fixed cost
  * and its network step's (coll_library_tune).
  * schedule, by RCCL's choice:
+ *  - all-to-all: MSCCL's (every peer's chunk copied to it at once: direct's
+ *    schedule), else RCCL's grouped p2p in its plan (coll_nccl_alltoall
+ *    with the tuning's RCCL plan: rounds, parts, channels, a work a round);
  *  - MSCCL's allpairs all-reduce: every rank reduces its 1/n of the buffer
  *    from all the others, then sends it back to each (direct's schedule):
  *    every xGMI link of an 8-GPU mesh carries its pair's share at once;
@@ -130,7 +133,10 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     uint32_t rounds;
     bool tree = !shape->tune.msccl && shape->tune.algo == STRATA_NCCL_TREE;
     const char *row = shape->tune.msccl ? "direct" : tree ? "nccl-tree" : NULL;
-    if (tree && s->kind == STRATA_OP_ALL_REDUCE && shape->tune.rings && shape->tune.ring_len == s->domain) {
+    if (s->kind == STRATA_OP_ALL_TO_ALL) {
+        rounds = shape->tune.msccl ? strata_coll_algo_find("direct")->ops->schedule(s, shape)
+                                   : coll_nccl_alltoall(s, shape);
+    } else if (tree && s->kind == STRATA_OP_ALL_REDUCE && shape->tune.rings && shape->tune.ring_len == s->domain) {
         rounds = tree_schedule(s, shape);
     } else if (row && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = strata_coll_algo_find(row)->ops->schedule(s, shape);

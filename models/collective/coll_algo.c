@@ -31,7 +31,7 @@
     X(nccl_tree,   "nccl-tree",   ALL_REDUCE, FLAT, false)                                                        \
     X(nccl_nvls_tree, "nccl-nvls-tree", ALL_REDUCE, FLAT, false)                                                  \
     X(nccl_pat,    "nccl-pat",    STRATA_OPK(ALL_GATHER) | STRATA_OPK(REDUCE_SCATTER), FLAT, false)               \
-    X(rccl,        "rccl",        REDUCING,   FLAT, false)                                                        \
+    X(rccl,        "rccl",        REDUCING | STRATA_OPK(ALL_TO_ALL), FLAT, false)                                 \
     X(hierarchical, "hierarchical", ALL_REDUCE, FLAT, true)
 /* clang-format on */
 

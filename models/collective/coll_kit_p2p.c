@@ -23,6 +23,12 @@
  * Round 0 is the rank's copy to itself (isCopy: the send warps copy IN to
  * OUT), one local step on part 0's channel.
  *
+ * RCCL's all-to-all (the rccl row's, when MSCCL does not run it) is the
+ * same grouped p2p under RCCL 2.21's rules (a plan with `rccl`,
+ * hw/nccl_p2p.h): its rounds, parts and channels, one round's receive and
+ * send a work (a channel's works one after another), its self copy cut in
+ * parts as any send.
+ *
  * A part moves as one step, not as its chunks: a connection keeps
  * NCCL_STEPS (8) chunks of p2pChunkSize in flight (prims_simple.h, the
  * sender waits for head + NCCL_STEPS), 1 MiB across nodes, which a rank's
@@ -49,12 +55,12 @@ uint32_t coll_nccl_alltoall(strata_coll_sched *s, const strata_coll_shape *shape
     uint32_t *nd = g_new(uint32_t, n), *ld = g_new(uint32_t, n), *fill = g_new0(uint32_t, p->p2p_channels);
     strata_nccl_p2p_deltas(p, nd, ld);
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t np = k == 0 ? 1 : parts;
+        uint32_t np = k == 0 ? strata_nccl_p2p_self_parts(p, parts) : parts;
         for (uint32_t i = 0; i < np; i++) {
-            uint32_t batch = fill[strata_nccl_p2p_channel(p, k, i)]++ / STRATA_NCCL_P2P_PER_BATCH;
+            uint32_t batch = fill[strata_nccl_p2p_channel(p, k, i)]++ / strata_nccl_p2p_per_batch(p);
             uint64_t beg = 0, end = c;
-            if (k > 0)
-                strata_nccl_p2p_part(parts, i, c, &beg, &end);
+            if (np > 1)
+                strata_nccl_p2p_bounds(p, i, c, &beg, &end);
             rounds = MAX(rounds, batch + 1);
             for (uint32_t r = 0; r < n; r++) {
                 uint32_t q = strata_nccl_p2p_peer(p, r, nd[k], ld[k]);

@@ -265,7 +265,10 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint64_t
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
-    out->host.channels = plan.p2p_channels;
+    /* the kernel's grid: the channels the plan puts work on (v2.27.7-1
+     * enqueue.cc l. 961, addP2pToPlan's channelMask |= 1 << channelId,
+     * the kernel's mask in finishPlan l. 178), one work struct each */
+    out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
 }
 
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,

@@ -17,11 +17,16 @@
  * layout with the host's time per communicator (coll_host.h), and the
  * time ROCm's runtime adds to every kernel launch where it reclaims
  * scratch memory per dispatch (`rccl_scratch_reclaim`, below).
- * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
- * choice for the others).
+ * pick: algo=rccl for all-reduce, all-gather, reduce-scatter and
+ * all-to-all (ideal's choice for the others).
  * tune: what RCCL runs (rccl_tuning.h): an MSCCL algorithm, or the
  * algorithm, protocol and channels of its tuning model; its base latency
- * as the fixed cost; across nodes its network step's.
+ * as the fixed cost; across nodes its network step's. An all-to-all:
+ * MSCCL's all-to-all where RCCL runs it (rccl_tuning.h), else RCCL's
+ * grouped sends and receives (ncclAllToAll_impl, src/collectives.cc
+ * l. 77-112 @0cbce2a: its pivot kernel only where the topology model sets
+ * pivotA2AEnabled, which no MI300X model does) in their p2p plan
+ * (nccl_p2p.h, a plan with `rccl`; a2a_tune below).
  */
 #include "hw/coll_impl.h"
 #include <string.h>
@@ -70,6 +75,7 @@ typedef struct rccl_params {
     bool msccl, net_ranges; /* net_ranges: the release's (rccl_releases) */
     bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
     bool model_2_20, msccl_shared_process; /* the release's (rccl_releases) */
+    bool gfx94;             /* rccl_arch is gfx942 (RCCL's IsArchMatch "gfx94") */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -188,6 +194,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
     p->model_2_20 = ok && rccl_releases[i].model_2_20;
     p->msccl_shared_process = ok && rccl_releases[i].msccl_shared_process;
+    p->gfx94 = ok && a == 0;
     g_free(v);
     g_free(arch);
     return ok;
@@ -236,7 +243,27 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
     (void)hw;
     (void)mesh;
     (void)mask;
-    return strata_coll_reducing(kind) ? "rccl" : NULL;
+    return strata_coll_reducing(kind) || kind == STRATA_OP_ALL_TO_ALL ? "rccl" : NULL;
+}
+
+/* An all-to-all that MSCCL does not run: RCCL's p2p plan (nccl_p2p.h
+ * strata_rccl_p2p_init) over the communicator's graph (c->graph_channels:
+ * the node's rings, or across nodes those through the NICs). Its protocol
+ * is the plan's (LL for parts up to 16 KiB, else Simple); RCCL's tuning
+ * model has no p2p entry and its kernel no base cost of its own there, so
+ * the fixed cost is the runtime's scratch reclaim only, and a step across
+ * nodes pays the route (as the row's rings: algo_rccl.c). The host
+ * uploads a work to each channel the plan uses. */
+static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint64_t in_bytes, strata_coll_tuning *out)
+{
+    strata_nccl_p2p plan;
+    strata_rccl_p2p_init(c->ranks, c->nodes, c->graph_channels, p->gfx94, &plan);
+    uint64_t per_peer = in_bytes / c->ranks;
+    strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+    *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
+                                .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .p2p = plan,
+                                .host = p->host};
+    out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
 }
 
 static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
@@ -260,6 +287,10 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     }
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * ranks : in_bytes;
     strata_rccl_choice ch;
+    if (kind == STRATA_OP_ALL_TO_ALL && !strata_rccl_choose(&c, kind, bytes, &ch)) {
+        a2a_tune(p, &c, in_bytes, out);
+        return true;
+    }
     if (!strata_rccl_choose(&c, kind, bytes, &ch)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "algo=rccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that RCCL "

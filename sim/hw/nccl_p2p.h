@@ -17,6 +17,22 @@
  *                          (channel.h ncclP2pChannelBaseForRound, device.h
  *                          ncclP2pChannelForPart).
  *
+ * RCCL (ROCm/rccl @0cbce2a, 2.21.5, the NCCL 2.21 line) plans the same
+ * grouped sends and receives by NCCL 2.21's older rules, which a plan with
+ * `rccl` set follows instead (strata_rccl_p2p_init and each function
+ * below, citing RCCL's lines): its schedule (init.cc: node deltas 0, +1,
+ * -1, +2, ..., local steps in rank order), its parts (enqueue.cc
+ * calcP2pChunkSize), its LL rule (addP2pToPlan: a part of at most
+ * NCCL_P2P_LL_THRESHOLD), its channels (channel.h ncclChannelCompute:
+ * the mirrored base plus the part) and its works (one receive and one send
+ * of a round each, NCCL_MAX_WORK_ELEMENTS_P2P 2).
+ *
+ * NCCL from v2.28.7-1 (nccl_rules, nccl_versions.h) walks groups of
+ * p2pSchedGroupSize ranks (8 a group, fewer where a node's ranks are not
+ * a multiple; v2.29 on one node: its ranks) quadratically and their local
+ * deltas in order, and bit-reverses the channel base, a part's channel
+ * base + part; from v2.29.7-1 LL is by the parts (nccl_versions.h).
+ *
  * Invariants: pure functions of their arguments; p2p_channels and
  * per_peer are powers of two, per_peer <= p2p_channels; every part count
  * is 1 .. per_peer.
@@ -27,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/nccl_tuning.h"
+#include "hw/nccl_versions.h"
 
 /* NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): the sends and
  * receives of distinct rounds one work batch of a channel runs at once,
@@ -40,6 +57,9 @@ typedef struct strata_nccl_p2p {
     uint32_t min_channels;              /* scheduleP2pTasksToPlan's nChannelsMin */
     uint64_t step_bytes;                /* comm->p2pChunkSize: a Simple step */
     uint64_t ll_step_bytes;             /* comm->buffSizes[LL] / NCCL_STEPS: an LL step */
+    bool rccl;                          /* RCCL 2.21's rules (above), else NCCL's: */
+    strata_nccl_p2p_rules nccl_rules;   /* the release's (nccl_versions.h) */
+    uint32_t group;                     /* comm->p2pSchedGroupSize (0: local_ranks) */
 } strata_nccl_p2p;
 
 /* The plan's figures for communicator c (c->nodes ranks a node each when
@@ -51,6 +71,11 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
  * its own tests build it): `ranks` in nodes of `local_ranks` (dividing
  * them), MAXCHANNELS p2p channels, one a peer, the NVLink step. */
 void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p2p *out);
+/* RCCL's plan for `ranks` ranks over `nodes` nodes (1: one node; nodes
+ * divide the ranks) whose topology graph has `graph_channels` rings, on
+ * gfx94x GPUs (gfx942) or not (gfx950), each pair of a node's GPUs joined
+ * by one xGMI link (strata's meshes). */
+void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out);
 /* Whether a send or receive of `bytes` to another rank runs LL (enqueue.cc
  * addP2pToPlan: bytes <= p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD,
  * 16384), else Simple. */
@@ -60,6 +85,21 @@ bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes);
 uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes);
 /* Part i of `parts` of `bytes`: [*beg, *end) (4 KiB-aligned parts). */
 void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end);
+/* Part i of the plan's parts of `bytes` (strata_nccl_p2p_parts): NCCL's
+ * strata_nccl_p2p_part; RCCL's, chunks of calcP2pChunkSize, the last the
+ * rest. */
+void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end);
+/* The p2p works of distinct rounds one channel runs at once: NCCL's
+ * STRATA_NCCL_P2P_PER_BATCH, RCCL's 1 (a work holds one round's receive
+ * and send). */
+uint32_t strata_nccl_p2p_per_batch(const strata_nccl_p2p *p);
+/* The parts of round 0 (the rank's copy to itself) when other rounds have
+ * `parts`: NCCL's 1 (isCopy), RCCL's `parts` (a send and a receive to
+ * itself, cut as any). */
+uint32_t strata_nccl_p2p_self_parts(const strata_nccl_p2p *p, uint32_t parts);
+/* The channels a plan of `bytes` a peer runs on (distinct channels of its
+ * rounds' parts). */
+uint32_t strata_nccl_p2p_used_channels(const strata_nccl_p2p *p, uint64_t bytes);
 /* comm->p2pSchedule's walk: round k's node delta and local delta
  * (node_delta[k], local_delta[k], k < ranks; round 0: 0, 0, the rank
  * itself). */

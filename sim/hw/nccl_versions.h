@@ -39,6 +39,15 @@ typedef enum {
  * order (Tree, Ring, NVLS, NVLS_TREE, PAT) and protocols (LL, LL128,
  * Simple); the per-architecture tables have rows Volta, Ampere, Hopper,
  * Blackwell and columns N1 (one node), N2 (two), N4 (more). */
+/* The release's rules for grouped sends and receives (nccl_p2p.h):
+ * v2.27.7-1's (and v2.25, v2.26's); v2.28.7-1's schedule by groups of
+ * p2pSchedGroupSize ranks with local deltas in order and its bit-reversed
+ * channel base (init.cc ncclP2pSchedule l. 768-836, channel.h l. 19-31,
+ * device.h ncclP2pChannelForPart: base + part); v2.29.7-1's on top, LL by
+ * the parts (enqueue.cc l. 884-905: parts counted on Simple's step, LL
+ * where bytes <= parts x NCCL_P2P_LL_THRESHOLD; v2.30.7-1 the same). */
+typedef enum { STRATA_NCCL_P2P_227 = 0, STRATA_NCCL_P2P_228, STRATA_NCCL_P2P_229 } strata_nccl_p2p_rules;
+
 typedef struct strata_nccl_version {
     const char *name;   /* "2.27" */
     const char *source; /* the tag and file */
@@ -67,6 +76,7 @@ typedef struct strata_nccl_version {
      * v2.28.7-1 (l. 161; v2.30.7-1 l. 262), 2. Without NVLS,
      * comm->nvlsChannels is 0 and raises no communicator's channels. */
     unsigned nvls_min_gpus;
+    strata_nccl_p2p_rules p2p_rules;
     /* src/graph/search.cc's Blackwell speed arrays (GB/s per channel,
      * fastest first), which change between releases:
      * sm100SpeedArrayIntra (the NVLS graph's) and sm100SpeedArrayInter

@@ -69,17 +69,27 @@ static const tuning_model tuning_model_5[] = {
 };
 #define RCCL_MAX_NTHREADS 256u
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
-/* MSCCL's allpairs all-reduces for 8 ranks, out-of-place
- * (allreduce-allpairs-8n-ll-32tb-op.xml, -ll-64tb-op.xml, -simple-op.xml):
- * byte range, chunks per loop, channels, protocol. */
+/* MSCCL's algorithms for 8 ranks, out-of-place: the allpairs all-reduces
+ * (allreduce-allpairs-8n-ll-32tb-op.xml, -ll-64tb-op.xml, -simple-op.xml)
+ * and the all-to-alls (alltoall-8n-0-9kb.xml, -9kb-190kb, -190kb-512kb,
+ * -512kb-7mb, -7mb-43mb, each l. 3: a direct copy of every peer's chunk
+ * in one step, a thread block per peer and channel): kind, byte range
+ * (the all-to-all's the whole send buffer, count x nRanks: msccl_parser.cc
+ * l. 765 sizeMultiplier), chunks per loop, channels, protocol. */
 static const struct {
+    strata_op_kind kind;
     uint64_t lo, hi;
     uint32_t chunks, channels;
     strata_nccl_proto proto;
 } msccl_algos[] = {
-    {0, 65536, 256, 4, STRATA_NCCL_LL},
-    {65537, 524287, 512, 8, STRATA_NCCL_LL},
-    {524288, 16777216, 512, 8, STRATA_NCCL_SIMPLE},
+    {STRATA_OP_ALL_REDUCE, 0, 65536, 256, 4, STRATA_NCCL_LL},
+    {STRATA_OP_ALL_REDUCE, 65537, 524287, 512, 8, STRATA_NCCL_LL},
+    {STRATA_OP_ALL_REDUCE, 524288, 16777216, 512, 8, STRATA_NCCL_SIMPLE},
+    {STRATA_OP_ALL_TO_ALL, 0, 9216, 8, 1, STRATA_NCCL_LL},
+    {STRATA_OP_ALL_TO_ALL, 9217, 194560, 16, 2, STRATA_NCCL_LL},
+    {STRATA_OP_ALL_TO_ALL, 194561, 524288, 32, 4, STRATA_NCCL_LL},
+    {STRATA_OP_ALL_TO_ALL, 524289, 7340032, 32, 32, STRATA_NCCL_SIMPLE},
+    {STRATA_OP_ALL_TO_ALL, 7340033, 45088768, 64, 8, STRATA_NCCL_SIMPLE},
 };
 
 /* tuning_model_5 llProtoRanges (9e22c79), by RcclTunableColls
@@ -155,14 +165,15 @@ static void rccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
 
 static const strata_nccl_tuner rccl_tuner = {.model = rccl_model, .correct = rccl_correct};
 
-/* mscclInternalSchedulerSelectAlgo: the first allpairs algorithm whose
- * range holds the size and whose chunks per loop divide the float count. */
+/* mscclInternalSchedulerSelectAlgo (msccl_lifecycle.cc l. 328-341): the
+ * first algorithm of the kind whose range holds the size and whose chunks
+ * per loop divide the float count. */
 static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
-    if (!c->msccl || nodes_of(c) > 1 || c->ranks != 8 || kind != STRATA_OP_ALL_REDUCE || c->algos || c->protos)
+    if (!c->msccl || nodes_of(c) > 1 || c->ranks != 8 || c->algos || c->protos)
         return false;
     for (size_t i = 0; i < G_N_ELEMENTS(msccl_algos); i++)
-        if (bytes >= msccl_algos[i].lo && bytes <= msccl_algos[i].hi && (bytes / 4) % msccl_algos[i].chunks == 0 &&
+        if (msccl_algos[i].kind == kind && bytes >= msccl_algos[i].lo && bytes <= msccl_algos[i].hi && (bytes / 4) % msccl_algos[i].chunks == 0 &&
             bytes % 4 == 0) {
             *out = (strata_rccl_choice){.msccl = true, .proto = msccl_algos[i].proto,
                                         .channels = msccl_algos[i].channels,
@@ -208,6 +219,8 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
 {
     if (msccl_choose(c, kind, bytes, out))
         return true;
+    if (kind == STRATA_OP_ALL_TO_ALL) /* grouped p2p: no tuning model (nccl_p2p.h) */
+        return false;
     /* Tree, then Ring: topoGetAlgoInfo's order */
     double best = strata_nccl_argmin(&rccl_tuner, c, kind, bytes, STRATA_NCCL_RING + 1, &out->algo, &out->proto);
     if (best < 0)

@@ -57,7 +57,12 @@
  * element count is a multiple of its chunks per loop runs it
  * (mscclInternalSchedulerSelectAlgo: the first that matches): the
  * "allpairs" algorithms, LL up to 524,287 bytes, Simple from 524,288 to 16
- * MiB (out-of-place, as nccl-tests' first columns; float elements).
+ * MiB (out-of-place, as nccl-tests' first columns; float elements). An
+ * all-to-all likewise runs MSCCL's alltoall algorithms up to 43 MiB (LL to
+ * 512 KiB on 1, 2, 4 channels, Simple on 32 then 8); RCCL's tuning model
+ * has none for it, so strata_rccl_choose refuses an all-to-all MSCCL does
+ * not run (the caller plans RCCL's grouped p2p, nccl_p2p.h). The
+ * @0cbce2a algorithms are taken for every release.
  *
  * Pure functions; no state.
  */
