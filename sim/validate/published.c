@@ -633,6 +633,9 @@ static char *child_value(const strata_published_case *c)
             line = g_strdup_printf("ok %.17g", case_value(c, r->makespan_s));
     } else if (c->set && set_refused(c)) { /* the case's set= line, not only the override's words */
         line = g_strdup_printf("error %s: [case %s] set: %s", c->set_where, c->name, err ? err->message : "failed");
+    } else if (c->gen && err && !g_str_has_prefix(err->message, c->where)) {
+        /* the generated program refused by the model: the binder names the generator ("collective: op 3") */
+        line = g_strdup_printf("error %s: [case %s] gen: %s", c->where, c->name, err->message);
     } else {
         line = g_strdup_printf("error %s", err ? err->message : "failed");
     }
