@@ -289,20 +289,28 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     return true;
 }
 
-/* Each request's arrival, times scale, a finite time: an arrival_s near
- * the largest double times --time-scale, or gaps of a rate= so small that
- * they overflow, ran to "inf s" with NaN latencies, exit 0. */
+/* The latest arrival, after the first request's: 10^7 s (116 days; the
+ * week-long Azure traces span 6 x 10^5 s). A double at 10^7 s still resolves
+ * 2 ns; at 10^20 s an arrival plus a 6 ms step was the arrival, and a late
+ * request's TTFT and TPOT came out 0 (the p50s halved), exit 0. */
+#define SERVE_ARRIVAL_MAX_S 1e7
+
+/* Each request's arrival, times scale, a finite time within
+ * SERVE_ARRIVAL_MAX_S: an arrival_s near the largest double times
+ * --time-scale, or gaps of a rate= so small that they overflow, ran to
+ * "inf s" with NaN latencies, exit 0. */
 static bool arrivals_finite(const strata_serve_stream *s, double scale, GError **err)
 {
     for (uint32_t i = 0; i < s->n; i++) {
         double t = s->req[i].arrival;
-        if (isfinite(t * scale))
+        if (t * scale <= SERVE_ARRIVAL_MAX_S)
             continue;
         if (s->line)
             return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
-                                  "time", t, scale);
+                                  "time within 1e7 s of the first request's (a double then resolves a step's "
+                                  "time)", t, scale);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
-                    "expected a finite time (a larger rate=)", s->origin, i + 1, t, scale);
+                    "expected a finite time within 1e7 s of the first (a larger rate=)", s->origin, i + 1, t, scale);
         return false;
     }
     return true;
