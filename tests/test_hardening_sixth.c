@@ -13,7 +13,9 @@
  *    gen= case the model refuses named by the case;
  *  - gen collective: bytes past 2 EiB named as such;
  *  - serve: --gpu-memory-utilization and --step-overhead decimal; --sweep
- *    of a knob beside its option, or with two values alike.
+ *    of a knob beside its option, or with two values alike; arrivals within
+ *    1e7 s of the first (a double then resolves a step);
+ *  - replay: --repeats and --warmup at most 10,000 (2^31 - 1 aborted).
  *
  * Every row runs in a fresh directory through /bin/sh ($S strata, $H
  * configs/hw); after a refusal the directory holds no output (out.*) and
@@ -197,6 +199,33 @@ START_TEST(serve_options_decimal_and_swept_once)
 }
 END_TEST
 
+#define CSV(rows) "printf 'arrival_s,prompt_tokens,output_tokens\\n" rows "' > r.csv; "
+#define REPLAY "printf 'strata-trace 1\\nalloc a 1MiB\\nfree a\\n' > t.trace; \"$S\" replay -b host -t t.trace "
+
+/* An arrival at 1e20 s plus a 6 ms step was the arrival: the late
+ * request's TTFT and TPOT were 0 (the p50s halved), exit 0; replay
+ * --repeats 2147483647 aborted on a 16 GiB allocation (SIGTRAP, 133). */
+START_TEST(work_within_what_a_double_and_memory_hold)
+{
+    static const sh_case rows[] = {
+        {CSV("0,512,128\\n1e20,512,128\\n") SERVE "--model llama-3-8b --requests r.csv", 2,
+         "r.csv:3: arrival 1e+20 s x --time-scale 1: expected a finite time within 1e7 s of the first request's"},
+        {CSV("5,8,8\\n1e6,8,8\\n") SERVE "--model llama-3-8b --requests r.csv --time-scale 100", 2,
+         "r.csv:3: arrival 999995 s x --time-scale 100: expected a finite time within 1e7 s"},
+        {SERVE "--model llama-3-8b --poisson n=2,rate=1e-12", 2,
+         "request 2 arrives at"},
+        {REPLAY "--repeats 2147483647", 2,
+         "--repeats 2147483647: expected at most 10000 runs (each timed run keeps its spans for the median"},
+        {REPLAY "--repeats 1 --warmup 10001", 2, "--warmup 10001: expected at most 10000 runs"},
+        /* what stays taken: epoch times (relative to the first row), a span of 1e7 s, 3 repeats */
+        {CSV("1700000000,8,8\\n1700000001.5,8,8\\n") SERVE "--model llama-3-8b --requests r.csv", 0, NULL},
+        {CSV("0,8,8\\n1e7,8,8\\n") SERVE "--model llama-3-8b --requests r.csv", 0, NULL},
+        {REPLAY "--repeats 3 --warmup 0", 0, NULL},
+    };
+    sh_rows(rows, G_N_ELEMENTS(rows));
+}
+END_TEST
+
 static Suite *sixth_suite(void)
 {
     Suite *s = suite_create("hardening_sixth");
@@ -207,6 +236,7 @@ static Suite *sixth_suite(void)
     tcase_add_test(tc, published_figures_within_range);
     tcase_add_test(tc, collective_bytes_past_64_bits_named);
     tcase_add_test(tc, serve_options_decimal_and_swept_once);
+    tcase_add_test(tc, work_within_what_a_double_and_memory_hold);
     suite_add_tcase(s, tc);
     return s;
 }
