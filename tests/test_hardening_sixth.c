@@ -76,6 +76,14 @@ START_TEST(sweep_axis_values_once)
         {EXP("memory.hbm.bandwidth = 1TB/s, 1000GB/s"), 2, "are the same bandwidth"},
         {EXP("memory.hbm.latency = 1us, 1000ns"), 2,
          "values '1us' and '1000ns' of axis 'memory.hbm.latency' are the same time"},
+        /* the workload's own buffers=2 replaced at every point; --out '' ran the sweep into the current folder */
+        {"printf '[experiment]\\nname = x\\nhardware = %s/h100.ini\\nworkload = matmul buffers=2\\n[sweep]\\n"
+         "workload.buffers = 1, 3\\n' \"$H\" > e.ini; \"$S\" sweep e.ini --out sw --list-jobs", 2,
+         "e.ini:6: axis 'workload.buffers': the [experiment] workload gives buffers=2, which the axis replaces at "
+         "every point; give buffers in one place"},
+        {EXP("workload.buffers = 1, 2") "; \"$S\" sweep e.ini --out '' --no-report; s=$?; "
+                                         "test ! -e points && exit $s", 2,
+         "--out: expected a folder, got ''"},
         /* what stays taken: distinct figures, and integers a double cannot tell apart */
         {EXP("workload.buffers = 1, 2"), 0, NULL},
         {EXP("memory.hbm.capacity = 1152921504606846976, 1152921504606846977"), 0, NULL},

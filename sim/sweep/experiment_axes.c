@@ -331,6 +331,13 @@ static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GE
         a->param = g_strdup(n + 9);
         if (!e->workload)
             ok = exp_fail(err, ctx, a->line, "axis '%s' needs a workload in [experiment]", n);
+        for (guint i = 0; ok && i < e->workload_args->len; i++) { /* the axis replaced it at every point */
+            const char *arg = g_ptr_array_index(e->workload_args, i);
+            size_t k = strlen(a->param);
+            if (strncmp(arg, a->param, k) == 0 && arg[k] == '=')
+                ok = exp_fail(err, ctx, a->line, "axis '%s': the [experiment] workload gives %s, which the axis "
+                              "replaces at every point; give %s in one place", n, arg, a->param);
+        }
     } else if (is_hw_key(n, &gkind, &gname, &key)) {
         a->kind = AXIS_HW_KEY;
         if (e->runner == STRATA_RUNNER_ALLOC) {
