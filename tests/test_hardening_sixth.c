@@ -184,7 +184,9 @@ END_TEST
 
 /* GOption's doubles took hexadecimal (--step-overhead 0x10: 16 s a step);
  * --block-size beside --sweep block_size was ignored, and "1,01" ran one
- * configuration as two rows, each at exit 0. */
+ * configuration as two rows; --poisson's spread= with a fixed length and
+ * --limit with --poisson were ignored, each at exit 0; a bad --kv-page was
+ * "--swap-space/--kv-page/--non-kv-overhead: ...". */
 START_TEST(serve_options_decimal_and_swept_once)
 {
     static const sh_case rows[] = {
@@ -199,7 +201,16 @@ START_TEST(serve_options_decimal_and_swept_once)
          "--sweep: values '1' and '01' of max_num_seqs are the same setting: two rows of one run; give each value "
          "once"},
         {POISSON "--sweep step_overhead=1ms,1000us", 2, "values '1ms' and '1000us' of step_overhead are the same"},
+        /* read by nothing: spread= without dist=uniform, --limit without --requests */
+        {SERVE "--model llama-3-8b --poisson n=2,spread=0.5", 2,
+         "--poisson spread=0.5: expected dist=uniform, which reads it, got dist=fixed"},
+        {SERVE "--model llama-3-8b --poisson n=2,dist=exp,spread=0.5", 2, "expected dist=uniform, which reads it"},
+        {POISSON "--limit 1", 2, "--limit 1: expected --requests, whose first rows it keeps, got --poisson"},
+        /* the option given, not all three */
+        {POISSON "--kv vattention --kv-page 0", 2, "serve: --kv-page: expected a size above 0, got '0'"},
+        {POISSON "--non-kv-overhead -1", 2, "serve: --non-kv-overhead: expected a size"},
         /* what stays taken */
+        {SERVE "--model llama-3-8b --poisson n=2,dist=uniform,spread=0.5", 0, NULL},
         {POISSON "--gpu-memory-utilization 0.8 --step-overhead 1e-3", 0, NULL},
         {POISSON "--sweep max_num_seqs=1,2 --json out.json", 0, NULL},
     };

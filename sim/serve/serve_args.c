@@ -280,13 +280,13 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (!scheduler_of(a, m, c, err))
         return false;
     c->allocator = a->kv_allocator;
-    if ((a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err)) ||
-        (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||
-        (a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err))) {
-        g_prefix_error(err, "--swap-space/--kv-page/--non-kv-overhead: ");
-        return false;
-    }
-    return true;
+    const char *bad = a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err) ? "--swap-space"
+                      : a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err) ? "--kv-page"
+                      : a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err) ? "--non-kv-overhead"
+                      : NULL;
+    if (bad) /* the option given, where the message named all three */
+        g_prefix_error(err, "%s: ", bad);
+    return bad == NULL;
 }
 
 /* The latest arrival, after the first request's: 10^7 s (116 days; the
@@ -321,6 +321,11 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     strata_serve_stream *s = NULL;
     if (!a->requests == !a->poisson) {
         fail(err, "expected one of --requests CSV and --poisson n=N,rate=R,...%s", "");
+        return NULL;
+    }
+    if (a->limit != STRATA_SERVE_UNSET && !a->requests) { /* --poisson's n= was served whole */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--limit %d: expected --requests, whose first rows it "
+                    "keeps, got --poisson (give its n=)", a->limit);
         return NULL;
     }
     if (a->requests) {
