@@ -240,6 +240,10 @@ START_TEST(work_within_what_a_double_and_memory_hold)
         {CSV("1700000000,8,8\\n1700000001.5,8,8\\n") SERVE "--model llama-3-8b --requests r.csv", 0, NULL},
         {CSV("0,8,8\\n1e7,8,8\\n") SERVE "--model llama-3-8b --requests r.csv", 0, NULL},
         {REPLAY "--repeats 3 --warmup 0", 0, NULL},
+        /* an empty output name said "empty output path", naming no option */
+        {"\"$S\" gen -o '' matmul", 2, "gen: --output: expected a file name ('-': standard output), got ''"},
+        {REPLAY "--repeats 1 --warmup 0 -j ''", 2, "replay: --json: expected a file name ('-': standard output)"},
+        {POISSON "--json ''", 2, "serve: --json: expected a file name"},
     };
     sh_rows(rows, G_N_ELEMENTS(rows));
 }
