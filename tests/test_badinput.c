@@ -331,7 +331,7 @@ START_TEST(bad_experiments)
                          trace),
          ":6", "0 to 1000000"},
         {"axis-workload-range",
-         g_strdup_printf("[experiment]\nname = x\nhardware = %s\nworkload = matmul m=512 bm=256\n[sweep]\n"
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\nworkload = matmul m=512\n[sweep]\n"
                          "workload.bm = 256, 0\n", hw),
          ":6", "expected bm >= 1"},
         {"workload-param-twice",

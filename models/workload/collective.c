@@ -96,7 +96,9 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
         why = "shift other than 0 (within 32 bits)";
     else if (kind == STRATA_OP_COLLECTIVE_PERMUTE && strata_params_int(p, "shift") % (int64_t)n == 0)
         why = "shift other than 0 modulo devices (rank r sends to r + shift mod devices: here to itself)";
-    else if (bytes == 0 || (bytes * 8) % bits != 0 || bytes > UINT64_MAX / 8)
+    else if (bytes > UINT64_MAX / 8) /* bytes x 8 bits past 64 bits: no element count to check */
+        why = "bytes below 2EiB (its bits within 64 bits)";
+    else if (bytes == 0 || (bytes * 8) % bits != 0)
         why = "bytes a positive whole number of elements of dtype";
     else if (split && ((bytes * 8) / bits) % n != 0)
         why = "bytes a multiple of devices elements of dtype (the op splits it devices ways)";

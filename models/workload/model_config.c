@@ -34,6 +34,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "core/error.h"
+#include "workload/json_wide_int.h"
 
 const char *const strata_model_mlp_choices[] = {"gelu", "relu", "swiglu", "geglu", NULL};
 const char *const strata_model_norm_choices[] = {"layernorm", "rmsnorm", NULL};
@@ -291,6 +292,7 @@ struct strata_model_config {
     GPtrArray *notes;     /* NULL-terminated */
     guint listed_layers;  /* the length of a per-layer moe_layer_freq list (0: none) */
     uint32_t weight_block; /* block-scaled FP8 weights' scale block side (0: none) */
+    GPtrArray *wide;      /* strata_json_wide_int: integers json-glib wraps (json_wide_int.h) */
 };
 
 static void set_value(strata_model_config *c, const char *key, const char *value)
@@ -564,6 +566,14 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
     }
     if (row->kind == K_IGNORE || row->kind == K_STRUCTURE)
         return true;
+    for (guint i = 0; c->wide && i < c->wide->len; i++) {
+        const strata_json_wide_int *w = g_ptr_array_index(c->wide, i);
+        if (strcmp(w->key, hf) == 0) { /* json-glib holds it wrapped: 2^63 as -2^63, -(2^64 - 1) as 1 */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: key '%s': expected an integer within 64 "
+                        "bits (-2^63 to 2^63 - 1), got %s", c->path, w->line, hf, w->text);
+            return false;
+        }
+    }
     if (row->kind == K_LAYERS)
         return JSON_NODE_HOLDS_NULL(v) || read_layer_types(c, hf, v, err);
     if (row->kind == K_QUANT)
@@ -596,7 +606,8 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
     } else {
         int64_t min = row->kind == K_COUNT || row->kind == K_MOE_EVERY ? 1 : 0;
         if (t != G_TYPE_INT64 || json_node_get_int(v) < min || json_node_get_int(v) > G_MAXINT32)
-            return bad(c, hf, min ? "a positive integer" : "an integer >= 0", v, err);
+            return bad(c, hf, min ? "a positive integer (at most 2^31 - 1)" : "an integer >= 0 (at most 2^31 - 1)", v,
+                       err);
         set_integer(c, row->key, json_node_get_int(v));
     }
     return true;
@@ -794,6 +805,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     g_free(text);
     JsonParser *parser = json_parser_new();
     bool parsed = json_parser_load_from_data(parser, json, -1, &local);
+    GPtrArray *wide = parsed ? strata_json_wide_ints(json) : NULL;
     g_free(json);
     if (!parsed) {
         const char *where = g_str_has_prefix(local->message, "<data>:") ? local->message + 6 : local->message;
@@ -806,6 +818,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a JSON object (a config.json)", path);
+        g_ptr_array_unref(wide);
         g_object_unref(parser);
         g_array_free(python_lines, TRUE);
         return NULL;
@@ -816,6 +829,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     c->value_of = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     c->notes = g_ptr_array_new_with_free_func(g_free);
     c->values = g_ptr_array_new_with_free_func(g_free);
+    c->wide = wide;
     for (guint i = 0; i < python_lines->len; i++)
         note(c, "line %u: Infinity or NaN (Python's extension of JSON): read as null",
              g_array_index(python_lines, guint, i));
@@ -845,6 +859,8 @@ void strata_model_config_free(strata_model_config *c)
     g_ptr_array_free(c->order, TRUE);
     g_ptr_array_free(c->values, TRUE);
     g_ptr_array_free(c->notes, TRUE);
+    if (c->wide)
+        g_ptr_array_unref(c->wide);
     g_free(c);
 }
 

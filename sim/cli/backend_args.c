@@ -41,6 +41,14 @@ const strata_backend *strata_backend_args_check(const strata_backend_args *a, bo
                     "--repeats must be at least 1 and --warmup at least 0");
         return NULL;
     }
+    if (backend && (a->repeats > STRATA_BACKEND_MAX_RUNS || a->warmup > STRATA_BACKEND_MAX_RUNS)) {
+        /* each timed run keeps a span per op: 2^31 - 1 repeats aborted on a 16 GiB allocation */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %d: expected at most %d runs (each timed run keeps "
+                    "its spans for the median; the warm-up runs the whole trace each time)",
+                    a->repeats > STRATA_BACKEND_MAX_RUNS ? "--repeats" : "--warmup",
+                    a->repeats > STRATA_BACKEND_MAX_RUNS ? a->repeats : a->warmup, STRATA_BACKEND_MAX_RUNS);
+        return NULL;
+    }
     if (backend && a->device_memory && strcmp(backend->name, "cuda") != 0) { /* no other backend reads it */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "--device-memory %s: expected --backend cuda, which reads it, got --backend %s", a->device_memory,

@@ -31,8 +31,55 @@
  * the configuration, its scheduler's rules included (a budget below
  * max_model_len for vllm-v0 ran and stalled as a full pool); one empty
  * point without --sweep. */
-static bool sweep_points(const char *sweep, const strata_serve_setup *set, char **knob, char ***values, GError **err)
+/* Whether the option that sets knob was given (a number other than its
+ * default: --step-overhead 0 is the default's value). */
+static bool knob_option_given(const strata_serve_args *a, const char *knob)
 {
+    const struct {
+        const char *knob;
+        bool given;
+    } rows[] = {{"max_num_seqs", a->max_seqs != STRATA_SERVE_UNSET},
+                {"max_num_batched_tokens", a->max_tokens != STRATA_SERVE_UNSET},
+                {"block_size", a->block != STRATA_SERVE_UNSET},
+                {"gpu_memory_utilization", a->util != NULL},
+                {"tp", a->tp != STRATA_SERVE_UNSET},
+                {"concurrency", a->concurrency != STRATA_SERVE_UNSET},
+                {"step_overhead", a->step_overhead != NULL},
+                {"swap_space", a->swap_space != NULL},
+                {"num_scheduler_steps", a->scheduler_steps != STRATA_SERVE_UNSET}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+        if (strcmp(rows[i].knob, knob) == 0)
+            return rows[i].given;
+    return false;
+}
+
+/* The knob's option beside --sweep of it (the sweep's values replaced it
+ * at every point), and two values that set the knob alike ("1,01": two
+ * rows of one run): refused. */
+static bool sweep_knob_once(const strata_serve_args *a, const char *knob, char **values,
+                            const strata_serve_config *probes, GError **err)
+{
+    if (knob_option_given(a, knob)) {
+        char *option = g_strdelimit(g_strconcat("--", knob, NULL), "_", '-');
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected either %s or --sweep %s=..., which sets "
+                    "it at every point (%s would be ignored)", option, option, knob, option);
+        g_free(option);
+        return false;
+    }
+    for (guint i = 0; values[i]; i++)
+        for (guint j = 0; j < i; j++)
+            if (memcmp(&probes[i], &probes[j], sizeof probes[i]) == 0) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--sweep: values '%s' and '%s' of %s are the same "
+                            "setting: two rows of one run; give each value once", values[j], values[i], knob);
+                return false;
+            }
+    return true;
+}
+
+static bool sweep_points(const strata_serve_args *a, const strata_serve_setup *set, char **knob, char ***values,
+                         GError **err)
+{
+    const char *sweep = a->sweep;
     const strata_serve_config *c = &set->config;
     *knob = NULL;
     if (!sweep) {
@@ -47,15 +94,18 @@ static bool sweep_points(const char *sweep, const strata_serve_setup *set, char 
     }
     *knob = g_strndup(sweep, (gsize)(eq - sweep));
     *values = g_strsplit(eq + 1, ",", -1);
-    for (char **v = *values; *v; v++) {
-        strata_serve_config probe = *c;
-        if (!strata_serve_config_set(&probe, *knob, *v, err) ||
-            !strata_serve_config_check_scheduler(&probe, set->model.max_model_len, err)) {
+    strata_serve_config *probes = g_new(strata_serve_config, g_strv_length(*values) + 1);
+    bool ok = true;
+    for (guint i = 0; ok && (*values)[i]; i++) {
+        probes[i] = *c; /* a copy: the probes differ in the knob's field alone */
+        ok = strata_serve_config_set(&probes[i], *knob, (*values)[i], err) &&
+             strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, err);
+        if (!ok)
             g_prefix_error(err, "--sweep: ");
-            return false;
-        }
     }
-    return true;
+    ok = ok && sweep_knob_once(a, *knob, *values, probes, err);
+    g_free(probes);
+    return ok;
 }
 
 /* Every scheme at every sweep point, into runs. */
@@ -63,7 +113,7 @@ static bool serve_points(strata_job *job, const strata_serve_args *a, strata_ser
                          GError **err)
 {
     char *knob = NULL, **values = NULL;
-    bool ok = sweep_points(a->sweep, set, &knob, &values, err);
+    bool ok = sweep_points(a, set, &knob, &values, err);
     strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
     for (char **v = values; ok && v && *v; v++) {
         strata_serve_config c = set->config;

@@ -219,6 +219,10 @@ static bool run_sweep(const strata_sweep_ctx *ctx, const sweep_args *a, GError *
 
 static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_path, GError **err)
 {
+    if (a->out && !*a->out) { /* '' canonicalised to the current folder, which received points/ and inputs/ */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--out: expected a folder, got ''");
+        return false;
+    }
     strata_experiment *exp = strata_experiment_load(exp_path, err);
     if (!exp)
         return false;

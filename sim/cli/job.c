@@ -244,6 +244,11 @@ bool strata_job_output(strata_job *job, const char *option, const char *path, st
     *out = NULL;
     if (path == NULL)
         return true;
+    if (!*path) { /* outfile.c's "empty output path" named no option */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a file name ('-': standard output), got ''",
+                    option);
+        return false;
+    }
     if (!check_clobber(job, option, path, err))
         return false;
     *out = strata_outfile_open_in(job->outs, path, err);

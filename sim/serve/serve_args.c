@@ -6,12 +6,12 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_stream.h"
 
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
     a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = STRATA_SERVE_UNSET;
     a->shared_prefix = a->concurrency = a->scheduler_steps = STRATA_SERVE_UNSET;
-    a->util = STRATA_SERVE_UNSET_FRACTION;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
@@ -53,7 +53,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024)", "N"},
         {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
         {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
-        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_DOUBLE, &a->util, "share of device memory (default 0.9)", "F"},
+        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9)", "F"},
         {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
@@ -69,7 +69,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"cuda-graph-batch-sizes", 0, 0, G_OPTION_ARG_STRING, &a->graph_sizes, "pad a decode-only step's batch per "
          "rank to the first of these sizes that holds it (TensorRT-LLM cuda_graph_config, enable_padding)",
          "N1,N2,..."},
-        {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds besides the engine's "
+        {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
@@ -90,7 +90,8 @@ void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
-                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes, &a->clock};
+                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes, &a->clock,
+                     &a->util, &a->step_overhead};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -260,20 +261,15 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (c->max_num_batched_tokens > (1u << 20) || c->max_num_seqs > (1u << 20) || c->block_size > 4096)
         return fail(err, "expected --max-num-batched-tokens and --max-num-seqs <= 2^20, --block-size <= 4096%s", "");
     c->concurrency = count_or(a->concurrency, 0);
-    if (a->util != STRATA_SERVE_UNSET_FRACTION)
-        c->gpu_memory_utilization = a->util;
-    if (!(c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))
-        return fail(err, "--gpu-memory-utilization: expected a fraction in (0, 1]%s", "");
+    if (a->util && !(strata_serve_decimal(a->util, &c->gpu_memory_utilization) &&
+                     c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))
+        return fail(err, "--gpu-memory-utilization: expected a fraction in (0, 1], decimal, got '%s'", a->util);
     c->prefix_caching = !a->no_prefix;
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
-    if (!(a->step_overhead >= 0 && isfinite(a->step_overhead))) { /* nan and inf were taken */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--step-overhead: expected a finite number of seconds "
-                    ">= 0, got %g", a->step_overhead);
-        return false;
-    }
-    c->step_overhead = a->step_overhead;
+    if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead)) /* nan, inf, 0x10 */
+        return fail(err, "--step-overhead: expected a finite number of seconds >= 0, got %s", a->step_overhead);
     if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
@@ -284,29 +280,37 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (!scheduler_of(a, m, c, err))
         return false;
     c->allocator = a->kv_allocator;
-    if ((a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err)) ||
-        (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||
-        (a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err))) {
-        g_prefix_error(err, "--swap-space/--kv-page/--non-kv-overhead: ");
-        return false;
-    }
-    return true;
+    const char *bad = a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err) ? "--swap-space"
+                      : a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err) ? "--kv-page"
+                      : a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err) ? "--non-kv-overhead"
+                      : NULL;
+    if (bad) /* the option given, where the message named all three */
+        g_prefix_error(err, "%s: ", bad);
+    return bad == NULL;
 }
 
-/* Each request's arrival, times scale, a finite time: an arrival_s near
- * the largest double times --time-scale, or gaps of a rate= so small that
- * they overflow, ran to "inf s" with NaN latencies, exit 0. */
+/* The latest arrival, after the first request's: 10^7 s (116 days; the
+ * week-long Azure traces span 6 x 10^5 s). A double at 10^7 s still resolves
+ * 2 ns; at 10^20 s an arrival plus a 6 ms step was the arrival, and a late
+ * request's TTFT and TPOT came out 0 (the p50s halved), exit 0. */
+#define SERVE_ARRIVAL_MAX_S 1e7
+
+/* Each request's arrival, times scale, a finite time within
+ * SERVE_ARRIVAL_MAX_S: an arrival_s near the largest double times
+ * --time-scale, or gaps of a rate= so small that they overflow, ran to
+ * "inf s" with NaN latencies, exit 0. */
 static bool arrivals_finite(const strata_serve_stream *s, double scale, GError **err)
 {
     for (uint32_t i = 0; i < s->n; i++) {
         double t = s->req[i].arrival;
-        if (isfinite(t * scale))
+        if (t * scale <= SERVE_ARRIVAL_MAX_S)
             continue;
         if (s->line)
             return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
-                                  "time", t, scale);
+                                  "time within 1e7 s of the first request's (a double then resolves a step's "
+                                  "time)", t, scale);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
-                    "expected a finite time (a larger rate=)", s->origin, i + 1, t, scale);
+                    "expected a finite time within 1e7 s of the first (a larger rate=)", s->origin, i + 1, t, scale);
         return false;
     }
     return true;
@@ -317,6 +321,11 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     strata_serve_stream *s = NULL;
     if (!a->requests == !a->poisson) {
         fail(err, "expected one of --requests CSV and --poisson n=N,rate=R,...%s", "");
+        return NULL;
+    }
+    if (a->limit != STRATA_SERVE_UNSET && !a->requests) { /* --poisson's n= was served whole */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--limit %d: expected --requests, whose first rows it "
+                    "keeps, got --poisson (give its n=)", a->limit);
         return NULL;
     }
     if (a->requests) {

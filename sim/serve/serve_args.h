@@ -17,21 +17,18 @@
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
     char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes, *clock;
+    /* decimal numbers (strata_serve_decimal; GOption's doubles took 0x10); NULL: not given */
+    char *util, *step_overhead;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps;
-    gdouble util, step_overhead;
     gboolean no_prefix, quiet, attention_dp;
 } strata_serve_args;
 
 /* An integer option not given (an option given 0 is checked as 0, not
  * read as "the default"). */
 #define STRATA_SERVE_UNSET G_MININT
-/* --gpu-memory-utilization not given (NAN would take a given "nan"). */
-#define STRATA_SERVE_UNSET_FRACTION (-G_MAXDOUBLE)
-
 /* The option entries writing into a (NULL-name terminated; g_free); the
- * integer options and --gpu-memory-utilization are first set to "not
- * given" (STRATA_SERVE_UNSET, STRATA_SERVE_UNSET_FRACTION). */
+ * integer options are first set to "not given" (STRATA_SERVE_UNSET). */
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a);
 void strata_serve_args_clear(strata_serve_args *a);
 

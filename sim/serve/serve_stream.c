@@ -314,6 +314,13 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
             }
         ok = ok && poisson_value(p, *w, eq + 1, err);
     }
+    for (char **w = kv; ok && *w; w++) /* keys now; only dist=uniform draws within +- spread */
+        if (strcmp(*w, "spread") == 0 && p->dist != STRATA_SERVE_LEN_UNIFORM) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson spread=%s: expected dist=uniform, which "
+                        "reads it, got dist=%s", *w + strlen(*w) + 1,
+                        p->dist == STRATA_SERVE_LEN_EXP ? "exp" : "fixed");
+            ok = false;
+        }
     g_strfreev(kv);
     return ok;
 }

@@ -235,6 +235,42 @@ static void axis_infer_unit(axis *a)
     a->unit = STRATA_AXIS_TEXT;
 }
 
+/* Whether values i and j of an axis with a unit are the same figure: sizes
+ * as exact bytes, plain numbers as doubles (and as 64-bit integers when both
+ * are, so 2^53 + 1 and 2^53 differ), bandwidths and times as doubles. */
+static bool axis_values_equal(const axis *a, guint i, guint j)
+{
+    const char *x = g_ptr_array_index(a->values, i), *y = g_ptr_array_index(a->values, j);
+    if (a->unit == STRATA_AXIS_SIZE) {
+        uint64_t bx = 0, by = 0;
+        return strata_parse_size(x, &bx, NULL) && strata_parse_size(y, &by, NULL) && bx == by;
+    }
+    if (g_array_index(a->numbers, double, i) != g_array_index(a->numbers, double, j))
+        return false;
+    gint64 ix = 0, iy = 0;
+    if (a->unit == STRATA_AXIS_NUMBER && g_ascii_string_to_signed(x, 10, G_MININT64, G_MAXINT64, &ix, NULL) &&
+        g_ascii_string_to_signed(y, 10, G_MININT64, G_MAXINT64, &iy, NULL))
+        return ix == iy;
+    return true;
+}
+
+/* Two values of one axis that read as the same figure ("1, 01", "1GiB,
+ * 1024MiB", "1us, 1000ns") would run one configuration as two points:
+ * refused, naming both (values the same as text are refused before). */
+static bool axis_values_distinct(const axis *a, const load_ctx *ctx, GError **err)
+{
+    for (guint i = 0; a->unit != STRATA_AXIS_TEXT && i < a->values->len; i++)
+        for (guint j = i + 1; j < a->values->len; j++)
+            if (axis_values_equal(a, i, j))
+                return exp_fail(err, ctx, a->line, "values '%s' and '%s' of axis '%s' are the same %s: two points "
+                                "would run one configuration; give each value once",
+                                (const char *)g_ptr_array_index(a->values, i),
+                                (const char *)g_ptr_array_index(a->values, j), a->name,
+                                a->unit == STRATA_AXIS_SIZE ? "size" : a->unit == STRATA_AXIS_BANDWIDTH ? "bandwidth"
+                                : a->unit == STRATA_AXIS_TIME ? "time" : "number");
+    return true;
+}
+
 static bool is_hw_key(const char *name, char **group_kind, char **group_name, char **key)
 {
     char **parts = g_strsplit(name, ".", 3);
@@ -295,6 +331,13 @@ static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GE
         a->param = g_strdup(n + 9);
         if (!e->workload)
             ok = exp_fail(err, ctx, a->line, "axis '%s' needs a workload in [experiment]", n);
+        for (guint i = 0; ok && i < e->workload_args->len; i++) { /* the axis replaced it at every point */
+            const char *arg = g_ptr_array_index(e->workload_args, i);
+            size_t k = strlen(a->param);
+            if (strncmp(arg, a->param, k) == 0 && arg[k] == '=')
+                ok = exp_fail(err, ctx, a->line, "axis '%s': the [experiment] workload gives %s, which the axis "
+                              "replaces at every point; give %s in one place", n, arg, a->param);
+        }
     } else if (is_hw_key(n, &gkind, &gname, &key)) {
         a->kind = AXIS_HW_KEY;
         if (e->runner == STRATA_RUNNER_ALLOC) {
@@ -614,6 +657,9 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
         if (ok) {
             if (a->kind != AXIS_JOINT)
                 axis_infer_unit(a);
+            ok = a->kind == AXIS_JOINT || axis_values_distinct(a, ctx, err);
+        }
+        if (ok) {
             if (e->n_points * a->values->len > G_MAXUINT32)
                 ok = exp_fail(err, ctx, a->line, "the sweep has more than %u points", G_MAXUINT32);
             else

@@ -181,6 +181,23 @@ static bool parse_measured(strata_published_metric metric, const char *text, dou
     return ok && *value > 0;
 }
 
+/* The range a measured figure of metric lies in, NULL when value does:
+ * a time of at least 1 ns (two cycles of a 2 GHz clock: no kernel, copy or
+ * collective a source times completes sooner; below it, 1e-300s or a
+ * subnormal, the error is a unit slip's, 1e301 %), a bandwidth within the
+ * range hardware files take (1 kB/s to 10 PB/s, hw_values.c), a serving
+ * rate of at least 0.001 a second (one request or token in 1000 s). */
+static const char *measured_range(strata_published_metric metric, double value)
+{
+    bool time = metric == STRATA_PUBLISHED_MAKESPAN || metric > STRATA_PUBLISHED_SERVE_REQ_S;
+    if (time)
+        return value >= 1e-9 ? NULL : "expected a measured time of at least 1ns (two cycles of a 2 GHz clock)";
+    if (metric > STRATA_PUBLISHED_BUSBW)
+        return value >= 1e-3 ? NULL : "expected a measured rate of at least 0.001 a second";
+    return value >= 1e3 && value <= 1e16 ? NULL : "expected a measured bandwidth from 1kB/s to 10PB/s (the range "
+                                                  "hardware files take)";
+}
+
 /* measured= and bytes= of one case (metric= already read). */
 static bool case_measure(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
 {
@@ -193,6 +210,12 @@ static bool case_measure(strata_published_case *c, const strata_keyfile *kf, con
                      : c->metric > STRATA_PUBLISHED_BUSBW ? "expected a rate above 0 such as 6744tok/s or 37.03req/s"
                                                           : "expected a bandwidth above 0 such as 9.6GB/s",
                      err);
+    const char *range = ok ? measured_range(c->metric, c->measured) : NULL;
+    if (range) {
+        char *what = g_strdup_printf("%s, got %s", range, measured);
+        ok = bad_key(kf, group, "measured", what, err);
+        g_free(what);
+    }
     g_free(measured);
     if (ok && (c->metric == STRATA_PUBLISHED_MAKESPAN || c->metric > STRATA_PUBLISHED_BUSBW)) {
         if (strata_keyfile_has_key(kf, group, "bytes"))
@@ -450,7 +473,15 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
         c->bytes = r->bytes;
         c->measured = r->value * scale;
         g_free(size);
-        ok = add_case(set, c, err);
+        const char *range = measured_range(c->metric, c->measured);
+        if (range) { /* the row's figure in the series' unit */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s: %s, got %g%s", c->where, column, range,
+                        r->value, unit);
+            case_free(c);
+            ok = false;
+        } else {
+            ok = add_case(set, c, err);
+        }
     }
     ok = ok && rows != NULL;
     if (rows)
@@ -602,6 +633,9 @@ static char *child_value(const strata_published_case *c)
             line = g_strdup_printf("ok %.17g", case_value(c, r->makespan_s));
     } else if (c->set && set_refused(c)) { /* the case's set= line, not only the override's words */
         line = g_strdup_printf("error %s: [case %s] set: %s", c->set_where, c->name, err ? err->message : "failed");
+    } else if (c->gen && err && !g_str_has_prefix(err->message, c->where)) {
+        /* the generated program refused by the model: the binder names the generator ("collective: op 3") */
+        line = g_strdup_printf("error %s: [case %s] gen: %s", c->where, c->name, err->message);
     } else {
         line = g_strdup_printf("error %s", err ? err->message : "failed");
     }

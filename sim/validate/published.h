@@ -70,7 +70,9 @@
  * on the trace `strata gen` writes).
  *
  * Invariants: a loaded set holds only cases whose every key was checked
- * (known keys, positive measured value of the metric's kind, readable
+ * (known keys, a measured value of the metric's kind within its range: a
+ * time of at least 1 ns, a bandwidth from 1 kB/s to 10 PB/s, a serving rate
+ * of at least 0.001 a second, each a series' row too; readable
  * paths, exactly one of trace, gen and serve); errors name "FILE:LINE"; error = (simulated - measured) / measured.
  */
 #ifndef STRATA_VALIDATE_PUBLISHED_H

@@ -22,6 +22,7 @@
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_report.h"
+#include "serve/serve_stream.h"
 #include "validate/published.h"
 
 typedef struct serve_metric {
@@ -70,9 +71,10 @@ bool strata_published_serve_measured(strata_published_metric m, const char *text
         return strata_parse_time(text, value, NULL) && *value > 0;
     if (!g_str_has_suffix(text, row->unit))
         return false;
-    char *end = NULL;
-    *value = g_ascii_strtod(text, &end);
-    return end == text + strlen(text) - strlen(row->unit) && end != text && isfinite(*value) && *value > 0;
+    char *number = g_strndup(text, strlen(text) - strlen(row->unit));
+    bool ok = strata_serve_decimal(number, value) && *value > 0; /* decimal: strtod read 0x10tok/s as 16 */
+    g_free(number);
+    return ok;
 }
 
 char *strata_published_serve_format(strata_published_metric m, double v)
