@@ -205,7 +205,7 @@ START_TEST(hw_key_names_the_plugin)
                                "nccl_channel_bandwidth = 1GB/s\n";
     strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p9\n",
                                 "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
-                                "the choices of: aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, got 'aws-ofi-p9'");
+                                "the choices of: aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m, got 'aws-ofi-p9'");
 }
 END_TEST
 

@@ -1,8 +1,10 @@
 /*
  * test_nccl_plugin_gib.c: Google's gIB tuner tables (sim/hw/nccl_plugin_gib.h)
- * and the plugin rows that take them (gcp-gib-a3u, gcp-gib-a4), read by
- * hand from the tables (apple/axlearn @34aed43 axlearn/cloud/gcp/nccl/
- * a3_ultra/tuner_config.txtpb, a4_high/tuner_config.txtpb).
+ * and the plugin rows that take them (gcp-gib-a3u, gcp-gib-a4, and
+ * gcp-tcpxo-a3m, the same tuner's A3 Mega table), read by hand from the
+ * tables (apple/axlearn @34aed43 axlearn/cloud/gcp/nccl/
+ * a3_ultra/tuner_config.txtpb, a4_high/tuner_config.txtpb,
+ * a3_mega/tuner_config.txtpb).
  *
  * A3 Ultra, 2 nodes [2, 3), 1 rank a node [1, 2):
  *   COLL_ALL_REDUCE  [0, 16384) Tree/LL 2; [16384, 65536) Tree/LL 4;
@@ -162,10 +164,67 @@ START_TEST(rule_channels_capped_at_the_comms)
 }
 END_TEST
 
+/* A3 Mega's (TCPXO) table (axlearn/cloud/gcp/nccl/a3_mega/
+ * tuner_config.txtpb, read by hand):
+ *   2 nodes, 1 rank a node: COLL_ALL_REDUCE [0, -) Tree/Simple 2;
+ *     COLL_DEFAULT [0, 65536) Ring/Simple 2, [65536, -) Ring/Simple 4
+ *   2 nodes, 8 or more a node: COLL_ALL_REDUCE Tree/Simple, COLL_DEFAULT
+ *     Ring/Simple, no num_channel (0: NCCL's own)
+ *   3-6 nodes, 8 or more: COLL_ALL_REDUCE [0, 2097152) Tree/Simple (above,
+ *     no rule: the config has all-reduce rules, so not COLL_DEFAULT's),
+ *     COLL_DEFAULT Ring/Simple
+ *   7 nodes, or 4 ranks a node: no config. */
+START_TEST(tcpxo_a3m_rules)
+{
+    const strata_gib_table M = STRATA_GIB_TCPXO_A3M;
+    const strata_op_kind AR = STRATA_OP_ALL_REDUCE, AG = STRATA_OP_ALL_GATHER, RS = STRATA_OP_REDUCE_SCATTER;
+    rule(M, 2, 1, AR, 8, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 2);
+    rule(M, 2, 1, AR, 8ull << 30, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 2);
+    rule(M, 2, 1, AG, 65535, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 2);
+    rule(M, 2, 1, RS, 65536, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 4);
+    rule(M, 2, 8, AR, 8, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 0);
+    rule(M, 2, 8, AR, 8ull << 30, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 0);
+    rule(M, 2, 8, AG, 1024, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 0);
+    rule(M, 6, 8, AR, (2u << 20) - 1, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 0);
+    no_rule(M, 6, 8, AR, 2u << 20);
+    rule(M, 3, 8, AG, 2u << 20, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 0);
+    no_rule(M, 7, 8, AR, 1024);
+    no_rule(M, 2, 4, AR, 1024);
+}
+END_TEST
+
+/* The table's pair where NCCL would choose otherwise, with NCCL's own
+ * channels where its rule gives none: two H100 nodes of 8 GPUs and 8 NICs
+ * (comm->nChannels 16, test_nccl_versions.c two_nodes), Ring and Tree on
+ * Simple (TCPXO's NCCL_ALGO=Ring,Tree NCCL_PROTO=Simple). A 1 GiB
+ * all-reduce: NCCL's model takes Ring there (checked first, so that the
+ * table's Tree is a change), the table Tree; Tree runs NCCL's 16 channels
+ * (1 GiB >= 16 x 512 x 64: no lowering); an all-gather Ring on 16. */
+START_TEST(tcpxo_a3m_takes_tree_on_nccl_channels)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nvls = false, .nodes = 2, .nics = 8, .nic_gbs = 50.0, .nic_gpus = 8,
+                          .cpu = STRATA_NCCL_INTEL, .version = strata_nccl_version_find("2.25"),
+                          .algos = (1u << STRATA_NCCL_RING) | (1u << STRATA_NCCL_TREE),
+                          .protos = 1u << STRATA_NCCL_SIMPLE};
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 1ull << 30, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_RING);
+    c.plugin = strata_nccl_plugin_find("gcp-tcpxo-a3m");
+    ck_assert(c.plugin);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 1ull << 30, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(ch.channels, 16);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_GATHER, 1ull << 30, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 16);
+}
+END_TEST
+
 START_TEST(plugin_rows_by_name)
 {
     ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("gcp-gib-a3u")), "gcp-gib-a3u");
     ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("gcp-gib-a4")), "gcp-gib-a4");
+    ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("gcp-tcpxo-a3m")), "gcp-tcpxo-a3m");
     ck_assert_ptr_null(strata_nccl_plugin_find("gcp-gib"));
 }
 END_TEST
@@ -178,6 +237,8 @@ static Suite *nccl_plugin_gib_suite(void)
     tcase_add_test(tc, types_nodes_and_gaps);
     tcase_add_test(tc, a3u_file_takes_the_rules);
     tcase_add_test(tc, rule_channels_capped_at_the_comms);
+    tcase_add_test(tc, tcpxo_a3m_rules);
+    tcase_add_test(tc, tcpxo_a3m_takes_tree_on_nccl_channels);
     tcase_add_test(tc, plugin_rows_by_name);
     suite_add_tcase(s, tc);
     return s;

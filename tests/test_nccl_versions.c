@@ -176,6 +176,38 @@ START_TEST(nvls_channels_by_release_and_nodes)
 }
 END_TEST
 
+/* NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS on the two H100 nodes above
+ * (connect.cc ncclTopoPostset v2.25.1-1 l. 477-495; nvls.cc ncclNvlsInit
+ * l. 178), 1 GiB (>= 16 x 512 x 64: no lowering):
+ *   NCCL_MAX_NCHANNELS=8: the rings cut to 8, then raised back to
+ *     nvlsChannels 16 (l. 493-495, after the maximum): Ring 16, NVLS_TREE
+ *     16 (ncclNvlsInit reads config.maxCTAs only);
+ *   NCCL_MAX_CTAS=8: nvlsChannels max(minCTAs, min(8, 16)) = 8, the rings
+ *     8: Ring 8, NVLS_TREE 8;
+ *   without NVLS (nvls = false): the rings' 16 cut to 8 by
+ *     NCCL_MAX_NCHANNELS=8; with NCCL_MIN_CTAS=12 too, "max, then min":
+ *     copyChannels back up to 12. */
+START_TEST(max_channels_by_variable)
+{
+    strata_nccl_comm h100 = two_nodes(NULL);
+    h100.max_nchannels = 8;
+    ck_assert_uint_eq(forced(h100, "2.25", STRATA_NCCL_RING, 1ull << 30).channels, 16);
+    ck_assert_uint_eq(forced(h100, "2.25", STRATA_NCCL_NVLS_TREE, 1ull << 30).channels, 16);
+    h100.max_nchannels = 0;
+    h100.max_ctas = 8;
+    ck_assert_uint_eq(forced(h100, "2.25", STRATA_NCCL_RING, 1ull << 30).channels, 8);
+    ck_assert_uint_eq(forced(h100, "2.25", STRATA_NCCL_NVLS_TREE, 1ull << 30).channels, 8);
+    strata_nccl_comm flat = two_nodes(NULL);
+    flat.nvls = false;
+    ck_assert_uint_eq(forced(flat, "2.25", STRATA_NCCL_RING, 1ull << 30).channels, 16);
+    flat.max_nchannels = 8;
+    ck_assert_uint_eq(forced(flat, "2.25", STRATA_NCCL_RING, 1ull << 30).channels, 8);
+    ck_assert_uint_eq(forced(flat, "2.25", STRATA_NCCL_TREE, 1ull << 30).channels, 8);
+    flat.min_ctas = 12;
+    ck_assert_uint_eq(forced(flat, "2.25", STRATA_NCCL_RING, 1ull << 30).channels, 12);
+}
+END_TEST
+
 START_TEST(release_names)
 {
     ck_assert_str_eq(strata_nccl_version_default()->name, "2.30");
@@ -246,6 +278,35 @@ START_TEST(hw_key_sets_min_ctas)
     strata_test_hw_text_refused(head, "nccl_min_ctas = 33\n",
                                 "t.ini:15: [interconnect x] nccl_min_ctas: expected a whole number from 1 to 32, "
                                 "got '33'");
+}
+END_TEST
+
+/* nccl_max_nchannels and nccl_max_ctas reach NCCL's channels (two H100
+ * nodes, Ring forced, 1 GiB, as max_channels_by_variable derives: 16 and
+ * 8); 0 is refused at its line. */
+START_TEST(hw_keys_set_max_channels)
+{
+    const char *set_n[] = {"interconnect.nvlink.nccl_version=2.25", "interconnect.nvlink.nccl_algo=Ring",
+                           "interconnect.nvlink.nccl_max_nchannels=8", NULL};
+    const char *set_c[] = {"interconnect.nvlink.nccl_version=2.25", "interconnect.nvlink.nccl_algo=Ring",
+                           "interconnect.nvlink.nccl_max_ctas=8", NULL};
+    const char *const *sets[] = {set_n, set_c};
+    const uint32_t want[] = {16, 8};
+    for (int i = 0; i < 2; i++) {
+        strata_hw *hw = strata_test_load_hw("h100-2x8-ib", sets[i]);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 1u << 30, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+        ck_assert_uint_eq(t.channels, want[i]);
+        strata_hw_free(hw);
+    }
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_max_nchannels = 0\n",
+                                "t.ini:15: [interconnect x] nccl_max_nchannels: expected a whole number from 1 to "
+                                "32, got '0'");
 }
 END_TEST
 
@@ -337,6 +398,8 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);
     tcase_add_test(tc, hw_key_sets_min_ctas);
+    tcase_add_test(tc, max_channels_by_variable);
+    tcase_add_test(tc, hw_keys_set_max_channels);
     tcase_add_test(tc, release_2_19_on_one_ampere_node);
     tcase_add_test(tc, release_2_19_scope);
     suite_add_tcase(s, tc);

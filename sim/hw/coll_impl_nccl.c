@@ -8,9 +8,10 @@
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
- * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
- * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
- * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
+ * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS,
+ * NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS as a run may set them
+ * (nccl_min_ctas, nccl_max_nchannels, nccl_max_ctas), the tuner plugin
+ * whose choice NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
  * plugin reports (nccl_net_latency: NCCL's graph latencyInter, in its
  * choice only), Simple's wait per step inside a node beyond the links'
  * flight (nccl_simple_sync), and the process layout with the
@@ -42,6 +43,8 @@ typedef struct nccl_params {
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
+    uint32_t max_nchannels;    /* NCCL_MAX_NCHANNELS (0: unset) */
+    uint32_t max_ctas;         /* NCCL_MAX_CTAS (0: unset) */
     double simple_sync;        /* s: Simple's wait per step inside a node beyond the flight (0: none) */
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
     uint32_t nic_group;        /* NICs the net plugin shows NCCL as one (1: each its own) */
@@ -69,10 +72,14 @@ static const strata_coll_impl_key nccl_keys[] = {
                             "newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
+    {"nccl_max_nchannels", false, "collectives = nccl: NCCL_MAX_NCHANNELS as a run sets it, the most channels of "
+                                  "NCCL's rings and trees before NVLS's raise them, 1 to 32 (default: unset)"},
+    {"nccl_max_ctas", false, "collectives = nccl: NCCL_MAX_CTAS as a run sets it, the most channels of NCCL's "
+                             "rings, trees and NVLS, 1 to 32 (default: unset)"},
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
                                  "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e), "
-                                 "gcp-gib-a3u or gcp-gib-a4 (Google's gIB tuner tables on A3 Ultra, A4; "
-                                 "nccl_plugin.h); default: none"},
+                                 "gcp-gib-a3u, gcp-gib-a4 or gcp-tcpxo-a3m (Google's tuner tables on A3 "
+                                 "Ultra, A4 and A3 Mega; nccl_plugin.h); default: none"},
     {"nccl_nic_group", false, "collectives = nccl: the NICs NCCL's net plugin shows as one network device of "
                               "their summed speed, 1 to 64 (aws-ofi-nccl's RDMA protocol: a GPU's NICs; default "
                               "1: each NIC its own, NCCL's IB transport)"},
@@ -162,6 +169,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
+         hw_get_count(ctx, group, "nccl_max_nchannels", 1, 32, 0, NULL, &p->max_nchannels, err) &&
+         hw_get_count(ctx, group, "nccl_max_ctas", 1, 32, 0, NULL, &p->max_ctas, err) &&
          hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
@@ -192,7 +201,8 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
-                          .min_ctas = p->min_ctas, .plugin = p->plugin,
+                          .min_ctas = p->min_ctas, .max_nchannels = p->max_nchannels,
+                          .max_ctas = p->max_ctas, .plugin = p->plugin,
                           .net_latency_us = p->net_latency * 1e6, .nvls_chunk_bytes = p->nvls_chunk,
                           .nvlstree_max_bytes = p->nvlstree_max, .simple_buff_bytes = p->buffsize};
     strata_hw_nics nics;

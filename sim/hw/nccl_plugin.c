@@ -1,6 +1,7 @@
 /*
  * nccl_plugin.c: NCCL tuner plugins' choices (contract in nccl_plugin.h).
- * gIB's tables are nccl_plugin_gib.c's.
+ * gIB's tables, and TCPXO's A3 Mega table (the same tuner), are
+ * nccl_plugin_gib.c's.
  *
  * aws-ofi-p5: aws/aws-ofi-nccl tag v1.16.3 (the release the p5 runs of
  * validation/clusters.ini used), src/tuner/nccl_ofi_regions.cpp:
@@ -125,6 +126,7 @@ static const strata_nccl_plugin plugins[] = {
     {"aws-ofi-p5", p5_regions, STRATA_GIB_A3U},
     {"gcp-gib-a3u", NULL, STRATA_GIB_A3U},
     {"gcp-gib-a4", NULL, STRATA_GIB_A4},
+    {"gcp-tcpxo-a3m", NULL, STRATA_GIB_TCPXO_A3M},
 };
 
 const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
@@ -135,7 +137,7 @@ const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
     return NULL;
 }
 
-const char *strata_nccl_plugin_list(void) { return "aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4"; }
+const char *strata_nccl_plugin_list(void) { return "aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m"; }
 
 const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl) { return pl->name; }
 

@@ -14,6 +14,8 @@
  *   gcp-gib-a3u, gcp-gib-a4  the tuner in Google's gIB net plugin with
  *               its A3 Ultra and A4 tables (nccl_plugin_gib.h), which
  *               set a channel count besides the pair.
+ *   gcp-tcpxo-a3m  the same tuner on A3 Mega (GPUDirect-TCPXO) with its
+ *               "Default A3+" table (nccl_plugin_gib.h).
  *
  * A plugin's choice: the first of its regions (in its order) that holds
  * the point (bytes, ranks), on its edge included, whose pair NCCL runs

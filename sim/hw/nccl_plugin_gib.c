@@ -22,6 +22,19 @@
  *           communicators they run; a later image "includes updated tuner
  *           configs for larger clusters" (apple/axlearn#1265, June 2025,
  *           not merged).
+ *   [a3m]   A3 Mega's (GPUDirect-TCPXO) table, "Default A3+ tuning
+ *           configuration": apple/axlearn @34aed43
+ *           axlearn/cloud/gcp/nccl/a3_mega/tuner_config.txtpb (109 lines,
+ *           committed 2025-04-28, 49aea2a4), which jobset_utils.py
+ *           l. 1616-1617 loads beside NCCL_ALGO=Ring,Tree,
+ *           NCCL_PROTO=Simple, NCCL_MIN_NCHANNELS=4 (l. 1615-1625): the
+ *           settings of TCPXO's nccl-env-profile.sh, whose table is
+ *           a3plus_tuner_config.textproto (GoogleCloudPlatform/
+ *           container-engine-accelerators gpudirect-tcpxo/README.md).
+ *           ESTIMATE: the same rules as that file. Its 8-rank rules give
+ *           no num_channel (0 below: NCCL's own, nccl_plugin_gib.h).
+ *           Not the LL128 profile's a3plus_tuner_config_ll128.textproto,
+ *           which no public copy was found of.
  * The rows below are the files' rules in their order, one line a rule:
  * nodes [min, max), ranks per node [min, max), type, per-rank bytes [min,
  * max), algorithm, protocol, num_channel; a max of 0 is the file's
@@ -272,6 +285,18 @@ static const rule a4[] = {
     {17, 33, 4, 9, DEF, 16777216, 0, R, SI, 16},
 };
 
+/* [a3m]: "2-node rail-aligned config" (1 rank a node), "2-node 8 ranks per
+ * node case", "small scale(3-6 node) 8 ranks per node case" */
+static const rule a3m[] = {
+    {2, 3, 1, 2, AR, 0, 0, T, SI, 2},
+    {2, 3, 1, 2, DEF, 0, 65536, R, SI, 2},
+    {2, 3, 1, 2, DEF, 65536, 0, R, SI, 4},
+    {2, 3, 8, 0, AR, 0, 0, T, SI, 0},
+    {2, 3, 8, 0, DEF, 0, 0, R, SI, 0},
+    {3, 7, 8, 0, AR, 0, 2097152, T, SI, 0},
+    {3, 7, 8, 0, DEF, 0, 0, R, SI, 0},
+};
+
 static bool in(uint64_t x, uint64_t min, uint64_t max) { return x >= min && (max == 0 || x < max); }
 
 static coll type_of(strata_op_kind kind)
@@ -291,8 +316,8 @@ static coll type_of(strata_op_kind kind)
 bool strata_gib_rule(strata_gib_table t, uint32_t nodes, uint32_t ranks_per_node, strata_op_kind kind,
                      uint64_t per_rank, strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels)
 {
-    const rule *rules = t == STRATA_GIB_A3U ? a3u : a4;
-    size_t n = t == STRATA_GIB_A3U ? G_N_ELEMENTS(a3u) : G_N_ELEMENTS(a4);
+    const rule *rules = t == STRATA_GIB_A3U ? a3u : t == STRATA_GIB_A4 ? a4 : a3m;
+    size_t n = t == STRATA_GIB_A3U ? G_N_ELEMENTS(a3u) : t == STRATA_GIB_A4 ? G_N_ELEMENTS(a4) : G_N_ELEMENTS(a3m);
     coll want = type_of(kind);
     /* the communicator config's rules of the collective's type, or its
      * COLL_DEFAULT ones where it has none of that type */

@@ -6,7 +6,9 @@
  *
  * gIB's set_nccl_env.sh points NCCL_TUNER_CONFIG_PATH at a table per
  * platform, tuner_config_a3u.txtpb (A3 Ultra) or tuner_config_a4.txtpb
- * (A4). A table is a list of communicator configs (a range of nodes and of
+ * (A4). GPUDirect-TCPXO's nccl-env-profile.sh points the same tuner
+ * (libnccl-tuner.so, the same TunerConfigs format) at
+ * a3plus_tuner_config.textproto on A3 Mega (STRATA_GIB_TCPXO_A3M). A table is a list of communicator configs (a range of nodes and of
  * ranks per node), each with rules per collective type (COLL_ALL_REDUCE,
  * COLL_ALL_GATHER, COLL_REDUCE_SCATTER, and COLL_DEFAULT for "the rest of
  * collective types") over a range of per_rank_message_size, each rule an
@@ -18,7 +20,10 @@
  * per node ranges hold the communicator's, whose type is the collective's
  * (COLL_DEFAULT where that communicator config has no rule of the
  * collective's type) and whose size range holds the per-rank size. None:
- * NCCL's own choice.
+ * NCCL's own choice. A rule without num_channel (A3 Mega's 8-rank
+ * communicators) gives 0: NCCL's own channels (ESTIMATE: the tuner leaves
+ * nMaxChannels at the 0 NCCL passes it, which getAlgoInfo keeps as "no
+ * choice", NVIDIA/nccl v2.25.1-1 src/enqueue.cc l. 1746).
  *
  * ESTIMATE (the tuner is closed source): per_rank_message_size is the
  * bytes of the count the collective's API takes per rank: an
@@ -36,11 +41,11 @@
 #include "hw/nccl_tuning.h"
 #include "trace/op.h"
 
-typedef enum { STRATA_GIB_A3U = 0, STRATA_GIB_A4 } strata_gib_table;
+typedef enum { STRATA_GIB_A3U = 0, STRATA_GIB_A4, STRATA_GIB_TCPXO_A3M } strata_gib_table;
 
 /* The rule of table t for a collective of `kind` on `nodes` nodes of
  * `ranks_per_node` ranks each, `per_rank` bytes a rank (above): true with
- * its algorithm, protocol and num_channel; false where no rule holds. */
+ * its algorithm, protocol and num_channel (0: unset); false where no rule holds. */
 bool strata_gib_rule(strata_gib_table t, uint32_t nodes, uint32_t ranks_per_node, strata_op_kind kind,
                      uint64_t per_rank, strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels);
 

@@ -343,8 +343,8 @@ static const double tree_correction[PROTOS][24] = {
  * Blackwell across nodes from the nodes, the GPUs per node (ppn) and the
  * NIC's bandwidth (minNetBw, GB/s), taking the GPU-NIC path as PXB (the
  * NICs on the GPUs' PCIe switches: this model's scope). Then
- * max(minCTAs, min(maxCTAs, channels)) (NCCL_MIN_CTAS; maxCTAs is
- * MAXCHANNELS). A run's NCCL_NVLS_CHUNKSIZE and
+ * max(minCTAs, min(maxCTAs, channels)) (NCCL_MIN_CTAS, NCCL_MAX_CTAS;
+ * maxCTAs unset is MAXCHANNELS). A run's NCCL_NVLS_CHUNKSIZE and
  * NCCL_NVLSTREE_MAX_CHUNKSIZE (comm nvls_chunk_bytes, nvlstree_max_bytes)
  * replace the chunk and the tree's maximum, NCCL's tuning or not. */
 typedef struct nvls_tune {
@@ -379,6 +379,8 @@ static nvls_tune nvls_tuning(const strata_nccl_comm *c)
         t.tree_max = c->nvlstree_max_bytes;
     if (!t.tree_max)
         t.tree_max = nodes >= 4 ? 65536 : t.chunk;
+    if (c->max_ctas) /* max(minCTAs, min(maxCTAs, channels)) */
+        t.channels = MIN(t.channels, c->max_ctas);
     t.channels = MAX(t.channels, c->min_ctas);
     return t;
 }
@@ -387,8 +389,12 @@ static nvls_tune nvls_tuning(const strata_nccl_comm *c)
  * l. 452-495, v2.30.7-1 l. 459-515): the ring graph's doubled; across
  * nodes doubled again below 16 when the ring graph's bwIntra is above 45
  * on SM90 or later ("Use 4 compute channels per search channel to reach
- * peak BW on <8 PPN"); then NCCL_MIN_CTAS; at least nvlsChannels where
- * NVLS runs; at most MAXCHANNELS. */
+ * peak BW on <8 PPN"); then at most min(ncclMaxNchannels(),
+ * config.maxCTAs) (NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS: "combining max,
+ * then min", l. 477-485), then NCCL_MIN_CTAS; then at least nvlsChannels
+ * where NVLS runs (l. 493-495, after the maximum: NCCL_MAX_NCHANNELS does
+ * not bound it; v2.27.7-1 the same, removed from v2.28.7-1, which this
+ * function does not yet follow); at most MAXCHANNELS. */
 uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c)
 {
     uint32_t ch = c->graph_channels;
@@ -398,11 +404,16 @@ uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c)
     uint32_t nvls_ch, nc = MIN(2 * ch, NCCL_MAXCHANNELS);
     if (nodes_of(c) > 1 && c->arch >= STRATA_NCCL_HOPPER && bw > 45.0 && nc < 16)
         nc *= 2;
-    if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
-        nc = MAX(nc, nvls_tuning(c).channels);
+    if (c->max_nchannels)
+        nc = MIN(nc, c->max_nchannels);
+    if (c->max_ctas)
+        nc = MIN(nc, c->max_ctas);
     /* connect.cc ncclTopoPostset (v2.27.7-1 l. 484): copyChannels up to
      * max(ncclMinNchannels(), config.minCTAs), NCCL_MIN_CTAS */
-    return MIN(MAX(nc, c->min_ctas), NCCL_MAXCHANNELS);
+    nc = MAX(nc, c->min_ctas);
+    if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
+        nc = MAX(nc, nvls_tuning(c).channels);
+    return MIN(nc, NCCL_MAXCHANNELS);
 }
 
 static bool nccl_model(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, double *lat_us,

@@ -102,6 +102,11 @@ typedef struct strata_nccl_comm {
     /* NCCL_MIN_CTAS (config.minCTAs): the least channels of the
      * communicator, rings and NVLS alike; 0: unset */
     uint32_t min_ctas;
+    /* NCCL_MAX_NCHANNELS (ncclMaxNchannels()): the most channels of the
+     * rings and trees, before NVLS raises them (connect.cc
+     * ncclTopoPostset); NCCL_MAX_CTAS (config.maxCTAs): that and the NVLS
+     * channels' most (nvls.cc ncclNvlsInit); 0: unset */
+    uint32_t max_nchannels, max_ctas;
     /* NCCL_TUNER_PLUGIN: the plugin whose choice NCCL takes where it makes
      * one (nccl_plugin.h); NULL: none, NCCL's own model */
     const strata_nccl_plugin *plugin;
