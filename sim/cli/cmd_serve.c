@@ -68,7 +68,7 @@ static bool sweep_knob_once(const strata_serve_args *a, const char *knob, char *
     }
     for (guint i = 0; values[i]; i++)
         for (guint j = 0; j < i; j++)
-            if (memcmp(&probes[i], &probes[j], sizeof probes[i]) == 0) {
+            if (strata_serve_config_knob_same(&probes[i], &probes[j], knob)) {
                 g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--sweep: values '%s' and '%s' of %s are the same "
                             "setting: two rows of one run; give each value once", values[j], values[i], knob);
                 return false;
