@@ -7,7 +7,8 @@
  *  - sweep: two values of one axis that are the same figure ("1, 01",
  *    "1GiB, 1024MiB") made two points of one run;
  *  - a config.json integer past 64 bits: json-glib holds it wrapped
- *    (-18446744073709551615 read as 1 layer);
+ *    (-18446744073709551615 read as 1 layer, [-18446744073709551488, 128]
+ *    as 128 x 128 FP8 weight blocks);
  *  - validate --published: a measured figure below its physical floor
  *    (1e-300s: an error of 1e301 %), a serving rate in hexadecimal, and a
  *    gen= case the model refuses named by the case;
@@ -80,6 +81,15 @@ START_TEST(config_json_integers_within_64_bits)
         /* within 64 bits, past 2^31: the range message names its bound */
         {CONFIG("9223372036854775807") SERVE "--config c.json --poisson n=2", 2,
          "key 'num_hidden_layers': expected a positive integer (at most 2^31 - 1), got 9223372036854775807"},
+        /* weight_block_size's elements, read by read_quantization: -(2^64 - 128) wraps to
+         * 2^64 - (2^64 - 128) = 128, and [-18446744073709551488, 128] ran as 128 x 128 blocks, exit 0 */
+        {"printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"vocab_size\": 100,\\n"
+         "\"quantization_config\": {\"quant_method\": \"fp8\", "
+         "\"weight_block_size\": [-18446744073709551488, 128]}}\\n' > c.json; "
+         "\"$S\" gen -o out.trace transformer config=c.json", 2,
+         "c.json:2: key 'quantization_config.weight_block_size': expected an integer within 64 bits (-2^63 to "
+         "2^63 - 1), got -18446744073709551488"},
         /* what stays taken; a wide literal inside a string is text */
         {CONFIG("2") "\"$S\" gen -o out.trace transformer config=c.json", 0, NULL},
         {"printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
