@@ -22,42 +22,7 @@
  * no temporary (outfile.c's ".BASENAME.XXXXXX").
  */
 #include <string.h>
-#include <glib/gstdio.h>
 #include "testutil.h"
-
-typedef struct sh_case {
-    const char *script;
-    int status;
-    const char *message;
-} sh_case;
-
-/* After row i's refusal: no out.* output and no outfile.c temporary
- * (a name starting with '.') left in dir. */
-static void no_output_left(const char *dir, size_t i)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    ck_assert(d);
-    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
-        ck_assert_msg(!g_str_has_prefix(name, "out.") && name[0] != '.', "row %zu: '%s' left in %s", i, name, dir);
-    g_dir_close(d);
-}
-
-/* Runs each row in a fresh directory: exit `status` and `message` (NULL:
- * anything) in standard error; after a refusal, no output or temporary. */
-static void sh_rows(const sh_case *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char *dir = strata_test_temp_dir();
-        strata_cli_result r = strata_test_sh_in(dir, rows[i].script);
-        ck_assert_msg(r.status == rows[i].status && (!rows[i].message || strstr(r.err, rows[i].message)),
-                      "row %zu: exit %d: %s", i, r.status, r.err);
-        if (rows[i].status == 2)
-            no_output_left(dir, i);
-        strata_cli_result_clear(&r);
-        strata_test_remove_dir(dir);
-        g_free(dir);
-    }
-}
 
 #define SERVE "\"$S\" serve -q --hw \"$H/h100.ini\" --model llama-3-8b "
 #define CSV(rows) "printf '" rows "' > r.csv; "
@@ -67,7 +32,7 @@ static void sh_rows(const sh_case *rows, size_t n)
  * 0x10 16 requests a second, at exit 0. */
 START_TEST(serve_numbers_are_decimal)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {CSV(HEAD "0,8,8\\n0x10,8,8\\n") SERVE "--requests r.csv", 2,
          "r.csv:3: arrival_s: expected seconds >= 0, got '0x10'"},
         {CSV(HEAD "0X1p4,8,8\\n") SERVE "--requests r.csv", 2, "r.csv:2: arrival_s: expected seconds >= 0, got '0X1p4'"},
@@ -80,7 +45,7 @@ START_TEST(serve_numbers_are_decimal)
         {CSV("arrival_s,prompt_tokens,output_tokens\\r\\n-0,8,8\\r\\n") SERVE "--requests r.csv", 0, NULL},
         {SERVE "--poisson n=2,rate=1e1,seed=7", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -92,7 +57,7 @@ END_TEST
  * model axis, or with a pipe axis, was ignored: each at exit 0. */
 START_TEST(transformer_keys_read_or_refused)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {TF "remat_save=qkv_proj", 2,
          "transformer: remat_save: expected remat=save_and_offload_only_these_names, which reads it, got remat=none"},
         {TF "remat=full remat_offload=out_proj", 2,
@@ -110,7 +75,7 @@ START_TEST(transformer_keys_read_or_refused)
         {TF SAVE_ONLY "remat_save=qkv_proj,context", 0, NULL},
         {TF "mesh=data:2,model:2 sharding=tp+sp collective_matmul=4", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -124,7 +89,7 @@ END_TEST
  * replay's --device-memory on the host backend. */
 START_TEST(generator_values_named)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {GEN "matmul unit=", 2,
          "matmul: unit: expected a compute unit's name (printable, without spaces, '=', ',' or '#'), got ''"},
         {GEN "matmul step_unit='a b'", 2, "matmul: step_unit: expected a compute unit's name"},
@@ -156,7 +121,7 @@ START_TEST(generator_values_named)
          "--check-allocators does not go with --published"},
         {"\"$S\" validate --against k.json --hw \"$H/h100.ini\" -q", 2, "--quiet does not go with --against"},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -168,7 +133,7 @@ END_TEST
  * file adds). */
 START_TEST(overrides_name_the_file_given)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set memory.hbm.capacity=0", 2,
          "d.ini (override memory.hbm.capacity=0): [memory hbm] capacity: expected a positive size"},
         {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set network.ib.bandwidth=1GB/s", 2,
@@ -182,7 +147,7 @@ START_TEST(overrides_name_the_file_given)
          "test-simple.ini (override d.ini:5): [memory hbm] capacity: expected a positive size"},
         {DERIVED "\"$S\" run -q --hw d.ini --trace t.trace --set memory.hbm.capacity=1GiB", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -194,7 +159,7 @@ END_TEST
  * falling back), at exit 0. */
 START_TEST(run_fallback_threshold_is_a_count)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {RUN_ENV("abc"), 2,
          "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1, got 'abc'"},
         {RUN_ENV("-1"), 2, "STRATA_CLASSES_FALLBACK_COPIES (environment): expected a whole number of copies >= 1"},
@@ -202,7 +167,7 @@ START_TEST(run_fallback_threshold_is_a_count)
         /* what stays taken */
         {RUN_ENV("8192"), 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 

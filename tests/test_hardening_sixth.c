@@ -7,7 +7,8 @@
  *  - sweep: two values of one axis that are the same figure ("1, 01",
  *    "1GiB, 1024MiB") made two points of one run;
  *  - a config.json integer past 64 bits: json-glib holds it wrapped
- *    (-18446744073709551615 read as 1 layer);
+ *    (-18446744073709551615 read as 1 layer, [-18446744073709551488, 128]
+ *    as 128 x 128 FP8 weight blocks);
  *  - validate --published: a measured figure below its physical floor
  *    (1e-300s: an error of 1e301 %), a serving rate in hexadecimal, and a
  *    gen= case the model refuses named by the case;
@@ -22,42 +23,7 @@
  * no temporary (outfile.c's ".BASENAME.XXXXXX").
  */
 #include <string.h>
-#include <glib/gstdio.h>
 #include "testutil.h"
-
-typedef struct sh_case {
-    const char *script;
-    int status;
-    const char *message;
-} sh_case;
-
-/* After row i's refusal: no out.* output and no outfile.c temporary
- * (a name starting with '.') left in dir. */
-static void no_output_left(const char *dir, size_t i)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    ck_assert(d);
-    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
-        ck_assert_msg(!g_str_has_prefix(name, "out.") && name[0] != '.', "row %zu: '%s' left in %s", i, name, dir);
-    g_dir_close(d);
-}
-
-/* Runs each row in a fresh directory: exit `status` and `message` (NULL:
- * anything) in standard error; after a refusal, no output or temporary. */
-static void sh_rows(const sh_case *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char *dir = strata_test_temp_dir();
-        strata_cli_result r = strata_test_sh_in(dir, rows[i].script);
-        ck_assert_msg(r.status == rows[i].status && (!rows[i].message || strstr(r.err, rows[i].message)),
-                      "row %zu: exit %d: %s", i, r.status, r.err);
-        if (rows[i].status == 2)
-            no_output_left(dir, i);
-        strata_cli_result_clear(&r);
-        strata_test_remove_dir(dir);
-        g_free(dir);
-    }
-}
 
 #define EXP(axis) "printf '[experiment]\\nname = x\\nhardware = %s/h100.ini\\nworkload = matmul m=512 n=512 k=512 " \
                   "bm=128 bn=128 bk=128\\n[sweep]\\n" axis "\\n' \"$H\" > e.ini; " \
@@ -67,7 +33,7 @@ static void sh_rows(const sh_case *rows, size_t n)
  * two points, at exit 0 (values the same as text were refused). */
 START_TEST(sweep_axis_values_once)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {EXP("workload.buffers = 1, 01"), 2,
          "e.ini:6: values '1' and '01' of axis 'workload.buffers' are the same number: two points would run one "
          "configuration; give each value once"},
@@ -88,7 +54,7 @@ START_TEST(sweep_axis_values_once)
         {EXP("workload.buffers = 1, 2"), 0, NULL},
         {EXP("memory.hbm.capacity = 1152921504606846976, 1152921504606846977"), 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -103,7 +69,7 @@ END_TEST
  * 0; 9223372036854775808 was reported as -9223372036854775808. */
 START_TEST(config_json_integers_within_64_bits)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {CONFIG("-18446744073709551615") SERVE "--config c.json --poisson n=2", 2,
          "c.json:3: key 'num_hidden_layers': expected an integer within 64 bits (-2^63 to 2^63 - 1), got "
          "-18446744073709551615"},
@@ -115,6 +81,15 @@ START_TEST(config_json_integers_within_64_bits)
         /* within 64 bits, past 2^31: the range message names its bound */
         {CONFIG("9223372036854775807") SERVE "--config c.json --poisson n=2", 2,
          "key 'num_hidden_layers': expected a positive integer (at most 2^31 - 1), got 9223372036854775807"},
+        /* weight_block_size's elements, read by read_quantization: -(2^64 - 128) wraps to
+         * 2^64 - (2^64 - 128) = 128, and [-18446744073709551488, 128] ran as 128 x 128 blocks, exit 0 */
+        {"printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"vocab_size\": 100,\\n"
+         "\"quantization_config\": {\"quant_method\": \"fp8\", "
+         "\"weight_block_size\": [-18446744073709551488, 128]}}\\n' > c.json; "
+         "\"$S\" gen -o out.trace transformer config=c.json", 2,
+         "c.json:2: key 'quantization_config.weight_block_size': expected an integer within 64 bits (-2^63 to "
+         "2^63 - 1), got -18446744073709551488"},
         /* what stays taken; a wide literal inside a string is text */
         {CONFIG("2") "\"$S\" gen -o out.trace transformer config=c.json", 0, NULL},
         {"printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
@@ -122,7 +97,7 @@ START_TEST(config_json_integers_within_64_bits)
          "\"x\": \"99999999999999999999\"}' > c.json; "
          "\"$S\" gen -o out.trace transformer config=c.json", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -140,7 +115,7 @@ END_TEST
  * "collective: op 3: ...", naming neither the file nor the case. */
 START_TEST(published_figures_within_range)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {CASE("makespan", "1e-300s", "trace = t.trace\\n"), 2,
          "v.ini:5: [case a] measured: expected a measured time of at least 1ns (two cycles of a 2 GHz clock), got "
          "1e-300s"},
@@ -160,7 +135,7 @@ START_TEST(published_figures_within_range)
         {CASE("makespan", "1ns", "trace = t.trace\\n"), 0, NULL},
         {CASE("bandwidth", "1kB/s", "trace = t.trace\\nbytes = 1MiB\\n"), 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -168,7 +143,7 @@ END_TEST
  * "expected bytes a positive whole number of elements of dtype". */
 START_TEST(collective_bytes_past_64_bits_named)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {"\"$S\" gen -o out.trace collective bytes=2EiB devices=16 op=all-gather", 2,
          "collective: expected bytes below 2EiB (its bits within 64 bits), got op=all-gather "
          "bytes=2305843009213693952"},
@@ -176,7 +151,7 @@ START_TEST(collective_bytes_past_64_bits_named)
          "expected bytes a positive whole number of elements of dtype"},
         {"\"$S\" gen -o out.trace collective bytes=1EiB devices=16 op=all-gather", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -189,7 +164,7 @@ END_TEST
  * "--swap-space/--kv-page/--non-kv-overhead: ...". */
 START_TEST(serve_options_decimal_and_swept_once)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {POISSON "--gpu-memory-utilization 0x0.8", 2,
          "--gpu-memory-utilization: expected a fraction in (0, 1], decimal, got '0x0.8'"},
         {POISSON "--step-overhead 0x10", 2, "--step-overhead: expected a finite number of seconds >= 0, got 0x10"},
@@ -214,7 +189,7 @@ START_TEST(serve_options_decimal_and_swept_once)
         {POISSON "--gpu-memory-utilization 0.8 --step-overhead 1e-3", 0, NULL},
         {POISSON "--sweep max_num_seqs=1,2 --json out.json", 0, NULL},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -226,7 +201,7 @@ END_TEST
  * --repeats 2147483647 aborted on a 16 GiB allocation (SIGTRAP, 133). */
 START_TEST(work_within_what_a_double_and_memory_hold)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {CSV("0,512,128\\n1e20,512,128\\n") SERVE "--model llama-3-8b --requests r.csv", 2,
          "r.csv:3: arrival 1e+20 s x --time-scale 1: expected a finite time within 1e7 s of the first request's"},
         {CSV("5,8,8\\n1e6,8,8\\n") SERVE "--model llama-3-8b --requests r.csv --time-scale 100", 2,
@@ -245,7 +220,7 @@ START_TEST(work_within_what_a_double_and_memory_hold)
         {REPLAY "--repeats 1 --warmup 0 -j ''", 2, "replay: --json: expected a file name ('-': standard output)"},
         {POISSON "--json ''", 2, "serve: --json: expected a file name"},
     };
-    sh_rows(rows, G_N_ELEMENTS(rows));
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 

@@ -548,6 +548,32 @@ strata_cli_result strata_test_sh_in(const char *dir, const char *script)
     return r;
 }
 
+/* After row i's refusal: no out.* output and no outfile.c temporary
+ * (a name starting with '.') left in dir. */
+static void no_output_left(const char *dir, size_t i)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    ck_assert(d);
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        ck_assert_msg(!g_str_has_prefix(name, "out.") && name[0] != '.', "row %zu: '%s' left in %s", i, name, dir);
+    g_dir_close(d);
+}
+
+void strata_test_sh_rows(const strata_test_sh_case *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *dir = strata_test_temp_dir();
+        strata_cli_result r = strata_test_sh_in(dir, rows[i].script);
+        ck_assert_msg(r.status == rows[i].status && (!rows[i].message || strstr(r.err, rows[i].message)),
+                      "row %zu: exit %d: %s", i, r.status, r.err);
+        if (rows[i].status == 2)
+            no_output_left(dir, i);
+        strata_cli_result_clear(&r);
+        strata_test_remove_dir(dir);
+        g_free(dir);
+    }
+}
+
 void strata_test_expect(const strata_cli_result *r, int status, const char *in_err)
 {
     ck_assert_msg(r->status == status, "exit %d, expected %d: %s", r->status, status, r->err);

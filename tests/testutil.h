@@ -63,6 +63,17 @@ typedef struct strata_test_limits {
 strata_cli_result strata_test_run_in(const char *dir, const strata_test_limits *lim, const char *const *argv);
 /* sh -c SCRIPT in dir, with $S the strata binary and $H configs/hw. */
 strata_cli_result strata_test_sh_in(const char *dir, const char *script);
+/* A row of strata_test_sh_rows: a script, its exit status, a message in
+ * its standard error (NULL: anything). */
+typedef struct strata_test_sh_case {
+    const char *script;
+    int status;
+    const char *message;
+} strata_test_sh_case;
+/* Runs each row through strata_test_sh_in in a fresh directory; after a
+ * refusal (exit 2) the directory holds no output (out.*) and no outfile.c
+ * temporary (a name starting with '.'). */
+void strata_test_sh_rows(const strata_test_sh_case *rows, size_t n);
 /* r exited `status` with in_err (NULL: anything) in its standard error. */
 void strata_test_expect(const strata_cli_result *r, int status, const char *in_err);
 /* dir holds exactly the names given (NULL-terminated): no temporary. */

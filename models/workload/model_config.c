@@ -525,6 +525,22 @@ static const char *string_member(JsonObject *o, const char *name)
                                                                                          : NULL;
 }
 
+/* No integer literal of member `member` is past 64 bits (json_wide_int.h:
+ * json-glib holds it wrapped, 2^63 as -2^63, -(2^64 - 1) as 1), else err
+ * names `shown` and the literal's line. */
+static bool within_64_bits(const strata_model_config *c, const char *member, const char *shown, GError **err)
+{
+    for (guint i = 0; c->wide && i < c->wide->len; i++) {
+        const strata_json_wide_int *w = g_ptr_array_index(c->wide, i);
+        if (strcmp(w->key, member) == 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: key '%s': expected an integer within 64 "
+                        "bits (-2^63 to 2^63 - 1), got %s", c->path, w->line, shown, w->text);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* quantization_config (hf: v): DeepSeek-style block-scaled FP8 (quant_method
  * fp8 with weight_block_size, as DeepSeek-V3, Kimi-K2 and Qwen's -FP8
  * checkpoints ship it) sets weight_block; its blocks must be 128 x 128, the
@@ -541,6 +557,9 @@ static bool read_quantization(strata_model_config *c, const char *hf, JsonNode *
             note(c, "key '%s' is set but not modelled: ignored", hf);
         return true;
     }
+    /* its elements are read here, not by read_key: -(2^64 - 128) read as 128 */
+    if (!within_64_bits(c, "weight_block_size", "quantization_config.weight_block_size", err))
+        return false;
     JsonArray *a = JSON_NODE_HOLDS_ARRAY(blocks) ? json_node_get_array(blocks) : NULL;
     bool ok = a && json_array_get_length(a) == 2;
     for (guint i = 0; ok && i < 2; i++) {
@@ -566,14 +585,8 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
     }
     if (row->kind == K_IGNORE || row->kind == K_STRUCTURE)
         return true;
-    for (guint i = 0; c->wide && i < c->wide->len; i++) {
-        const strata_json_wide_int *w = g_ptr_array_index(c->wide, i);
-        if (strcmp(w->key, hf) == 0) { /* json-glib holds it wrapped: 2^63 as -2^63, -(2^64 - 1) as 1 */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: key '%s': expected an integer within 64 "
-                        "bits (-2^63 to 2^63 - 1), got %s", c->path, w->line, hf, w->text);
-            return false;
-        }
-    }
+    if (!within_64_bits(c, hf, hf, err))
+        return false;
     if (row->kind == K_LAYERS)
         return JSON_NODE_HOLDS_NULL(v) || read_layer_types(c, hf, v, err);
     if (row->kind == K_QUANT)

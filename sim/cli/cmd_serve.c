@@ -27,12 +27,9 @@
 #include "serve/serve_args.h"
 #include "serve/serve_report.h"
 
-/* The sweep's values (--sweep KNOB=V1,V2,...), each checked on a copy of
- * the configuration, its scheduler's rules included (a budget below
- * max_model_len for vllm-v0 ran and stalled as a full pool); one empty
- * point without --sweep. */
-/* Whether the option that sets knob was given (a number other than its
- * default: --step-overhead 0 is the default's value). */
+/* Whether the option that sets knob was given, whatever its value
+ * (--step-overhead 0 too: the options not given are NULL or
+ * STRATA_SERVE_UNSET). */
 static bool knob_option_given(const strata_serve_args *a, const char *knob)
 {
     const struct {
@@ -68,7 +65,7 @@ static bool sweep_knob_once(const strata_serve_args *a, const char *knob, char *
     }
     for (guint i = 0; values[i]; i++)
         for (guint j = 0; j < i; j++)
-            if (memcmp(&probes[i], &probes[j], sizeof probes[i]) == 0) {
+            if (strata_serve_config_knob_same(&probes[i], &probes[j], knob)) {
                 g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--sweep: values '%s' and '%s' of %s are the same "
                             "setting: two rows of one run; give each value once", values[j], values[i], knob);
                 return false;
@@ -76,6 +73,10 @@ static bool sweep_knob_once(const strata_serve_args *a, const char *knob, char *
     return true;
 }
 
+/* The sweep's values (--sweep KNOB=V1,V2,...), each checked on a copy of
+ * the configuration, its scheduler's rules included (a budget below
+ * max_model_len for vllm-v0 ran and stalled as a full pool); one empty
+ * point without --sweep. */
 static bool sweep_points(const strata_serve_args *a, const strata_serve_setup *set, char **knob, char ***values,
                          GError **err)
 {

@@ -287,11 +287,12 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     }
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * ranks : in_bytes;
     strata_rccl_choice ch;
-    if (kind == STRATA_OP_ALL_TO_ALL && !strata_rccl_choose(&c, kind, bytes, &ch)) {
+    bool chosen = strata_rccl_choose(&c, kind, bytes, &ch);
+    if (!chosen && kind == STRATA_OP_ALL_TO_ALL) { /* not MSCCL's: the grouped p2p */
         a2a_tune(p, &c, in_bytes, out);
         return true;
     }
-    if (!strata_rccl_choose(&c, kind, bytes, &ch)) {
+    if (!chosen) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "algo=rccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that RCCL "
                     "runs (rccl_algo, rccl_proto), got %s over %u", strata_op_kind_name(kind), ranks);

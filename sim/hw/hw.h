@@ -91,6 +91,11 @@ typedef enum { STRATA_MEM_DEVICE, STRATA_MEM_HOST, STRATA_MEM_ONCHIP } strata_me
 
 #define STRATA_HW_NO_MEMORY UINT32_MAX
 #define STRATA_HW_NO_DEVICE UINT32_MAX
+/* The range a bandwidth of a hardware file lies in, bytes per second
+ * (hw_values.c, docs/hardware.md): 1 kB/s to 10 PB/s; outside it a typo
+ * or a unit slip. */
+#define STRATA_HW_BANDWIDTH_MIN 1e3
+#define STRATA_HW_BANDWIDTH_MAX 1e16
 
 typedef struct strata_memory_spec {
     const char *name;

@@ -68,7 +68,8 @@ typedef struct sane_range {
 } sane_range;
 
 static const sane_range capacity_range = {1, 1152921504606846976.0, "a size from 1 B to 1 EiB"};
-static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s to 10 PB/s"};
+static const sane_range bandwidth_range = {STRATA_HW_BANDWIDTH_MIN, STRATA_HW_BANDWIDTH_MAX,
+                                           "a bandwidth from 1 kB/s to 10 PB/s"};
 static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
 static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
 static const sane_range clock_range = {1e6, 1e11, "a clock from 1MHz to 100GHz"};

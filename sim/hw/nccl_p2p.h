@@ -76,9 +76,11 @@ void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p
  * gfx94x GPUs (gfx942) or not (gfx950), each pair of a node's GPUs joined
  * by one xGMI link (strata's meshes). */
 void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out);
-/* Whether a send or receive of `bytes` to another rank runs LL (enqueue.cc
- * addP2pToPlan: bytes <= p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD,
- * 16384), else Simple. */
+/* Whether a send or receive of `bytes` to another rank runs LL, else
+ * Simple (enqueue.cc addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16384): to
+ * v2.28.7-1 bytes <= p2pnChannelsPerPeer x the threshold; from v2.29.7-1
+ * bytes <= its parts on Simple's step x the threshold; RCCL's a part of
+ * at most the threshold. */
 bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes);
 /* The parts (channels) of a send or receive of `bytes` > 0 to another
  * rank: addP2pToPlan's nChannels. */

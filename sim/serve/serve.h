@@ -158,6 +158,8 @@ void strata_serve_result_free(strata_serve_result *r);
  * concurrency, step_overhead, swap_space): the sweep's axes. */
 bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err);
 char *strata_serve_config_knobs(void); /* g_free */
+/* Whether a and b set knob alike (that field alone; false for an unknown knob). */
+bool strata_serve_config_knob_same(const strata_serve_config *a, const strata_serve_config *b, const char *knob);
 
 /* The memory figures alone (per rank): weights, activation peak, pool. */
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,

@@ -307,10 +307,11 @@ static bool arrivals_finite(const strata_serve_stream *s, double scale, GError *
             continue;
         if (s->line)
             return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
-                                  "time within 1e7 s of the first request's (a double then resolves a step's "
-                                  "time)", t, scale);
+                                  "time within " G_STRINGIFY(SERVE_ARRIVAL_MAX_S) " s of the first request's (a "
+                                  "double then resolves a step's time)", t, scale);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
-                    "expected a finite time within 1e7 s of the first (a larger rate=)", s->origin, i + 1, t, scale);
+                    "expected a finite time within " G_STRINGIFY(SERVE_ARRIVAL_MAX_S) " s of the first (a larger "
+                    "rate=)", s->origin, i + 1, t, scale);
         return false;
     }
     return true;

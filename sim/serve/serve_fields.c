@@ -97,3 +97,20 @@ bool serve_field_set(const serve_field *table, void *obj, const char *what, cons
     memcpy((char *)obj + f->offset, &scratch, width(f->type));
     return true;
 }
+
+bool serve_field_same(const serve_field *table, const void *a, const void *b, const char *key)
+{
+    const serve_field *f = serve_names_find(SERVE_NAMES(table, serve_field), key);
+    if (!f)
+        return false;
+    const char *x = (const char *)a + f->offset, *y = (const char *)b + f->offset;
+    if (f->type == SERVE_FIELD_FRACTION || f->type == SERVE_FIELD_TIME) {
+        double dx, dy;
+        memcpy(&dx, x, sizeof dx);
+        memcpy(&dy, y, sizeof dy);
+        return dx == dy;
+    }
+    if (f->type == SERVE_FIELD_NAME)
+        return strncmp(x, y, NAME_MAX_BYTES) == 0;
+    return memcmp(x, y, width(f->type)) == 0;
+}

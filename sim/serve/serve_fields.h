@@ -38,6 +38,9 @@ typedef struct serve_field {
  * unknown-key message ("model key", "knob"). */
 bool serve_field_set(const serve_field *table, void *obj, const char *what, const char *key, const char *value,
                      GError **err);
+/* Whether field `key` holds the same value in a and b (its own bytes, or
+ * its double's value: no padding compared); false for an unknown key. */
+bool serve_field_same(const serve_field *table, const void *a, const void *b, const char *key);
 /* The table's names, ", "-separated (g_free). */
 char *serve_field_names(const serve_field *table);
 

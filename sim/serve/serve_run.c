@@ -94,6 +94,11 @@ char *strata_serve_config_knobs(void)
     return serve_field_names(knobs);
 }
 
+bool strata_serve_config_knob_same(const strata_serve_config *a, const strata_serve_config *b, const char *knob)
+{
+    return serve_field_same(knobs, a, b, knob);
+}
+
 /* A knob's value, then the ranges the scheduler needs (serve_args.c's). */
 bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err)
 {

@@ -181,21 +181,28 @@ static bool parse_measured(strata_published_metric metric, const char *text, dou
     return ok && *value > 0;
 }
 
+/* Whether metric's figure is a time (makespan, serving latencies), not a
+ * bandwidth or a serving rate (the enum's order, published.h). */
+static bool metric_is_time(strata_published_metric metric)
+{
+    return metric == STRATA_PUBLISHED_MAKESPAN || metric > STRATA_PUBLISHED_SERVE_REQ_S;
+}
+
 /* The range a measured figure of metric lies in, NULL when value does:
  * a time of at least 1 ns (two cycles of a 2 GHz clock: no kernel, copy or
  * collective a source times completes sooner; below it, 1e-300s or a
  * subnormal, the error is a unit slip's, 1e301 %), a bandwidth within the
- * range hardware files take (1 kB/s to 10 PB/s, hw_values.c), a serving
+ * range hardware files take (STRATA_HW_BANDWIDTH_MIN to _MAX, hw.h), a serving
  * rate of at least 0.001 a second (one request or token in 1000 s). */
 static const char *measured_range(strata_published_metric metric, double value)
 {
-    bool time = metric == STRATA_PUBLISHED_MAKESPAN || metric > STRATA_PUBLISHED_SERVE_REQ_S;
-    if (time)
+    if (metric_is_time(metric))
         return value >= 1e-9 ? NULL : "expected a measured time of at least 1ns (two cycles of a 2 GHz clock)";
     if (metric > STRATA_PUBLISHED_BUSBW)
         return value >= 1e-3 ? NULL : "expected a measured rate of at least 0.001 a second";
-    return value >= 1e3 && value <= 1e16 ? NULL : "expected a measured bandwidth from 1kB/s to 10PB/s (the range "
-                                                  "hardware files take)";
+    if (value >= STRATA_HW_BANDWIDTH_MIN && value <= STRATA_HW_BANDWIDTH_MAX)
+        return NULL;
+    return "expected a measured bandwidth from 1kB/s to 10PB/s (the range hardware files take)";
 }
 
 /* measured= and bytes= of one case (metric= already read). */
@@ -205,8 +212,7 @@ static bool case_measure(strata_published_case *c, const strata_keyfile *kf, con
     bool ok = measured != NULL;
     if (ok && !parse_measured(c->metric, measured, &c->measured))
         ok = bad_key(kf, group, "measured",
-                     c->metric == STRATA_PUBLISHED_MAKESPAN || c->metric > STRATA_PUBLISHED_SERVE_REQ_S
-                         ? "expected a time above 0 such as 3.6s"
+                     metric_is_time(c->metric) ? "expected a time above 0 such as 3.6s"
                      : c->metric > STRATA_PUBLISHED_BUSBW ? "expected a rate above 0 such as 6744tok/s or 37.03req/s"
                                                           : "expected a bandwidth above 0 such as 9.6GB/s",
                      err);
