@@ -372,10 +372,7 @@ END_TEST
 /* Bad values are refused at their line. */
 START_TEST(bad_values_at_their_line)
 {
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_ranks_per_process = 0\n",
                                 "t.ini:15: [interconnect x] nccl_ranks_per_process: expected a whole number of GPUs "
                                 "per process from 1 to 64 (1: one rank per GPU), got '0'");

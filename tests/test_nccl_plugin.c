@@ -199,10 +199,7 @@ START_TEST(hw_key_names_the_plugin)
     strata_hw_free(hw);
     ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("aws-ofi-p5")), "aws-ofi-p5");
     ck_assert_ptr_null(strata_nccl_plugin_find("aws-ofi-p6"));
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p9\n",
                                 "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
                                 "the choices of: aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m, got 'aws-ofi-p9'");
@@ -226,10 +223,7 @@ START_TEST(hw_key_sets_the_net_latency)
         ck_assert_int_eq(t.proto, want[i]);
         strata_hw_free(hw);
     }
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_net_latency = soon\n", "t.ini:15: [interconnect x] nccl_net_latency:");
 }
 END_TEST
@@ -277,10 +271,7 @@ START_TEST(platform_env_sets_the_chunks)
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 32, 8, 8ull << 30, nvls_tree, &t, NULL));
     ck_assert_uint_eq(t.chunk_bytes, 64u << 10);
     strata_hw_free(hw);
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_buffsize = 1000\n", "t.ini:15: [interconnect x] nccl_buffsize:");
     strata_test_hw_text_refused(head, "nccl_buffsize = 512MiB\n", "t.ini:15: [interconnect x] nccl_buffsize:");
     strata_test_hw_text_refused(head, "nccl_nvls_chunksize = lots\n",
@@ -320,10 +311,7 @@ START_TEST(nic_group_joins_a_gpus_nics)
     strata_nccl_net_graph(&c, &channels, &gbs);
     ck_assert_uint_eq(channels, 8);
     ck_assert_double_eq_tol(gbs, 45.0, 1e-12);
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_nic_group = 0\n",
                                 "t.ini:15: [interconnect x] nccl_nic_group: expected a whole number from 1 to 64");
 }

@@ -248,10 +248,7 @@ START_TEST(hw_key_names_the_release)
     ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
     ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
     strata_hw_free(hw);
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
                                 "tables: 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got '2.31'");
@@ -271,10 +268,7 @@ START_TEST(hw_key_sets_min_ctas)
     ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
     ck_assert_uint_eq(t.channels, 24);
     strata_hw_free(hw);
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_min_ctas = 33\n",
                                 "t.ini:15: [interconnect x] nccl_min_ctas: expected a whole number from 1 to 32, "
                                 "got '33'");
@@ -300,10 +294,7 @@ START_TEST(hw_keys_set_max_channels)
         ck_assert_uint_eq(t.channels, want[i]);
         strata_hw_free(hw);
     }
-    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
-                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
-                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
-                               "nccl_channel_bandwidth = 1GB/s\n";
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_max_nchannels = 0\n",
                                 "t.ini:15: [interconnect x] nccl_max_nchannels: expected a whole number from 1 to "
                                 "32, got '0'");

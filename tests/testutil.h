@@ -111,6 +111,14 @@ typedef struct strata_results strata_results;
 typedef struct strata_engine_options strata_engine_options;
 strata_results *strata_test_run_trace_text(const strata_hw *hw, const char *trace, const strata_engine_options *opt,
                                            GError **err);
+/* A four-device hardware file on one switch whose collectives are NCCL's
+ * (hopper, 4 channels of 1 GB/s), its last key on line 14: the head the
+ * NCCL key tests append one key to, so that key stands on line 15. */
+#define STRATA_TEST_NCCL_HW_HEAD                                                                                   \
+    "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"                             \
+    "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"                                    \
+    "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"                                                  \
+    "nccl_channel_bandwidth = 1GB/s\n"
 /* Fails the test unless the loader refuses head followed by keys with an
  * input error whose message holds `wanted` (FILE:LINE, the key, why). */
 void strata_test_hw_text_refused(const char *head, const char *keys, const char *wanted);
