@@ -51,25 +51,15 @@ static strata_axis_group *groups_of(const strata_results *r, uint32_t *n)
     return g;
 }
 
-/* The expert groups to b (JSON) or else to out (the summary's table). */
-static void write_groups(const strata_results *r, JsonBuilder *b, FILE *out)
+/* The expert groups as a JSON array in b. */
+void strata_results_json_groups(JsonBuilder *b, const strata_results *r)
 {
     uint32_t n = 0;
     strata_axis_group *g = groups_of(r, &n);
     if (!g)
         return;
-    if (b)
-        strata_json_open_array(b, GROUP_AXIS "_groups");
-    else
-        fprintf(out, "\n%-12s %-8s %-12s %s\n", GROUP_AXIS " group", "devices", "busy", "peak allocated");
+    strata_json_open_array(b, GROUP_AXIS "_groups");
     for (uint32_t i = 0; i < n; i++) {
-        if (!b) {
-            char *t = strata_format_time(g[i].busy_s), *p = strata_format_size(g[i].peak);
-            fprintf(out, "%-12u %-8u %-12s %s\n", i, g[i].devices, t, p);
-            g_free(t);
-            g_free(p);
-            continue;
-        }
         json_builder_begin_object(b);
         strata_json_add_uint(b, "group", i);
         strata_json_add_uint(b, "devices", g[i].devices);
@@ -77,11 +67,23 @@ static void write_groups(const strata_results *r, JsonBuilder *b, FILE *out)
         strata_json_add_uint(b, "peak_allocated_bytes", g[i].peak);
         json_builder_end_object(b);
     }
-    if (b)
-        json_builder_end_array(b);
+    json_builder_end_array(b);
     g_free(g);
 }
 
-void strata_results_json_groups(JsonBuilder *b, const strata_results *r) { write_groups(r, b, NULL); }
-
-void strata_results_print_groups(const strata_results *r, FILE *out) { write_groups(r, NULL, out); }
+/* The expert groups as the summary's table on out. */
+void strata_results_print_groups(const strata_results *r, FILE *out)
+{
+    uint32_t n = 0;
+    strata_axis_group *g = groups_of(r, &n);
+    if (!g)
+        return;
+    fprintf(out, "\n%-12s %-8s %-12s %s\n", GROUP_AXIS " group", "devices", "busy", "peak allocated");
+    for (uint32_t i = 0; i < n; i++) {
+        char *t = strata_format_time(g[i].busy_s), *p = strata_format_size(g[i].peak);
+        fprintf(out, "%-12u %-8u %-12s %s\n", i, g[i].devices, t, p);
+        g_free(t);
+        g_free(p);
+    }
+    g_free(g);
+}
