@@ -435,8 +435,15 @@ START_TEST(gpu_cli_or_no_device)
     r = strata_test_cli("calibrate", "--backend", "cuda", "--max-size", "1MiB", "-q", NULL);
     if (r.status == 2)
         ck_assert_msg(strstr(r.err, "no CUDA device"), "%s", r.err);
-    else
+    else {
         ck_assert_msg(r.status == 0 && strstr(r.out, "[link pcie]"), "%s", r.err);
+        /* the computes' rates as the replay runs them: cuBLAS GEMMs for
+         * flops= with no dtype and bf16/f16/tf32, the FMA kernel for f32;
+         * or, without cuBLAS, the kernel's rate and why */
+        ck_assert_msg((strstr(r.out, "flops.bf16 = ") && strstr(r.out, "flops.f32 = ")) ||
+                          strstr(r.out, "no cuBLAS GEMM measured"),
+                      "%s", r.out);
+    }
     strata_cli_result_clear(&r);
     g_free(trace);
 }

@@ -653,6 +653,46 @@ void calibrate_compute(cuda_status &st, void *d0, void *d1, size_t big, cudaStre
     }
 }
 
+/* Calibration: the rate of the square cuBLAS GEMM that a compute's flops=
+ * replays as (cuda_plan.c flops_gemm_of: sides up to 8192), for each GEMM
+ * type, median of 5 after a warm-up. The side is 8192, halved until the
+ * f32 operands fit in a quarter of the free memory. Where cuBLAS cannot be
+ * loaded every rate stays 0 and gemm_note says why. */
+void calibrate_gemms(cuda_status &st, cudaStream_t s0, cudaEvent_t e0, cudaEvent_t e1, strata_cuda_calibration *out)
+{
+    cuda_status gs{out->gemm_note, sizeof out->gemm_note};
+    cublas_lib lib;
+    if (!cublas_open(gs, lib))
+        return;
+    size_t free_b = 0, total_b = 0;
+    if (!st.ok(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo"))
+        return;
+    strata_cuda_call c;
+    memset(&c, 0, sizeof c);
+    c.gemm = strata_cuda_gemm{STRATA_CUDA_GEMM_F32, 1, 8192, 8192, 8192};
+    while (c.gemm.m > 256 && strata_cuda_gemm_layout(&c.gemm, nullptr, nullptr) > free_b / 4)
+        c.gemm.m = c.gemm.k = c.gemm.n = c.gemm.m / 2;
+    uint64_t bytes = strata_cuda_gemm_layout(&c.gemm, nullptr, nullptr);
+    void *scratch = nullptr;
+    if (!st.ok(cudaMalloc(&scratch, bytes), "cudaMalloc"))
+        return;
+    double side = (double)c.gemm.m;
+    for (int t = 0; t < 4 && !st.failed && !gs.failed; t++) {
+        c.gemm.type = (strata_cuda_gemm_type)t;
+        fill_gemm_scratch<<<1024, 256, 0, s0>>>(scratch, bytes / strata_cuda_gemm_elem_bytes(c.gemm.type), t);
+        std::vector<double> v;
+        for (int i = 0; i < 6 && !st.failed && !gs.failed; i++) {
+            double s = time_once(st, s0, e0, e1, [&] { launch_gemm(gs, lib, c, scratch, s0); });
+            if (i > 0 && s > 0 && !gs.failed)
+                v.push_back(2.0 * side * side * side / s);
+        }
+        out->flops_gemm[t] = v.empty() ? 0 : median_of(v);
+    }
+    out->gemm_side = c.gemm.m;
+    cudaStreamSynchronize(s0);
+    cudaFree(scratch);
+}
+
 } // namespace
 
 extern "C" int strata_cuda_exec(const strata_cuda_plan *plan, int warmup, int repeats, double *start_s,
@@ -742,6 +782,7 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
                                              s0, s1, e0, e1, e2);
         calibrate_latencies(st, d0, d1, h0, h1, s0, e0, e1, out);
         calibrate_compute(st, d0, d1, big, s0, e0, e1, out);
+        calibrate_gemms(st, s0, e0, e1, out);
         ok = !st.failed;
     }
     cudaDeviceSynchronize();

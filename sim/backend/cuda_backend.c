@@ -10,6 +10,7 @@
  */
 #include "backend/cuda_backend.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
@@ -139,6 +140,41 @@ static void write_table(GString *ini, const strata_cuda_calibration *c)
         g_string_append_c(ini, '\n');
     }
 }
+
+/* The compute unit's rates as the replay runs its computes
+ * (cuda_plan.c): a flops= compute with no dtype, or bf16, f16 or tf32,
+ * as square cuBLAS GEMMs of that type, so `flops` and its dtype keys are
+ * the GEMMs' measured rates; an f32 one as the FP32 multiply-add kernel.
+ * Without cuBLAS every compute runs that kernel, and `flops` is its rate. */
+static void write_compute_rates(GString *ini, const strata_cuda_calibration *c)
+{
+    static const char *const key[4] = {"flops.bf16", "flops.f16", NULL, "flops.tf32"};
+    static const char *const name[4] = {"bf16", "f16", "f32", "tf32"};
+    if (!(c->flops_gemm[STRATA_CUDA_GEMM_BF16] > 0)) {
+        g_string_append_printf(ini, "# no cuBLAS GEMM measured (%s): computes replay as the FP32 kernel\n",
+                               c->gemm_note[0] ? c->gemm_note : "cuBLAS gave no rate");
+        put_key(ini, "flops", strata_format_flop_rate(c->flops_f32), "FP32 multiply-add kernel");
+        return;
+    }
+    char *what = g_strdup_printf("cuBLAS bf16 GEMM %" PRIu64 "^3, median of 5: a flops= compute with no dtype "
+                                 "replays as square bf16 GEMMs",
+                                 c->gemm_side);
+    put_key(ini, "flops", strata_format_flop_rate(c->flops_gemm[STRATA_CUDA_GEMM_BF16]), what);
+    g_free(what);
+    for (int t = 0; t < 4; t++) {
+        if (!key[t] || !(c->flops_gemm[t] > 0))
+            continue;
+        what = g_strdup_printf("cuBLAS %s GEMM %" PRIu64 "^3", name[t], c->gemm_side);
+        put_key(ini, key[t], strata_format_flop_rate(c->flops_gemm[t]), what);
+        g_free(what);
+    }
+    char *sgemm = c->flops_gemm[STRATA_CUDA_GEMM_F32] > 0 ? strata_format_flop_rate(c->flops_gemm[STRATA_CUDA_GEMM_F32])
+                                                          : g_strdup("not measured");
+    what = g_strdup_printf("FP32 multiply-add kernel, which an f32 compute replays as (cuBLAS's f32 GEMM: %s)", sgemm);
+    put_key(ini, "flops.f32", strata_format_flop_rate(c->flops_f32), what);
+    g_free(what);
+    g_free(sgemm);
+}
 #endif
 
 static bool cuda_calibrate(const strata_calibrate_options *opt, GString *ini, FILE *log, GError **err)
@@ -203,7 +239,7 @@ static bool cuda_calibrate(const strata_calibrate_options *opt, GString *ini, FI
     put_key(ini, "latency", strata_format_time_exact(latency), "4-byte H2D/D2H copy");
     put_key(ini, "duplex", g_strdup(full ? "full" : "half"), NULL);
     g_string_append(ini, "\n[compute gpu]\n");
-    put_key(ini, "flops", strata_format_flop_rate(c.flops_f32), "FP32 multiply-add kernel");
+    write_compute_rates(ini, &c);
     g_string_append(ini, "operands = hbm\n");
     put_key(ini, "overhead", strata_format_time_exact(c.launch_latency), "empty kernel, event-timed");
     g_free(largest);

@@ -206,6 +206,9 @@ typedef struct strata_cuda_calibration {
     double latency_h2d, latency_d2h, latency_d2d; /* 4-byte copy, event-timed */
     double launch_latency;         /* empty kernel, event-timed */
     double flops_f32;              /* FMA kernel FLOP/s */
+    double flops_gemm[4];          /* square cuBLAS GEMM FLOP/s by strata_cuda_gemm_type; 0: not measured */
+    uint64_t gemm_side;            /* the GEMMs' side */
+    char gemm_note[256];           /* why no GEMM was measured (cuBLAS not loaded), else empty */
     double device_bandwidth;       /* read+write kernel bytes/s */
 } strata_cuda_calibration;
 
