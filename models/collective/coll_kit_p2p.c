@@ -28,8 +28,9 @@
  * hw/nccl_p2p.h): its rounds, parts and channels, one round's receive and
  * send a work, its self copy cut in parts as any send. A channel is a
  * thread block that runs its works one after another, each channel on
- * its own (RCCL @0cbce2a src/device/common.h: a block per channel, its
- * work list in order), so its steps are one round on lane = the channel:
+ * its own (RCCL @0cbce2a src/device/common.h ncclKernelMain l. 231-367:
+ * a block's channel from its blockIdx, its works one after another by
+ * workNext until isLast), so its steps are one round on lane = the channel:
  * a rank receives a channel's parts in the channel's order, while other
  * channels run at once. (Batches as schedule rounds would hold every
  * channel's second work until the rank's slowest first one ended, where

@@ -252,7 +252,7 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
  * is the plan's for a peer on the node (LL for parts up to 16 KiB, else
  * Simple); a peer across the network is always sent Simple:
  * addP2pToPlan takes LL only where the connection has an LL buffer
- * (src/enqueue.cc l. 587 @0cbce2a: conn->buffs[NCCL_PROTO_LL] != nullptr),
+ * (src/enqueue.cc l. 590 @0cbce2a: conn->buffs[NCCL_PROTO_LL] != nullptr),
  * and the network transport gives its shared p2p connections one only
  * under NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (src/transport/net.cc l. 764 and
  * 944; src/init.cc l. 880, default 0, and l. 1452), where the xGMI
