@@ -12,7 +12,9 @@
 #include "testutil.h"
 #include "collective/coll_algo.h"
 #include "collective/coll_kit.h"
+#include "collective/coll_sched.h"
 #include "hw/coll_impl.h"
+#include "hw/hw.h"
 #include "hw/nccl_p2p.h"
 
 /* 8 MI300X (gfx942), rome_model_79's 28 rings: comm->nChannels 56
@@ -134,6 +136,92 @@ START_TEST(an_rccl_all_to_all_runs_its_parts_at_once)
 }
 END_TEST
 
+/* validation/held-out/hw/mi300x-roce.ini (2 x 8 MI300X, rome_model_81's
+ * 64 rings across nodes, a RoCE NIC a GPU at 1 us), with the overrides. */
+static strata_hw *roce_hw(const char *const *overrides)
+{
+    char *path = strata_test_source_path("validation/held-out/hw/mi300x-roce.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, overrides, &err);
+    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
+    g_free(path);
+    return hw;
+}
+
+/* A 64 KiB all-to-all over 2 x 8 MI300X: 4 KiB a peer, one part
+ * (calcP2pChunkSize: max(64 KiB, 4 KiB / 2) holds it), LL on the node (a
+ * part of at most NCCL_P2P_LL_THRESHOLD) but Simple to the 8 peers on the
+ * other node, whose connections have no LL buffer (net.cc l. 764, 944:
+ * only under NCCL_ALLOC_P2P_NET_LL_BUFFERS=1). A part across nodes pays
+ * RCCL's Simple network step, tuning_model_5's tree entry (25 us; RCCL
+ * 2.20's: 22.4 us), less the route's two NIC latencies (2 x 1 us): 23 us
+ * (2.20: 20.4 us). The schedule: a step to the other node carries its
+ * 4,096 bytes as they are (Simple) after 23 us; one on the node carries
+ * ceil(4,096 x 2 (LL) x 4/3 (xGMI)) = 10,923 wire bytes with no delay.
+ * One node (8 ranks, 64 MiB, the p2p plan): no network step. */
+START_TEST(rccl_p2p_across_nodes_runs_simple_after_a_network_step)
+{
+    strata_hw *hw = roce_hw(NULL);
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    strata_coll_tuning t;
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 64u << 10, 0, &t, NULL));
+    ck_assert(!t.msccl && t.p2p.rccl && t.p2p.nodes == 2);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    ck_assert_double_eq_tol(t.net_step_s, 23e-6, 1e-12);
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("rccl"), .n_dims = 1,
+                            .dims = {16}, .in_bytes = 64u << 10, .domain_ranks = 8, .channels = t.channels,
+                            .chunk_bytes = t.chunk_bytes, .tuned = true, .tune = t};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 1); /* a lane per channel, one round */
+    uint32_t net = 0, local = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_eq(st->bytes, 4096);
+        if (st->src == st->dst)
+            continue;
+        bool across = st->src / 8 != st->dst / 8;
+        net += across;
+        local += !across;
+        ck_assert_uint_eq(st->wire_bytes, across ? 4096 : 10923);
+        ck_assert_double_eq_tol(st->delay_s, across ? 23e-6 : 0, 1e-12);
+    }
+    ck_assert_uint_eq(net, 16 * 8);
+    ck_assert_uint_eq(local, 16 * 7);
+    g_array_free(steps, TRUE);
+    strata_hw_free(hw);
+    const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", NULL};
+    hw = roce_hw(v20);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 64u << 10, 0, &t, NULL));
+    ck_assert_double_eq_tol(t.net_step_s, 20.4e-6, 1e-12);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 64u << 20, 0, &t, NULL));
+    ck_assert(t.net_step_s == 0);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Its time: rounds 1-7 (local) and 8-14 (the other node) share channels
+ * by pairs (bases 1-7; round 15's base 8 is alone), so a rank receives a
+ * channel's local part, then its part from the other node, on that
+ * channel's lane: the local one, 10,923 wire bytes at 64 GB/s and the xGMI
+ * link's 0.8 us (0.971 us), then 23 us, the route's two NIC latencies
+ * (2 x 1 us) and 4,096 B at 50 GB/s (0.082 us): 26.053 us; at most that
+ * and the HBM's 0.5 us access on each of the two copies, 27.053 us (it
+ * was 5.311 us without the network step; holding rounds 8-14 for round
+ * 15 would take two network steps, over 50 us). */
+START_TEST(rccl_p2p_across_nodes_waits_for_its_channel_only)
+{
+    char *choice = NULL, *name = NULL;
+    double t = strata_test_run_collective("validation/held-out/hw/mi300x-roce.ini",
+                                          "strata-trace 1\noption mesh=data:16\nalloc a 65536 dtype=f32\n"
+                                          "alloc b 65536 dtype=f32\nall-to-all b a axis=data\nfree a\nfree b\n",
+                                          &name, &choice);
+    ck_assert_str_eq(name, "rccl");
+    ck_assert_msg(t >= 26.053e-6 && t <= 27.053e-6, "%g s", t);
+    g_free(choice);
+    g_free(name);
+}
+END_TEST
+
 static Suite *rccl_p2p_suite(void)
 {
     Suite *s = suite_create("rccl_p2p");
@@ -142,6 +230,8 @@ static Suite *rccl_p2p_suite(void)
     tcase_add_test(tc, rccl_order_and_channels_across_nodes);
     tcase_add_test(tc, the_rccl_row_tunes_an_all_to_all);
     tcase_add_test(tc, an_rccl_all_to_all_runs_its_parts_at_once);
+    tcase_add_test(tc, rccl_p2p_across_nodes_runs_simple_after_a_network_step);
+    tcase_add_test(tc, rccl_p2p_across_nodes_waits_for_its_channel_only);
     suite_add_tcase(s, tc);
     return s;
 }

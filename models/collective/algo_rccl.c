@@ -9,7 +9,9 @@
  * schedule, by RCCL's choice:
  *  - all-to-all: MSCCL's (every peer's chunk copied to it at once: direct's
  *    schedule), else RCCL's grouped p2p in its plan (coll_nccl_alltoall
- *    with the tuning's RCCL plan: rounds, parts, channels, a work a round);
+ *    with the tuning's RCCL plan: rounds, parts, channels, a work a round),
+ *    a part to a peer across the network on Simple after RCCL's Simple
+ *    network step, whatever the plan's protocol on the node;
  *  - MSCCL's allpairs all-reduce: every rank reduces its 1/n of the buffer
  *    from all the others, then sends it back to each (direct's schedule):
  *    every xGMI link of an 8-GPU mesh carries its pair's share at once;
@@ -152,11 +154,18 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         g_free(orders);
     }
     coll_wire wire = rccl_wire(shape);
-    /* RCCL's rings pay the route only: its tuning model's network latency
-     * of a ring step (rccl_tuning.c net_lat: 320 us on Simple, 9.5 on LL,
-     * against its tree's 25 and 10.5) steers its choice, no step lasts it */
-    if (!tree || s->kind != STRATA_OP_ALL_REDUCE)
+    if (s->kind == STRATA_OP_ALL_TO_ALL && !shape->tune.msccl) {
+        /* RCCL's p2p to a peer across the network runs Simple at any size
+         * (its network connections have no LL buffer: hw/coll_impl_rccl.c
+         * a2a_tune), after its Simple network step (the tuning's) */
+        wire.net_num = 1;
+    } else if (!tree || s->kind != STRATA_OP_ALL_REDUCE) {
+        /* RCCL's rings pay the route only: its tuning model's network
+         * latency of a ring step (rccl_tuning.c net_lat: 320 us on Simple,
+         * 9.5 on LL, against its tree's 25 and 10.5) steers its choice, no
+         * step lasts it */
         wire.net_delay_s = 0;
+    }
     coll_wire_apply(s, from, shape->in_bytes, &wire);
     return rounds;
 }

@@ -26,8 +26,17 @@
  * RCCL's all-to-all (the rccl row's, when MSCCL does not run it) is the
  * same grouped p2p under RCCL 2.21's rules (a plan with `rccl`,
  * hw/nccl_p2p.h): its rounds, parts and channels, one round's receive and
- * send a work (a channel's works one after another), its self copy cut in
- * parts as any send.
+ * send a work, its self copy cut in parts as any send. A channel is a
+ * thread block that runs its works one after another, each channel on
+ * its own (RCCL @0cbce2a src/device/common.h ncclKernelMain l. 231-367:
+ * a block's channel from its blockIdx, its works one after another by
+ * workNext until isLast), so its steps are one round on lane = the channel:
+ * a rank receives a channel's parts in the channel's order, while other
+ * channels run at once. (Batches as schedule rounds would hold every
+ * channel's second work until the rank's slowest first one ended, where
+ * RCCL waits only for the same channel's: across nodes, a part to the
+ * other node sharing no channel with the rest, 2 x 8 ranks' round 15,
+ * would hold rounds 8-14 for its network step.)
  *
  * A part moves as one step, not as its chunks: a connection keeps
  * NCCL_STEPS (8) chunks of p2pChunkSize in flight (prims_simple.h, the
@@ -57,14 +66,15 @@ uint32_t coll_nccl_alltoall(strata_coll_sched *s, const strata_coll_shape *shape
     for (uint32_t k = 0; k < n; k++) {
         uint32_t np = k == 0 ? strata_nccl_p2p_self_parts(p, parts) : parts;
         for (uint32_t i = 0; i < np; i++) {
-            uint32_t batch = fill[strata_nccl_p2p_channel(p, k, i)]++ / strata_nccl_p2p_per_batch(p);
+            uint32_t ch = strata_nccl_p2p_channel(p, k, i);
+            uint32_t batch = p->rccl ? 0 : fill[ch]++ / strata_nccl_p2p_per_batch(p); /* RCCL: its channel's lane */
             uint64_t beg = 0, end = c;
             if (np > 1)
                 strata_nccl_p2p_bounds(p, i, c, &beg, &end);
             rounds = MAX(rounds, batch + 1);
             for (uint32_t r = 0; r < n; r++) {
                 uint32_t q = strata_nccl_p2p_peer(p, r, nd[k], ld[k]);
-                strata_coll_step st = {.round = batch, .lane = k * parts + i, .src = r, .dst = q,
+                strata_coll_step st = {.round = batch, .lane = p->rccl ? ch : k * parts + i, .src = r, .dst = q,
                                        .src_buf = STRATA_COLL_IN, .dst_buf = STRATA_COLL_OUT,
                                        .own_buf = STRATA_COLL_OUT, .src_off = (uint64_t)q * c + beg,
                                        .dst_off = (uint64_t)r * c + beg, .bytes = end - beg};

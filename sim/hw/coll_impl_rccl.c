@@ -249,20 +249,33 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
 /* An all-to-all that MSCCL does not run: RCCL's p2p plan (nccl_p2p.h
  * strata_rccl_p2p_init) over the communicator's graph (c->graph_channels:
  * the node's rings, or across nodes those through the NICs). Its protocol
- * is the plan's (LL for parts up to 16 KiB, else Simple); RCCL's tuning
- * model has no p2p entry and its kernel no base cost of its own there, so
- * the fixed cost is the runtime's scratch reclaim only, and a step across
- * nodes pays the route (as the row's rings: algo_rccl.c). The host
- * uploads a work to each channel the plan uses. */
-static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint64_t in_bytes, strata_coll_tuning *out)
+ * is the plan's for a peer on the node (LL for parts up to 16 KiB, else
+ * Simple); a peer across the network is always sent Simple:
+ * addP2pToPlan takes LL only where the connection has an LL buffer
+ * (src/enqueue.cc l. 590 @0cbce2a: conn->buffs[NCCL_PROTO_LL] != nullptr),
+ * and the network transport gives its shared p2p connections one only
+ * under NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (src/transport/net.cc l. 764 and
+ * 944; src/init.cc l. 880, default 0, and l. 1452), where the xGMI
+ * transport's have all three. So a part across nodes moves Simple's bytes
+ * (algo_rccl.c) and pays, besides the route, RCCL's Simple step across
+ * the network (strata_rccl_p2p_net_step_us: the proxy posting the send,
+ * the NIC's RDMA write, the receiver's proxy completing and flushing it,
+ * net.cc l. 1534-1566), less the route's two NIC latencies, as the
+ * collectives' network step (rccl_tune). RCCL's kernel has no base cost
+ * of its own here (its model has no p2p entry), so the fixed cost is the
+ * runtime's scratch reclaim only. The host uploads a work to each channel
+ * the plan uses. */
+static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, double route_s, uint64_t in_bytes,
+                     strata_coll_tuning *out)
 {
     strata_nccl_p2p plan;
     strata_rccl_p2p_init(c->ranks, c->nodes, c->graph_channels, p->gfx94, &plan);
     uint64_t per_peer = in_bytes / c->ranks;
     strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+    double net_s = plan.nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
-                                .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .p2p = plan,
-                                .host = p->host};
+                                .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .net_step_s = net_s,
+                                .p2p = plan, .host = p->host};
     out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
 }
 
@@ -289,7 +302,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_choice ch;
     bool chosen = strata_rccl_choose(&c, kind, bytes, &ch);
     if (!chosen && kind == STRATA_OP_ALL_TO_ALL) { /* not MSCCL's: the grouped p2p */
-        a2a_tune(p, &c, in_bytes, out);
+        a2a_tune(p, &c, 2 * nics.latency, in_bytes, out);
         return true;
     }
     if (!chosen) {

@@ -163,6 +163,11 @@ static void rccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
         *bw_gbs *= m->ring_correction[p][log_size];
 }
 
+double strata_rccl_p2p_net_step_us(const strata_rccl_comm *c)
+{
+    return model_of(c)->net_lat[0][STRATA_NCCL_SIMPLE]; /* [0]: the tree's row */
+}
+
 static const strata_nccl_tuner rccl_tuner = {.model = rccl_model, .correct = rccl_correct};
 
 /* mscclInternalSchedulerSelectAlgo (msccl_lifecycle.cc l. 328-341): the

@@ -105,5 +105,15 @@ bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nc
 /* What RCCL runs for `bytes` (nccl-tests' size, as strata_nccl_choose's);
  * false when nothing applies. */
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out);
+/* RCCL's time (us) for a Simple step across the network of a point-to-
+ * point send (its grouped sends and receives: the all-to-all), which its
+ * tuning model has no entry for: the release's tuning_model_5 network
+ * latency of a Simple step that the model charges as time, the tree's
+ * (hwLat[NET][Tree][SIMPLE], 25.0 us; 2.20: 22.4), paid at each of the
+ * tree's 2 log2(nNodes) network levels (tuning.cc l. 455-456). The ring's
+ * entry (320 us on 2.21, l. 231) is not a step's time but keeps RCCL's
+ * ring off Simple across nodes (2.20 had 19.8 there). Across the network
+ * RCCL's p2p runs Simple whatever its size (coll_impl_rccl.c a2a_tune). */
+double strata_rccl_p2p_net_step_us(const strata_rccl_comm *c);
 
 #endif
