@@ -18,7 +18,9 @@
  *     comm->nChannels = the ring graph's x 2; x 2 again "if
  *     (comm->minCompCap >= 90 && comm->nNodes > 1 && graphs[RING]->bwIntra
  *     > 45.0 && nChannels < 16)"; raised to comm->nvlsChannels where NVLS
- *     runs;
+ *     runs ("if (comm->nChannels < comm->nvlsChannels)", v2.25.1-1 to
+ *     v2.27.7-1 l. 493-495; no such line in v2.28.3-1, v2.28.7-1,
+ *     v2.29.7-1 l. 495-501 or master @5067397 l. 508-520);
  *     Blackwell's arrays change by release (nccl_versions.c);
  *   - src/transport/nvls.cc ncclNvlsInit: no NVLS (nvlsChannels 0) when
  *     "gpuCount <= 2" (v2.26.6-1 l. 157, v2.27.7-1 l. 160), "gpuCount < 2"
@@ -101,15 +103,16 @@ END_TEST
 /* 8 B200 and 8 400 Gb/s NICs a node (GCP A4 2x8): 48, one a NIC: 8 x 48
  * (384 of the NVLinks' 720); 24 gives 16 x 24 (no better); no duplication
  * (more than 4 channels below 50): comm->nChannels 16, which the rule for
- * bwIntra 48 > 45 leaves (not below 16); NVLS raises it to 32 (v2.26
- * NVLS_NCHANNELS_SM100; v2.30 ncclNvlsTreeSm100Tuning, 2 nodes, NIC >=
- * 48: 32). */
+ * bwIntra 48 > 45 leaves (not below 16); in v2.26 NVLS raises it to 32
+ * (NVLS_NCHANNELS_SM100); v2.30 runs NVLS on 32 too
+ * (ncclNvlsTreeSm100Tuning, 2 nodes, NIC >= 48) but no longer raises the
+ * rings': 16. */
 START_TEST(eight_blackwells_and_eight_nics_a_node)
 {
     strata_nccl_comm c = expect(STRATA_NCCL_BLACKWELL, 8, 8, 50.0, "2.26", 8, 48.0, 32);
     c.nvls = false;
     ck_assert_uint_eq(strata_nccl_comm_channels(&c), 16);
-    expect(STRATA_NCCL_BLACKWELL, 8, 8, 50.0, "2.30", 8, 48.0, 32);
+    expect(STRATA_NCCL_BLACKWELL, 8, 8, 50.0, "2.30", 8, 48.0, 16);
 }
 END_TEST
 
@@ -158,7 +161,7 @@ END_TEST
 /* Two GPUs a node, a 400 Gb/s NIC each (H100): 48, one a NIC: 2 x 48
  * (96); 24 gives 4 x 24 (no better): 2 x 48, duplicated to 4 x 24;
  * comm->nChannels 8. Two GPUs get no NVLS to v2.27 ("gpuCount <= 2"): 8;
- * from v2.28 they do, and NVLS's 16 channels raise it to 16. On one node
+ * from v2.28 they do, and NVLS's 16 channels no longer raise it: 8. On one node
  * of two H100 the same: no NVLS graph in v2.26, one of 2 channels in
  * v2.30. */
 START_TEST(nvls_needs_the_releases_gpus_a_node)
@@ -167,7 +170,7 @@ START_TEST(nvls_needs_the_releases_gpus_a_node)
     double bw;
     strata_nccl_comm c = expect(STRATA_NCCL_HOPPER, 2, 2, 50.0, "2.26", 4, 24.0, 8);
     ck_assert(!strata_nccl_nvls_graph(&c, &ch, &bw));
-    c = expect(STRATA_NCCL_HOPPER, 2, 2, 50.0, "2.28", 4, 24.0, 16);
+    c = expect(STRATA_NCCL_HOPPER, 2, 2, 50.0, "2.28", 4, 24.0, 8);
     ck_assert(strata_nccl_nvls_graph(&c, &ch, &bw));
     ck_assert_uint_eq(ch, 2);
     strata_nccl_comm one = {.arch = STRATA_NCCL_HOPPER, .ranks = 2, .graph_channels = 12, .channel_gbs = 30.0,
@@ -196,6 +199,40 @@ START_TEST(nvls_needs_the_releases_gpus_a_node)
 }
 END_TEST
 
+/* The raise by release (strata_nccl_version nvls_raises_ring). Three
+ * H100 and three 400 Gb/s NICs a node: at 48 one a NIC, 3 x 48 (144 of
+ * the NVLinks' 360); 24 gives 6 x 24 (no better); 22 / 48 < .49 ends it:
+ * 3 x 48, duplicated (3 channels, not more than 4) to 6 x 24;
+ * comm->nChannels 2 x 6 = 12 (bwIntra 24 is not above 45). Three GPUs a
+ * node run NVLS in every release (gpuCount 3) on Hopper's 16 channels:
+ * v2.25, v2.26 and v2.27 raise the rings' to 16; v2.28, v2.29 and v2.30
+ * keep 12. v2.19 (one node only: no rule across nodes) has no raise
+ * either: one node of 3 H100 whose ring graph is 4 x 30 (120, so that
+ * (3 + 1) x 30 fits the NVLS search) runs 8 rings and NVLS on 16, raised
+ * to 16 in 2.27, 8 in 2.19 and 2.28. */
+START_TEST(nvls_raises_the_rings_to_v2_27)
+{
+    const char *raise[] = {"2.25", "2.26", "2.27"}, *keep[] = {"2.28", "2.29", "2.30"};
+    uint32_t ch;
+    double bw;
+    for (size_t i = 0; i < 3; i++) {
+        strata_nccl_comm c = expect(STRATA_NCCL_HOPPER, 3, 3, 50.0, raise[i], 6, 24.0, 16);
+        ck_assert(strata_nccl_nvls_graph(&c, &ch, &bw));
+        c = expect(STRATA_NCCL_HOPPER, 3, 3, 50.0, keep[i], 6, 24.0, 12);
+        ck_assert(strata_nccl_nvls_graph(&c, &ch, &bw));
+    }
+    strata_nccl_comm one = {.arch = STRATA_NCCL_HOPPER, .ranks = 3, .graph_channels = 4, .channel_gbs = 30.0,
+                            .nvls = true, .version = strata_nccl_version_find("2.27")};
+    ck_assert(strata_nccl_nvls_graph(&one, &ch, &bw));
+    ck_assert_uint_eq(strata_nccl_comm_channels(&one), 16);
+    one.version = strata_nccl_version_find("2.19");
+    ck_assert(strata_nccl_nvls_graph(&one, &ch, &bw));
+    ck_assert_uint_eq(strata_nccl_comm_channels(&one), 8);
+    one.version = strata_nccl_version_find("2.28");
+    ck_assert_uint_eq(strata_nccl_comm_channels(&one), 8);
+}
+END_TEST
+
 /* What the model then runs: a 1 GiB ring all-reduce on the A3 Ultra 2x1
  * communicator runs on comm->nChannels (4: no cut at 1 GiB, enqueue.cc's
  * while (nBytes < nc x nt x threshold)). */
@@ -220,6 +257,7 @@ static Suite *nccl_net_channels_suite(void)
     tcase_add_test(tc, one_gpu_and_one_nic_a_node);
     tcase_add_test(tc, nvls_needs_the_releases_gpus_a_node);
     tcase_add_test(tc, ring_runs_on_the_comms_channels);
+    tcase_add_test(tc, nvls_raises_the_rings_to_v2_27);
     suite_add_tcase(s, tc);
     return s;
 }

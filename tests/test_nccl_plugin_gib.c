@@ -220,6 +220,64 @@ START_TEST(tcpxo_a3m_takes_tree_on_nccl_channels)
 }
 END_TEST
 
+/* Nodes of unequal ranks: the tuner gets nRanks and nNodes alone
+ * (strata_gib_ranks_per_node), so 17 ranks on 2 nodes are 8.5 a node,
+ * which A3 Ultra's [8, -) holds, 15 on 2 are 7.5, which no config holds
+ * (rounded up, 8, it would), and 3 on 2 are 1.5, in [1, 2) (rounded up,
+ * 2, in none). A3 Ultra's all-reduce rules at 16384 B a rank (2 nodes,
+ * nccl_plugin_gib.c's a3u): [8, -) a node: [8192, 32768) Tree/LL 16; [1,
+ * 2): [16384, 65536) Tree/LL 4. One rank on two nodes is 0.5 a node: no
+ * config. */
+START_TEST(gib_ranks_per_node_uneven)
+{
+    ck_assert_uint_eq(strata_gib_ranks_per_node(17, 2), 8);
+    ck_assert_uint_eq(strata_gib_ranks_per_node(15, 2), 7);
+    ck_assert_uint_eq(strata_gib_ranks_per_node(16, 2), 8);
+    ck_assert_uint_eq(strata_gib_ranks_per_node(1, 2), 0);
+    ck_assert_uint_eq(strata_gib_ranks_per_node(8, 0), 8);
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 17, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nodes = 2, .nics = 8, .nic_gbs = 50.0, .nic_gpus = 8, .cpu = STRATA_NCCL_INTEL,
+                          .version = strata_nccl_version_find("2.26")};
+    const strata_nccl_plugin *pl = strata_nccl_plugin_find("gcp-gib-a3u");
+    ck_assert(c.version && pl);
+    strata_nccl_algo a;
+    strata_nccl_proto p;
+    uint32_t ch;
+    ck_assert(strata_nccl_plugin_choose(pl, &c, STRATA_OP_ALL_REDUCE, 16384, &a, &p, &ch));
+    ck_assert(a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL && ch == 16);
+    c.ranks = 3;
+    c.nic_gpus = 1;
+    ck_assert(strata_nccl_plugin_choose(pl, &c, STRATA_OP_ALL_REDUCE, 16384, &a, &p, &ch));
+    ck_assert(a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL && ch == 4);
+    c.ranks = 15;
+    ck_assert(!strata_nccl_plugin_choose(pl, &c, STRATA_OP_ALL_REDUCE, 16384, &a, &p, &ch));
+    c.ranks = 1;
+    ck_assert(!strata_nccl_plugin_choose(pl, &c, STRATA_OP_ALL_REDUCE, 16384, &a, &p, &ch));
+    ck_assert_uint_eq(ch, 0);
+}
+END_TEST
+
+/* A row that is not gIB's names no table: STRATA_GIB_NONE holds no rule,
+ * and aws-ofi-p5 on 2 nodes (its regions' "not well defined" case) leaves
+ * the choice to NCCL where gcp-gib-a3u's table has a rule (2 nodes of 8:
+ * all-reduce [0, 8192) Tree/LL 8) */
+START_TEST(plugin_rows_name_only_their_tables)
+{
+    strata_nccl_algo a;
+    strata_nccl_proto p;
+    uint32_t ch;
+    ck_assert(!strata_gib_rule(STRATA_GIB_NONE, 2, 8, STRATA_OP_ALL_REDUCE, 1024, &a, &p, &ch));
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nodes = 2, .nics = 8, .nic_gbs = 50.0, .nic_gpus = 8, .cpu = STRATA_NCCL_INTEL,
+                          .version = strata_nccl_version_find("2.26")};
+    ck_assert(!strata_nccl_plugin_choose(strata_nccl_plugin_find("aws-ofi-p5"), &c, STRATA_OP_ALL_REDUCE, 1024, &a,
+                                         &p, &ch));
+    ck_assert(strata_nccl_plugin_choose(strata_nccl_plugin_find("gcp-gib-a3u"), &c, STRATA_OP_ALL_REDUCE, 1024, &a,
+                                        &p, &ch));
+    ck_assert(a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL && ch == 8);
+}
+END_TEST
+
 START_TEST(plugin_rows_by_name)
 {
     ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("gcp-gib-a3u")), "gcp-gib-a3u");
@@ -240,6 +298,8 @@ static Suite *nccl_plugin_gib_suite(void)
     tcase_add_test(tc, tcpxo_a3m_rules);
     tcase_add_test(tc, tcpxo_a3m_takes_tree_on_nccl_channels);
     tcase_add_test(tc, plugin_rows_by_name);
+    tcase_add_test(tc, gib_ranks_per_node_uneven);
+    tcase_add_test(tc, plugin_rows_name_only_their_tables);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -477,21 +477,25 @@ static const strata_coll_info *only_collective(strata_source *x)
     return strata_spmd_coll(x, coll);
 }
 
-/* NCCL's tree (Tree, LL128, 16 channels: NCCL's choice, asked for by
+/* NCCL's tree (Tree, LL128, 8 channels: NCCL's choice, asked for by
  * name) over 2 nodes of 2 H100s, a 64 MiB all-reduce: the steady rounds of
- * its pipeline make one phase, exactly the steps' figures. By hand: each
- * channel reduces 64 MiB / 16 = 4 MiB; calcCollChunking halves LL128's
- * 576,000-byte chunk while the channel holds fewer than
- * (1 + log2(2 nodes) + 0.1 x 2) x 64 / 2 = 70.4 of them, down to 72,000
- * (the first halving below 131,072), so 59 chunks, the last of 18,304
- * bytes. Each channel's tree is a chain of 2 in each node under the other
- * node's: the root's height is 2, so the pipeline has 59 - 1 + 2 x 2 = 62
- * rounds. A round holds every edge's up and down steps (3 + 3 per channel)
- * from round 2 x 2 - 1 = 3 (the first chunk's last down step) to round 57
- * (the last before the short chunk's first up step, at 58): 55 rounds of
- * the same moves, whose copies do not contend (each copy alone on its NIC
- * or with the same share of an NVLink, one route latency per link): one
- * phase of 55 rounds, the collective's only phase. */
+ * its pipeline make one phase, exactly the steps' figures. By hand: the
+ * node's 2 NICs give a ring graph of 2 x 48, duplicated to 4 x 24, and
+ * comm->nChannels 8, which NVLS's 16 channels no longer raise in the
+ * default 2.30 (connect.cc, from v2.28.3-1: test_nccl_net_channels; 16
+ * before wave 27); each channel reduces 64 MiB / 8 = 8 MiB;
+ * calcCollChunking halves LL128's 576,000-byte chunk while the channel
+ * holds fewer than (1 + log2(2 nodes) + 0.1 x 2) x 64 / 2 = 70.4 of them,
+ * down to 72,000 (8 MiB holds 116.5 of those), so 117 chunks, the last of
+ * 36,608 bytes. Each channel's tree is a chain of 2 in each node under
+ * the other node's: the root's height is 2, so the pipeline has 117 - 1 +
+ * 2 x 2 = 120 rounds. A round holds every edge's up and down steps (3 + 3
+ * per channel) from round 2 x 2 - 1 = 3 (the first chunk's last down
+ * step) to round 115 (the last before the short chunk's first up step, at
+ * 116): 113 rounds of the same moves, whose copies do not contend (each
+ * copy alone on its NIC or with the same share of an NVLink, one route
+ * latency per link): one phase of 113 rounds, the collective's only
+ * phase. */
 START_TEST(test_nccl_tree_steady_rounds)
 {
     static const char *const two_by_two[] = {"hardware.devices=4", "hardware.devices_per_host=2",
@@ -506,7 +510,7 @@ START_TEST(test_nccl_tree_steady_rounds)
     strata_source *x = strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
     const strata_coll_info *info = only_collective(x);
     ck_assert_uint_eq(info->phases->len, 1);
-    ck_assert_uint_eq(g_array_index(info->phases, strata_coll_phase, 0).rounds, 55);
+    ck_assert_uint_eq(g_array_index(info->phases, strata_coll_phase, 0).rounds, 113);
     strata_source_free(x);
     strata_hw_free(hw);
     strata_test_remove_dir(dir);

@@ -73,7 +73,7 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
     {"nccl_max_nchannels", false, "collectives = nccl: NCCL_MAX_NCHANNELS as a run sets it, the most channels of "
-                                  "NCCL's rings and trees before NVLS's raise them, 1 to 32 (default: unset)"},
+                                  "NCCL's rings and trees before NVLS's raise them (to 2.27), 1 to 32 (default: unset)"},
     {"nccl_max_ctas", false, "collectives = nccl: NCCL_MAX_CTAS as a run sets it, the most channels of NCCL's "
                              "rings, trees and NVLS, 1 to 32 (default: unset)"},
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "

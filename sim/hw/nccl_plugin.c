@@ -45,12 +45,14 @@ typedef struct region {
     pt v[MAX_VERTICES];
 } region;
 
+/* A row names what its tuner reads and nothing else: aws-ofi-nccl's its
+ * regions, gIB's its table (the other left NULL, STRATA_GIB_NONE). */
 struct strata_nccl_plugin {
     const char *name;
     /* aws-ofi-nccl's: the regions of `kind` on c (in the plugin's order);
      * 0: none */
     size_t (*regions)(const strata_nccl_comm *c, strata_op_kind kind, region *out, size_t max);
-    /* gIB's: its table (regions NULL) */
+    /* gIB's: its table (where regions is NULL) */
     strata_gib_table gib;
 };
 
@@ -123,10 +125,10 @@ static size_t p5_regions(const strata_nccl_comm *c, strata_op_kind kind, region 
 }
 
 static const strata_nccl_plugin plugins[] = {
-    {"aws-ofi-p5", p5_regions, STRATA_GIB_A3U},
-    {"gcp-gib-a3u", NULL, STRATA_GIB_A3U},
-    {"gcp-gib-a4", NULL, STRATA_GIB_A4},
-    {"gcp-tcpxo-a3m", NULL, STRATA_GIB_TCPXO_A3M},
+    {.name = "aws-ofi-p5", .regions = p5_regions},
+    {.name = "gcp-gib-a3u", .gib = STRATA_GIB_A3U},
+    {.name = "gcp-gib-a4", .gib = STRATA_GIB_A4},
+    {.name = "gcp-tcpxo-a3m", .gib = STRATA_GIB_TCPXO_A3M},
 };
 
 const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
@@ -163,10 +165,12 @@ static bool aws_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, 
     return false;
 }
 
-/* gIB's rule for the communicator's nodes and ranks per node, at the
- * per-rank size (nccl_plugin_gib.h: NCCL's nBytes for an all-reduce, else
- * nBytes / nRanks), where NCCL runs its pair (ESTIMATE, as aws-ofi-nccl's
- * tuner: a pair NCCL_ALGO_PROTO_IGNORE'd is not taken) */
+/* gIB's rule for the communicator's nodes and ranks per node (what the
+ * tuner makes of NCCL's nRanks and nNodes, strata_gib_ranks_per_node:
+ * the floor where they do not divide evenly), at the per-rank size
+ * (nccl_plugin_gib.h: NCCL's nBytes for an all-reduce, else nBytes /
+ * nRanks), where NCCL runs its pair (ESTIMATE, as aws-ofi-nccl's tuner: a
+ * pair NCCL_ALGO_PROTO_IGNORE'd is not taken) */
 static bool gib_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes,
                        strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels)
 {
@@ -176,7 +180,7 @@ static bool gib_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, 
     strata_nccl_proto p;
     uint32_t nc;
     double lat, bw;
-    if (!strata_gib_rule(pl->gib, nodes, c->ranks / nodes, kind, per_rank, &a, &p, &nc) ||
+    if (!strata_gib_rule(pl->gib, nodes, strata_gib_ranks_per_node(c->ranks, nodes), kind, per_rank, &a, &p, &nc) ||
         !strata_nccl_model(c, kind, a, p, &lat, &bw))
         return false;
     *algo = a;

@@ -313,9 +313,13 @@ static coll type_of(strata_op_kind kind)
     }
 }
 
+uint32_t strata_gib_ranks_per_node(uint32_t ranks, uint32_t nodes) { return ranks / (nodes ? nodes : 1); }
+
 bool strata_gib_rule(strata_gib_table t, uint32_t nodes, uint32_t ranks_per_node, strata_op_kind kind,
                      uint64_t per_rank, strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels)
 {
+    if (t == STRATA_GIB_NONE)
+        return false;
     const rule *rules = t == STRATA_GIB_A3U ? a3u : t == STRATA_GIB_A4 ? a4 : a3m;
     size_t n = t == STRATA_GIB_A3U ? G_N_ELEMENTS(a3u) : t == STRATA_GIB_A4 ? G_N_ELEMENTS(a4) : G_N_ELEMENTS(a3m);
     coll want = type_of(kind);

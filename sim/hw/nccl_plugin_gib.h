@@ -41,12 +41,29 @@
 #include "hw/nccl_tuning.h"
 #include "trace/op.h"
 
-typedef enum { STRATA_GIB_A3U = 0, STRATA_GIB_A4, STRATA_GIB_TCPXO_A3M } strata_gib_table;
+/* STRATA_GIB_NONE: no table (a plugin row that is not gIB's names none;
+ * strata_gib_rule finds no rule in it) */
+typedef enum { STRATA_GIB_NONE = 0, STRATA_GIB_A3U, STRATA_GIB_A4, STRATA_GIB_TCPXO_A3M } strata_gib_table;
 
 /* The rule of table t for a collective of `kind` on `nodes` nodes of
  * `ranks_per_node` ranks each, `per_rank` bytes a rank (above): true with
- * its algorithm, protocol and num_channel (0: unset); false where no rule holds. */
+ * its algorithm, protocol and num_channel (0: unset); false where no rule
+ * holds (and for STRATA_GIB_NONE). */
 bool strata_gib_rule(strata_gib_table t, uint32_t nodes, uint32_t ranks_per_node, strata_op_kind kind,
                      uint64_t per_rank, strata_nccl_algo *algo, strata_nccl_proto *proto, uint32_t *channels);
+/* The ranks per node the tuner compares with a config's
+ * rank_per_node_range, from what NCCL gives it: the tuner's init takes
+ * nRanks and nNodes alone (NVIDIA/nccl v2.27.7-1
+ * src/include/plugin/tuner/tuner_v4.h l. 23, "init(size_t nRanks, size_t
+ * nNodes, ...)"; v3 the same; v5's nvlDomainInfo with the least and most
+ * ranks of a node comes with v2.28.3-1, after the tables' images). Where
+ * nRanks is no multiple of nNodes (nodes of unequal ranks) their quotient
+ * is not whole; the ranges are [min, max) with whole bounds, so the real
+ * quotient q and its floor hold in the same ranges (q >= min iff floor(q)
+ * >= min, q < max iff floor(q) < max): the floor, nRanks / nNodes in C,
+ * is the tuner's choice whether it divides whole or real numbers
+ * (ESTIMATE: it takes that quotient, not a rounding up). 0 nodes count as
+ * one; fewer ranks than nodes give 0, which no range holds. */
+uint32_t strata_gib_ranks_per_node(uint32_t ranks, uint32_t nodes);
 
 #endif

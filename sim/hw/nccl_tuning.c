@@ -391,10 +391,11 @@ static nvls_tune nvls_tuning(const strata_nccl_comm *c)
  * on SM90 or later ("Use 4 compute channels per search channel to reach
  * peak BW on <8 PPN"); then at most min(ncclMaxNchannels(),
  * config.maxCTAs) (NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS: "combining max,
- * then min", l. 477-485), then NCCL_MIN_CTAS; then at least nvlsChannels
- * where NVLS runs (l. 493-495, after the maximum: NCCL_MAX_NCHANNELS does
- * not bound it; v2.27.7-1 the same, removed from v2.28.7-1, which this
- * function does not yet follow); at most MAXCHANNELS. */
+ * then min", l. 477-485), then NCCL_MIN_CTAS; then, to v2.27, at least
+ * nvlsChannels where NVLS runs (l. 493-495, after the maximum:
+ * NCCL_MAX_NCHANNELS does not bound it; v2.27.7-1 the same; none in
+ * v2.19.3-1, removed in v2.28.3-1: strata_nccl_version
+ * nvls_raises_ring); at most MAXCHANNELS. */
 uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c)
 {
     uint32_t ch = c->graph_channels;
@@ -411,7 +412,7 @@ uint32_t strata_nccl_comm_channels(const strata_nccl_comm *c)
     /* connect.cc ncclTopoPostset (v2.27.7-1 l. 484): copyChannels up to
      * max(ncclMinNchannels(), config.minCTAs), NCCL_MIN_CTAS */
     nc = MAX(nc, c->min_ctas);
-    if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
+    if (ver(c)->nvls_raises_ring && strata_nccl_nvls_graph(c, &nvls_ch, &bw))
         nc = MAX(nc, nvls_tuning(c).channels);
     return MIN(nc, NCCL_MAXCHANNELS);
 }

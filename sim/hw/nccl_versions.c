@@ -39,9 +39,10 @@
 #define NVLS_SM100_OLD {32, 32}
 #define NVLS_SM100 {24, 32}
 /* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
- * and no per-channel NVLS_TREE cap; NVLS from 3 GPUs a node */
+ * and no per-channel NVLS_TREE cap; NVLS from 3 GPUs a node; NVLS's
+ * channels raise the rings' (connect.cc l. 493-495: nvls_raises_ring) */
 #define OLD_TABLES                                                                                                   \
-    .pat = true, .nvls_min_gpus = 3, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD,     \
+    .pat = true, .nvls_min_gpus = 3, .nvls_raises_ring = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD,     \
     .ll_max_bw = LL_MAX_BW,                                                                                          \
     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \

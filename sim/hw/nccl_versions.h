@@ -76,6 +76,16 @@ typedef struct strata_nccl_version {
      * v2.28.7-1 (l. 161; v2.30.7-1 l. 262), 2. Without NVLS,
      * comm->nvlsChannels is 0 and raises no communicator's channels. */
     unsigned nvls_min_gpus;
+    /* src/graph/connect.cc ncclTopoPostset raises the rings' and trees'
+     * channels (comm->nChannels) to comm->nvlsChannels where NVLS runs,
+     * after NCCL_MAX_NCHANNELS: "if (comm->nChannels <
+     * comm->nvlsChannels) nChannels = comm->nChannels =
+     * copyChannels(...)" (v2.25.1-1, v2.26.6-1, v2.27.7-1 l. 493-495).
+     * v2.19.3-1 has no such line (l. 396-426), and v2.28.3-1 removed it
+     * (l. 494-500 keep only the shared communicator's cap; v2.28.7-1,
+     * v2.29.7-1 l. 495-501 the same): NVLS still runs on its own
+     * nvlsChannels (enqueue.cc nMaxChannels), the rings keep theirs. */
+    bool nvls_raises_ring;
     strata_nccl_p2p_rules p2p_rules;
     /* src/graph/search.cc's Blackwell speed arrays (GB/s per channel,
      * fastest first), which change between releases:
