@@ -141,6 +141,13 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
                            GError **err)
 {
     const kineto_args *a = args;
+    uint64_t capacity = 0; /* checked before the import: --capacity 0 refused after the trace was written */
+    if (!strata_import_fidelity_args(a->fidelity, a->allocator, a->capacity_text, err))
+        return false;
+    if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
+        g_prefix_error(err, "--capacity: ");
+        return false;
+    }
     strata_kineto_options opt;
     strata_kineto_options_init(&opt);
     if (a->device_text) {
