@@ -202,8 +202,9 @@ END_TEST
 /* import kineto and torch read --allocator and --capacity for --fidelity
  * only: without it they were ignored at exit 0; with it, an unknown
  * allocator or --capacity 0 was refused after the trace was written (the
- * output stayed beside the exit 2). */
-START_TEST(import_fidelity_options)
+ * output stayed beside the exit 2). --device -18446744073709551615 was
+ * read by g_ascii_strtoull as 1. */
+START_TEST(import_options)
 {
     static const strata_test_sh_case rows[] = {
         {KINETO "--capacity 1GiB", 2,
@@ -214,6 +215,11 @@ START_TEST(import_fidelity_options)
         {KINETO "--fidelity --capacity 0", 2, "import kineto: --capacity: expected a size above 0, got '0'"},
         {"\"$S\" import torch \"$H/../../tests/data/torch-host/pinned.pickle\" -o out.trace --capacity 1GiB", 2,
          "import torch: --capacity 1GiB: expected --fidelity, which reads it"},
+        /* g_ascii_strtoull negates: --device -18446744073709551615 imported device 1 */
+        {KINETO "--device -18446744073709551615", 2,
+         "import kineto: --device: expected a device number, got '-18446744073709551615'"},
+        {"\"$S\" import torch \"$H/../../tests/data/torch-host/pinned.pickle\" -o out.trace --device "
+         "-18446744073709551615", 2, "import torch: --device: expected a device number or 'all'"},
         /* what stays taken */
         {KINETO "--fidelity --allocator caching --capacity 80GiB", 0, NULL},
     };
@@ -232,7 +238,7 @@ static Suite *seventh_suite(void)
     tcase_add_test(tc, endless_inputs_end);
     tcase_add_test(tc, options_once_and_decimal);
     tcase_add_test(tc, check_and_calibrate_say_what_they_read);
-    tcase_add_test(tc, import_fidelity_options);
+    tcase_add_test(tc, import_options);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -218,7 +218,7 @@ static bool parse_device(const char *text, int *device, GError **err)
     }
     char *end = NULL;
     guint64 n = g_ascii_strtoull(text, &end, 10);
-    if (end == text || *end || n > G_MAXINT) {
+    if (!g_ascii_isdigit(text[0]) || *end || n > G_MAXINT) { /* digits first: -18446744073709551615 was 1 */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "--device: expected a device number or 'all', got '%s'", text);
         return false;

@@ -153,7 +153,8 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
     if (a->device_text) {
         char *end = NULL;
         guint64 n = g_ascii_strtoull(a->device_text, &end, 10);
-        if (end == a->device_text || *end || n > G_MAXINT) {
+        /* digits first: strtoull took -18446744073709551615 as 1 */
+        if (!g_ascii_isdigit(a->device_text[0]) || *end || n > G_MAXINT) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "--device: expected a device number, got '%s'", a->device_text);
             return false;
