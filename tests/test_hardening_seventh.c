@@ -160,6 +160,8 @@ START_TEST(options_once_and_decimal)
          "serve: --tp: expected a decimal whole number (digits, no leading zero), got '010'"},
         {SERVE "--poisson n=2 --tp 0x2", 2, "serve: --tp: expected a decimal whole number"},
         {SERVE "--poisson n=2 --tp=' 2'", 2, "serve: --tp: expected a decimal whole number"},
+        /* -oFILE is not GOption's: its own message, not "--output given twice ('matmul', then '')" */
+        {"\"$S\" gen -oout.trace matmul", 2, "gen: Error parsing option -o"},
         /* a mesh size past 2^32 said "a size is not a number" */
         {"\"$S\" gen -o out.trace collective devices=99999999999", 2, "got 'data:99999999999': a size is 0 or too large"},
         /* what stays taken: the array options and flags repeated */

@@ -75,11 +75,13 @@ static bool one_arg(seen *s, int argc, char **argv, int *i)
             value = argv[++*i];
         return note(s, e, value);
     }
+    bool took = false; /* a letter of the group took the next argument */
     for (const char *c = a + 1; *c; c++) {
         const GOptionEntry *e = find_short(s->entries, *c);
-        if (!e)
-            continue;
+        if (!e || (took && takes_value(e)))
+            return true; /* GOption refuses it: "Unknown option -u", "Error parsing option -o" (-oFILE) */
         const char *value = takes_value(e) && *i + 1 < argc ? argv[++*i] : NULL;
+        took |= value != NULL;
         if (!note(s, e, value))
             return false;
     }

@@ -11,9 +11,10 @@
  *
  * It follows GOption's reading of argv: "--" ends the options (as does
  * the first argument that is not one, with strict_posix); "--NAME=VALUE"
- * or "--NAME VALUE"; "-abc" a group of short options, each that takes a
- * value taking the next argument. Options it does not know are left to
- * GOption, which refuses them.
+ * or "--NAME VALUE"; "-abc" a group of short options, the one that takes a
+ * value taking the next argument ("-oFILE" is not GOption's: it refuses a
+ * second letter that takes a value, and an unknown letter). Options it
+ * does not know, and such groups, are left to GOption, which refuses them.
  *
  * Invariants: reads argv only; false only with *message set (g_free).
  */
