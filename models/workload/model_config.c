@@ -34,7 +34,11 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/readall.h"
 #include "workload/json_wide_int.h"
+
+/* The largest config.json read (Hugging Face's are a few kilobytes). */
+#define MODEL_CONFIG_MAX_FILE ((size_t)16 << 20)
 
 const char *const strata_model_mlp_choices[] = {"gelu", "relu", "swiglu", "geglu", NULL};
 const char *const strata_model_norm_choices[] = {"layernorm", "rmsnorm", NULL};
@@ -807,12 +811,11 @@ static char *python_words_to_null(const char *text, GArray *lines)
 strata_model_config *strata_model_config_load(const char *path, GError **err)
 {
     char *text = NULL;
+    size_t len = 0;
     GError *local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", path, local->message);
-        g_error_free(local);
+    /* bounded, NUL refused: /dev/zero was read until memory ran out */
+    if (!strata_read_all(path, MODEL_CONFIG_MAX_FILE, true, "a config.json", &text, &len, err))
         return NULL;
-    }
     GArray *python_lines = g_array_new(FALSE, FALSE, sizeof(guint));
     char *json = python_words_to_null(text, python_lines);
     g_free(text);

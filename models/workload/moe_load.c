@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/readall.h"
 
 struct wl_moe_load {
     uint64_t experts;
@@ -20,8 +21,10 @@ struct wl_moe_load {
 static bool read_counts(const char *path, uint64_t E, double *counts, GError **err)
 {
     gchar *text = NULL;
+    size_t len = 0;
     GError *e = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &e)) {
+    /* bounded, NUL refused: g_strsplit stopped at a NUL, dropping the counts after it */
+    if (!strata_read_all(path, (size_t)16 << 20, true, "a file of expert counts", &text, &len, &e)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "transformer: imbalance=%s: expected uniform, zipf:S or a file of per-expert token counts: %s",
                     path, e->message);

@@ -276,9 +276,15 @@ static bool declares(const strata_workload_type *type, const char *name)
 /* kv with the values of p's config= file (model_config.h) for the keys kv
  * does not give (g_free), its notes printed; NULL and err when the file
  * is refused. */
-static char *with_config(const strata_params *p, const char *kv, GError **err)
+static char *with_config(const char *type, const strata_params *p, const char *kv, GError **err)
 {
-    strata_model_config *c = strata_model_config_load(strata_params_string(p, "config"), err);
+    const char *path = strata_params_string(p, "config");
+    if (!path || !*path) { /* said ": Failed to open file", naming no key */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: config: expected a config.json file name, got ''",
+                    type);
+        return NULL;
+    }
+    strata_model_config *c = strata_model_config_load(path, err);
     if (!c)
         return NULL;
     for (const char *const *n = strata_model_config_notes(c); *n; n++)
@@ -321,7 +327,7 @@ strata_params *strata_workload_params(const strata_workload_type *type, const ch
     strata_params *p = strata_params_new(type->name, type->params, kv, err);
     char *all = NULL;
     if (p && declares(type, "config") && strata_params_is_set(p, "config")) {
-        all = with_config(p, kv, err);
+        all = with_config(type->name, p, kv, err);
         strata_params_free(p);
         p = all ? strata_params_new(type->name, type->params, all, err) : NULL;
         kv = all;

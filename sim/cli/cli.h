@@ -89,6 +89,10 @@ typedef struct strata_import_common {
 #define STRATA_IMPORT_OPTION_ALLOCATOR(type)                                                               \
     {"allocator", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(type, allocator),                        \
      "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"}
+/* --allocator and --capacity go with --fidelity, which alone reads them
+ * (without it they were ignored at exit 0), and --allocator's spec is one
+ * the allocator table makes: false with err otherwise. */
+bool strata_import_fidelity_args(bool fidelity, const char *allocator, const char *capacity, GError **err);
 /* Converts `input` into *out (open; committed or aborted here), with the
  * importer's args (its struct, strata_import_common first). */
 typedef bool (*strata_import_fn)(strata_job *job, const char *input, strata_outfile **out, const void *args,

@@ -126,7 +126,7 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
                     a->capacity);
         return false;
     }
-    if (a->capacity && !strata_parse_size(a->capacity, capacity, err)) {
+    if (a->capacity && !strata_parse_size_above_zero(a->capacity, capacity, err)) { /* 0 ran to an out-of-memory */
         g_prefix_error(err, "--capacity: ");
         return false;
     }
@@ -295,9 +295,9 @@ int strata_cmd_alloc(int argc, char **argv)
 
     if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL) || !alloc_check_args(&a, &capacity, &alignment, &err))
         goto done;
-    strata_job_input(job, "--trace", a.trace);
     strata_run_spec_options spec_opt = {.trace_path = a.trace, .policies = (const char *const *)a.policies};
-    if (!strata_job_output(job, "--json", a.json, &json_out, &err) || !(spec = strata_run_spec_new(&spec_opt, &err)))
+    if (!strata_job_input(job, "--trace", a.trace, &err) || !strata_job_output(job, "--json", a.json, &json_out, &err) ||
+        !(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     strata_source *src = strata_run_spec_source(spec);
     if (!a.capacity && !a.min_capacity && !trace_device_limit(src, &capacity, &err))

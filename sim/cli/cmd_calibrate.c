@@ -18,6 +18,19 @@
 
 static const char *CMD = "calibrate";
 
+/* --name as the [hardware] name of a key file: UTF-8 text, not blank, one
+ * line, no control characters. */
+static bool name_ok(const char *name)
+{
+    bool blank = true;
+    for (const char *p = name; *p; p++) {
+        if (g_ascii_iscntrl(*p))
+            return false;
+        blank &= g_ascii_isspace(*p) != 0;
+    }
+    return !blank && g_utf8_validate(name, -1, NULL);
+}
+
 int strata_cmd_calibrate(int argc, char **argv)
 {
     char *backend_name = NULL, *out_path = NULL, *max_size = NULL, *name = NULL;
@@ -56,6 +69,13 @@ int strata_cmd_calibrate(int argc, char **argv)
     }
     if (!(backend = strata_backend_find(backend_name, &err)))
         goto done;
+    if (name && !name_ok(name)) { /* '' wrote "name = " (a model without a name); a newline exited 3 */
+        char *q = g_strescape(name, NULL);
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--name: expected text on one line for [hardware] "
+                          "name (no control characters), got '%s'", q);
+        g_free(q);
+        goto done;
+    }
     strata_calibrate_options opt;
     strata_calibrate_options_init(&opt);
     opt.name = name;

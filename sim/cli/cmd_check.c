@@ -38,10 +38,11 @@ typedef struct check_ctx {
     GArray *memory_order;       /* uint32_t memory indices in order of first alloc */
     uint64_t by_kind[STRATA_OP__COUNT];
     const char *explain;        /* --explain LABEL: the kernel ops it names ("*": every one) */
+    uint64_t explained;         /* how many it explained */
 } check_ctx;
 
 /* --explain: why a kernel op takes its time on its unit (models/kernel). */
-static void explain_op(const check_ctx *ctx, const strata_bound_op *op)
+static void explain_op(check_ctx *ctx, const strata_bound_op *op)
 {
     const strata_op *in = op->op;
     strata_kernel_problem p;
@@ -51,6 +52,7 @@ static void explain_op(const check_ctx *ctx, const strata_bound_op *op)
         return;
     strata_kernel_cost c;
     strata_kernel_cost_of(k, ctx->hw, op->unit, &p, &c);
+    ctx->explained++;
     printf("%s:%" G_GUINT64_FORMAT ": compute %s kernel=%s on unit %s%s\n", ctx->trace_path, op->line, in->name,
            k->name, strata_hw_compute(ctx->hw, op->unit)->name, in->has_time ? " (time= given: the kernel is not used)" : "");
     strata_kernel_cost_print(stdout, &c, "  ");
@@ -170,11 +172,26 @@ int strata_cmd_check(int argc, char **argv)
         err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--trace is required (see 'strata check --help')");
         goto out;
     }
+    if (!strata_job_input(job, "--trace", trace_path, &err) || !strata_job_input_hw(job, "--hw", hw_path, &err))
+        goto out;
+    if (explain && (!*explain || !hw_path)) { /* without --hw it explained nothing, at exit 0 */
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--explain: expected %s, got %s", !*explain
+                          ? "a compute op's label (or * for every one)" : "--hw HW.ini, whose units it explains the "
+                          "kernels' times on", !*explain ? "''" : "no --hw");
+        goto out;
+    }
     check_ctx ctx = {.trace_path = trace_path, .explain = explain};
     ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
     ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     strata_job_doing(job, "checking %s", trace_path);
-    if (check_trace(&ctx, hw_path, &err)) {
+    bool checked = check_trace(&ctx, hw_path, &err);
+    if (checked && explain && ctx.explained == 0) { /* a label that names no kernel op (a typo): nothing, exit 0 */
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--explain %s: expected %s that names a kernel=, found "
+                          "none in %s", explain, strcmp(explain, "*") == 0 ? "a compute op" : "the label of a compute op",
+                          trace_path);
+        checked = false;
+    }
+    if (checked) {
         print_report(&ctx);
         status = STRATA_EXIT_OK;
     }

@@ -50,8 +50,7 @@ int strata_export_run(const strata_exporter *ex, int argc, char **argv)
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
         if (!trace || !out)
             g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --trace T.trace and -o %s", ex->output_arg);
-        else {
-            strata_job_input(job, "--trace", trace);
+        else if (strata_job_input(job, "--trace", trace, &err)) {
             /* what check refuses is never exported */
             strata_source *src = strata_trace_open(trace, &err);
             if (src)

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/units.h"
+#include "alloc/alloc.h"
 #include "import/kineto.h"
 #include "import/minimalloc.h"
 #include "import/torch.h"
@@ -87,7 +88,7 @@ int strata_import_run(const strata_importer *imp, int argc, char **argv)
     strata_outfile *out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 1, 1, imp->args_usage)) {
-        strata_job_input(job, imp->input_name, argv[1]);
+        strata_job_input(job, imp->input_name, argv[1], NULL); /* not '': strata_job_parse */
         const char *input = NULL;
         if (strata_job_output(job, "--output", args->out_path ? args->out_path : "-", &out, &err) &&
             (input = strata_job_input_once(job, argv[1], &err)) != NULL && imp->convert(job, input, &out, args, &err))
@@ -102,6 +103,24 @@ int strata_import_run(const strata_importer *imp, int argc, char **argv)
     g_array_free(entries, TRUE);
     g_free(args);
     return status;
+}
+
+bool strata_import_fidelity_args(bool fidelity, const char *allocator, const char *capacity, GError **err)
+{
+    if (!fidelity && (allocator || capacity)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %s: expected --fidelity, which reads it (the import "
+                    "itself replays nothing through an allocator)", allocator ? "--allocator" : "--capacity",
+                    allocator ? allocator : capacity);
+        return false;
+    }
+    if (!fidelity || !allocator)
+        return true;
+    /* the spec checked before the import: an unknown name was refused after the trace was written */
+    strata_allocator *probe = strata_allocator_new(allocator, 0, 0, err);
+    if (!probe)
+        g_prefix_error(err, "--allocator: ");
+    strata_allocator_free(probe);
+    return probe != NULL;
 }
 
 /* ---- torch ---------------------------------------------------------------- */
@@ -199,7 +218,7 @@ static bool parse_device(const char *text, int *device, GError **err)
     }
     char *end = NULL;
     guint64 n = g_ascii_strtoull(text, &end, 10);
-    if (end == text || *end || n > G_MAXINT) {
+    if (!g_ascii_isdigit(text[0]) || *end || n > G_MAXINT) { /* digits first: -18446744073709551615 was 1 */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "--device: expected a device number or 'all', got '%s'", text);
         return false;
@@ -277,6 +296,8 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     const torch_args *a = args;
     uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
     int device = 0;
+    if (!strata_import_fidelity_args(a->fidelity, a->allocator, a->capacity_text, err))
+        return false;
     if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;

@@ -28,7 +28,8 @@ static bool jax_convert(strata_job *job, const char *path, strata_outfile **out,
     if (a->device_text) {
         char *end = NULL;
         guint64 n = g_ascii_strtoull(a->device_text, &end, 10);
-        if (end == a->device_text || *end || n >= 1u << 20) {
+        /* digits first: strtoull took -18446744073709551615 as 1 */
+        if (!g_ascii_isdigit(a->device_text[0]) || *end || n >= 1u << 20) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "--device: expected a device number below 1048576, got '%s'", a->device_text);
             return false;

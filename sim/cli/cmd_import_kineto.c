@@ -141,12 +141,20 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
                            GError **err)
 {
     const kineto_args *a = args;
+    uint64_t capacity = 0; /* checked before the import: --capacity 0 refused after the trace was written */
+    if (!strata_import_fidelity_args(a->fidelity, a->allocator, a->capacity_text, err))
+        return false;
+    if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
+        g_prefix_error(err, "--capacity: ");
+        return false;
+    }
     strata_kineto_options opt;
     strata_kineto_options_init(&opt);
     if (a->device_text) {
         char *end = NULL;
         guint64 n = g_ascii_strtoull(a->device_text, &end, 10);
-        if (end == a->device_text || *end || n > G_MAXINT) {
+        /* digits first: strtoull took -18446744073709551615 as 1 */
+        if (!g_ascii_isdigit(a->device_text[0]) || *end || n > G_MAXINT) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "--device: expected a device number, got '%s'", a->device_text);
             return false;

@@ -36,8 +36,8 @@ static int replay_main(strata_job *job, replay_args *a)
         err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--plan prints the CUDA calls of --backend cuda only");
         goto done;
     }
-    strata_job_input_hw(job, "--hw", a->b.hw);
-    strata_job_input(job, "--trace", a->b.trace);
+    if (!strata_job_input_hw(job, "--hw", a->b.hw, &err) || !strata_job_input(job, "--trace", a->b.trace, &err))
+        goto done;
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) ||
         !strata_job_output_timeline(job, a->timeline, false, &timeline, &err))
         goto done;

@@ -260,8 +260,8 @@ int strata_cmd_run(int argc, char **argv)
     }
     if ((err = bad_choice(&a)))
         goto done;
-    strata_job_input_hw(job, "--hw", a.hw);
-    strata_job_input(job, "--trace", a.trace);
+    if (!strata_job_input_hw(job, "--hw", a.hw, &err) || !strata_job_input(job, "--trace", a.trace, &err))
+        goto done;
     bool compiled = strata_engine_is_compiled(a.trace);
     if ((err = compiled_conflict(&a, compiled)))
         goto done;

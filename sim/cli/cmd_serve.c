@@ -183,11 +183,10 @@ int strata_cmd_serve(int argc, char **argv)
     strata_outfile *json_out = NULL, *timeline_out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
-        strata_job_input_hw(job, "--hw", a.hw);
-        strata_job_input(job, "--requests", a.requests);
-        strata_job_input(job, "--model-file", a.model_file);
-        strata_job_input(job, "--config", a.config);
-        if (strata_job_output(job, "--json", a.json, &json_out, &err) &&
+        if (strata_job_input_hw(job, "--hw", a.hw, &err) && strata_job_input(job, "--requests", a.requests, &err) &&
+            strata_job_input(job, "--model-file", a.model_file, &err) &&
+            strata_job_input(job, "--config", a.config, &err) &&
+            strata_job_output(job, "--json", a.json, &json_out, &err) &&
             strata_job_output_timeline(job, a.timeline, true, &timeline_out, &err) &&
             serve_all(job, &a, &json_out, &timeline_out, &err))
             status = STRATA_EXIT_OK;

@@ -72,8 +72,8 @@ int strata_cmd_transform(int argc, char **argv)
         g_free(known);
         goto done;
     }
-    strata_job_input_hw(job, "--hw", hw_path);
-    strata_job_input(job, "--trace", trace);
+    if (!strata_job_input_hw(job, "--hw", hw_path, &err) || !strata_job_input(job, "--trace", trace, &err))
+        goto done;
     strata_run_spec_options spec_opt = {.hw_path = hw_path, .trace_path = trace,
                                         .policies = (const char *const *)policies, .checked = true};
     if (!strata_job_output(job, "--output", output ? output : "-", &out, &err) ||

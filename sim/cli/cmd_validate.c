@@ -75,8 +75,8 @@ static int validate_main(strata_job *job, validate_args *a)
     const strata_backend *backend = strata_backend_args_check(&a->b, true, &err);
     if (!backend)
         goto done;
-    strata_job_input_hw(job, "--hw", a->b.hw);
-    strata_job_input(job, "--trace", a->b.trace);
+    if (!strata_job_input_hw(job, "--hw", a->b.hw, &err) || !strata_job_input(job, "--trace", a->b.trace, &err))
+        goto done;
     /* The trace as written: validate has never expanded SPMD programs (expand_spmd off). */
     strata_run_spec_options spec_opt = {.hw_path = a->b.hw, .trace_path = a->b.trace};
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) || !(spec = strata_run_spec_new(&spec_opt, &err)) ||
@@ -116,8 +116,8 @@ static int validate_published(strata_job *job, int argc, char **argv)
     GError *err = NULL;
     strata_published *set = strata_published_new();
     bool ok = true;
-    for (int i = 1; ok && i < argc; i++)
-        ok = strata_published_load(set, argv[i], &err);
+    for (int i = 1; ok && i < argc; i++) /* '' said "cannot read validation file: Failed to open file", naming none */
+        ok = strata_job_input(job, "--published", argv[i], &err) && strata_published_load(set, argv[i], &err);
     if (ok && argc < 2) {
         char *dir = strata_published_default_dir();
         ok = strata_published_load_dir(set, dir, &err);

@@ -21,9 +21,7 @@ int strata_validate_against(strata_job *job, const char *trace, const char *hw_p
     strata_kineto_validation v = {0};
     if (hw_path == NULL) {
         g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "--against needs --hw HW.ini");
-    } else {
-        strata_job_input_hw(job, "--hw", hw_path);
-        strata_job_input(job, "--against", trace);
+    } else if (strata_job_input_hw(job, "--hw", hw_path, &err) && strata_job_input(job, "--against", trace, &err)) {
         strata_job_doing(job, "validating %s", trace);
         strata_run_spec_options spec_opt = {.hw_path = hw_path};
         const char *given = trace;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
+#include "cli/opt_check.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "hw/hw.h"
@@ -36,6 +37,7 @@ static void named_file_clear(gpointer data);
 struct strata_job {
     char *cmd;
     GOptionContext *options;
+    GOptionEntry *entries;     /* a copy of the main entries, for opt_check.h */
     strata_outfile_set *outs;
     strata_interrupt *intr;
     GArray *files;       /* named_file: inputs, then outputs as opened */
@@ -78,6 +80,10 @@ strata_job *strata_job_new(const char *cmd, const char *parameter_string, const 
     g_option_context_set_summary(job->options, summary);
     g_option_context_set_description(job->options, description);
     g_option_context_add_main_entries(job->options, entries, NULL);
+    size_t n = 0;
+    while (entries[n].long_name)
+        n++;
+    job->entries = g_memdup2(entries, (n + 1) * sizeof *entries);
     job->outs = strata_outfile_set_new();
     job->spooled = -1;
     job->files = g_array_new(FALSE, TRUE, sizeof(named_file));
@@ -93,6 +99,12 @@ const char *strata_job_cmd(const strata_job *job) { return job->cmd; }
 bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, int max_args, const char *args_usage)
 {
     GError *err = NULL;
+    char *bad = NULL; /* what GOption would take silently: an option twice, --tp 010 as 8 */
+    if (!strata_opt_check(job->entries, *argc, *argv, g_option_context_get_strict_posix(job->options), &bad)) {
+        usage_error(job->cmd, "%s", bad);
+        g_free(bad);
+        return false;
+    }
     if (!g_option_context_parse(job->options, argc, argv, &err)) {
         usage_error(job->cmd, "%s", err->message);
         g_clear_error(&err);
@@ -107,6 +119,11 @@ bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, in
         usage_error(job->cmd, "expected %s, got %d arguments", args_usage, n);
         return false;
     }
+    for (int i = 1; args_usage && i <= n; i++) /* file names: '' was the reader's "No such file", naming none */
+        if (!*(*argv)[i]) {
+            usage_error(job->cmd, "expected %s, got ''", args_usage);
+            return false;
+        }
     return true;
 }
 
@@ -136,33 +153,45 @@ static bool same_file(const named_file *a, const named_file *b)
     return strcmp(a->path, b->path) == 0;
 }
 
-void strata_job_input(strata_job *job, const char *option, const char *path)
+bool strata_job_input(strata_job *job, const char *option, const char *path, GError **err)
 {
+    if (path && !*path) { /* the reader's ": No such file or directory" named no option */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a file name, got ''", option);
+        return false;
+    }
     if (path == NULL || strcmp(path, "-") == 0)
-        return;
+        return true;
     named_file f = name_file(option, path);
     g_array_append_val(job->files, f);
     job->n_inputs = job->files->len;
     strata_outfile_set_input(job->outs, path);
+    return true;
 }
 
-void strata_job_input_hw(strata_job *job, const char *option, const char *path)
+bool strata_job_input_hw(strata_job *job, const char *option, const char *path, GError **err)
 {
-    strata_job_input(job, option, path);
-    char *base = strata_hw_base_path(path);
+    if (!strata_job_input(job, option, path, err))
+        return false;
+    char *base = path ? strata_hw_base_path(path) : NULL;
     if (base) {
         char *what = g_strdup_printf("%s (its base =)", option);
-        strata_job_input(job, what, base);
+        strata_job_input(job, what, base, NULL);
         g_free(what);
     }
     g_free(base);
+    return true;
 }
 
 strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }
 
-/* Copies the descriptor `in` to an unlinked temporary; its descriptor, or
- * -1 with err. */
-static int spool_fd(int in, const char *path, GError **err)
+/* The most a device other than a terminal yields before it is taken for
+ * an endless one (/dev/zero, /dev/urandom: the copy never ended, filling
+ * the temporary folder's disk). Pipes and FIFOs are not bounded. */
+#define DEVICE_MAX ((off_t)16 << 20)
+
+/* Copies the descriptor `in` to an unlinked temporary, at most max bytes
+ * (-1: any); its descriptor, or -1 with err. */
+static int spool_fd(int in, const char *path, off_t max, GError **err)
 {
     char *tmp = NULL;
     int fd = g_file_open_tmp("strata-input-XXXXXX", &tmp, err);
@@ -171,10 +200,19 @@ static int spool_fd(int in, const char *path, GError **err)
     unlink(tmp);
     g_free(tmp);
     char buf[1 << 16];
-    ssize_t n;
+    ssize_t n = 0;
     bool ok = true;
-    while (ok && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+    off_t total = 0;
+    while (ok && (max < 0 || total <= max) && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
         ok = n < 0 || write(fd, buf, (size_t)n) == n;
+        total += n > 0 ? n : 0;
+    }
+    if (ok && max >= 0 && total > max) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a device that yields more than %lld bytes (an "
+                    "endless one, such as /dev/zero?): expected a file, a pipe or a terminal", path, (long long)max);
+        close(fd);
+        return -1;
+    }
     if (!ok || n < 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read it once: %s", path, g_strerror(errno));
         close(fd);
@@ -196,7 +234,8 @@ const char *strata_job_input_once(strata_job *job, const char *path, GError **er
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));
         return NULL;
     }
-    int fd = spool_fd(in, path, err);
+    bool device = S_ISCHR(st.st_mode) && !isatty(in);
+    int fd = spool_fd(in, path, device ? DEVICE_MAX : -1, err);
     close(in);
     if (fd < 0)
         return NULL;
@@ -275,7 +314,8 @@ bool strata_job_output_timeline(strata_job *job, const char *path, bool json_onl
                                 GError **err)
 {
     *out = NULL;
-    return (!path || timeline_name_ok(path, json_only, err)) && strata_job_output(job, "--timeline", path, out, err) &&
+    /* '' said "--timeline : expected a name ending in .json, ...": the empty name first */
+    return (!path || !*path || timeline_name_ok(path, json_only, err)) && strata_job_output(job, "--timeline", path, out, err) &&
            (!*out || strata_outfile_gzip(*out, err));
 }
 
@@ -363,6 +403,7 @@ int strata_job_end(strata_job *job, int status, GError *err)
     g_free(job->spooled_from);
     g_array_unref(job->files);
     g_option_context_free(job->options);
+    g_free(job->entries);
     g_free(job->cmd);
     g_free(job);
     return status;

@@ -54,17 +54,18 @@ GOptionContext *strata_job_context(strata_job *job);
 
 /* Parses the options; then expects between min_args and max_args (-1: any)
  * arguments after the command's name, described by args_usage ("one
- * EXPERIMENT.ini"). On a usage error prints it with a hint and returns
- * false (exit 2). */
+ * EXPERIMENT.ini": file names, so none may be empty; NULL: anything). On a
+ * usage error prints it with a hint and returns false (exit 2). */
 bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, int max_args,
                       const char *args_usage);
 
 /* Names an input file (NULL and "-" are ignored), for the clobber check;
- * every input is named before the first output. */
-void strata_job_input(strata_job *job, const char *option, const char *path);
+ * every input is named before the first output. An empty name is refused
+ * ("OPTION: expected a file name, got ''"): false with err. */
+bool strata_job_input(strata_job *job, const char *option, const char *path, GError **err);
 /* A hardware file as an input, and the file its base = names (an output
  * there overwrote the base the run had just read). */
-void strata_job_input_hw(strata_job *job, const char *option, const char *path);
+bool strata_job_input_hw(strata_job *job, const char *option, const char *path, GError **err);
 
 /* An input that can be read only once (standard input as "-" or
  * /dev/stdin, a FIFO, a pipe, a device) copied whole to an unlinked

@@ -49,9 +49,10 @@ static bool parse_axis(strata_mesh *m, const char *text, const char *item, GErro
     if (*p == '\0')
         return mesh_fail(NULL, text, err, "an axis has no size");
     for (; *p; p++) {
-        if (*p < '0' || *p > '9' || size > UINT32_MAX)
+        if (*p < '0' || *p > '9')
             return mesh_fail(NULL, text, err, "a size is not a number");
-        size = size * 10 + (uint64_t)(*p - '0');
+        if (size <= UINT32_MAX) /* past it: "too large" below (99999999999 said "not a number") */
+            size = size * 10 + (uint64_t)(*p - '0');
     }
     if (size == 0 || size > UINT32_MAX)
         return mesh_fail(NULL, text, err, "a size is 0 or too large");

@@ -674,6 +674,8 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
         }
         g_free(dm);
     }
+    if (ok && hw->name && !*g_strstrip(hw->name)) /* "name = " ran as a model without a name ("T on ") */
+        ok = hw_fail_value(ctx, err, "hardware", "name", "the machine's name (text)", "");
     char *sched = ok ? hw_get_text(ctx, "hardware", "sched") : NULL;
     if (sched && strcmp(g_strstrip(sched), "xla") != 0 && strcmp(sched, "cuda") != 0) {
         hw_fail(ctx, err, "hardware", "sched", "expected xla or cuda, got '%s'", sched);

@@ -96,6 +96,11 @@ typedef enum { STRATA_MEM_DEVICE, STRATA_MEM_HOST, STRATA_MEM_ONCHIP } strata_me
  * or a unit slip. */
 #define STRATA_HW_BANDWIDTH_MIN 1e3
 #define STRATA_HW_BANDWIDTH_MAX 1e16
+/* The fastest clock a hardware file takes (Hz, hw_values.c), and so the
+ * shortest time other than 0 it takes (seconds): one cycle of that clock,
+ * 10 ps. A latency of 1e-300 s is a unit slip, and acts as 0. */
+#define STRATA_HW_CLOCK_MAX 1e11
+#define STRATA_HW_TIME_MIN (1.0 / STRATA_HW_CLOCK_MAX)
 
 typedef struct strata_memory_spec {
     const char *name;

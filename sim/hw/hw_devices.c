@@ -506,8 +506,16 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
         !hw_get_count(ctx, "hardware", "devices_per_host", 1, MAX_DEVICES, hw->devices, NULL, &hw->devices_per_host, err))
         return false;
     if (hw->devices % hw->devices_per_host != 0) {
-        hw_fail(ctx, err, "hardware", "devices_per_host", "expected a divisor of devices = %u, got %u", hw->devices,
-                hw->devices_per_host);
+        /* --set hardware.devices=N against the file's devices_per_host: the override is the cause */
+        if (strata_keyfile_overridden(ctx->k, "hardware", "devices") &&
+            !strata_keyfile_overridden(ctx->k, "hardware", "devices_per_host")) {
+            char *per_host = strata_keyfile_where(ctx->k, "hardware", "devices_per_host");
+            hw_fail(ctx, err, "hardware", "devices", "expected a multiple of devices_per_host = %u (%s), got %u",
+                    hw->devices_per_host, per_host, hw->devices);
+            g_free(per_host);
+        } else
+            hw_fail(ctx, err, "hardware", "devices_per_host", "expected a divisor of devices = %u, got %u",
+                    hw->devices, hw->devices_per_host);
         return false;
     }
     hw->hosts = hw->devices / hw->devices_per_host;

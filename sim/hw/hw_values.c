@@ -72,7 +72,7 @@ static const sane_range bandwidth_range = {STRATA_HW_BANDWIDTH_MIN, STRATA_HW_BA
                                            "a bandwidth from 1 kB/s to 10 PB/s"};
 static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
 static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
-static const sane_range clock_range = {1e6, 1e11, "a clock from 1MHz to 100GHz"};
+static const sane_range clock_range = {1e6, STRATA_HW_CLOCK_MAX, "a clock from 1MHz to 100GHz"};
 
 static bool in_range(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
                      double value, const sane_range *r)
@@ -136,6 +136,9 @@ bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, dou
     bool ok = strata_parse_time(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
+    else if (*out > 0 && *out < STRATA_HW_TIME_MIN) /* 0 is none; 1e-300s a slip that acts as none */
+        ok = hw_fail_value(ctx, err, group, key, "a time from 0 to 1 s, and if above 0 at least 0.01ns (a cycle "
+                           "of a 100GHz clock, the fastest a hardware file takes)", v);
     else
         ok = in_range(ctx, err, group, key, v, *out, &time_range);
     g_free(v);

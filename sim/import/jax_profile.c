@@ -44,6 +44,29 @@ static const char *json_kind(JsonNode *v)
     return t == G_TYPE_STRING ? "a string" : t == G_TYPE_BOOLEAN ? "a boolean" : "a number";
 }
 
+/* The devices an ordinal names: 0 to 2^20 - 1, as the XPlane reader takes
+ * them (jax_xplane.c, stat_device). */
+#define JAX_MAX_DEVICE (1 << 20)
+
+/* The event's args' device_ordinal into *device (-1 when it has none):
+ * false when it has one that is not a whole number below 2^20, as a
+ * number or as decimal digits (TSL writes args as strings). "3abc" was 3,
+ * "99999999999999999999" device 2^20, -1, 1.5 and 2^64 the process's. */
+static bool event_device(JsonObject *args, int64_t *device)
+{
+    *device = -1;
+    if (!args || !json_object_has_member(args, "device_ordinal"))
+        return true;
+    const char *text = json_member_string(args, "device_ordinal");
+    guint64 n = 0;
+    int64_t i = 0;
+    if (text && g_ascii_string_to_unsigned(text, 10, 0, JAX_MAX_DEVICE - 1, &n, NULL) && g_ascii_isdigit(text[0]))
+        *device = (int64_t)n;
+    else if (!text && json_member_integer(args, "device_ordinal", &i) && i >= 0 && i < JAX_MAX_DEVICE)
+        *device = i;
+    return *device >= 0;
+}
+
 static bool feed(strata_jax_ops *r, const char *path, JsonObject *ev, uint64_t line, GError **err)
 {
     const char *ph = json_member_string(ev, "ph");
@@ -91,12 +114,18 @@ static bool feed(strata_jax_ops *r, const char *path, JsonObject *ev, uint64_t l
                     path, line, e.ts_us, e.dur_us);
         return false;
     }
-    const char *ordinal = json_member_string(args, "device_ordinal");
-    double d;
-    if (ordinal && g_ascii_isdigit(ordinal[0]))
-        e.device = (int64_t)MIN(g_ascii_strtoull(ordinal, NULL, 10), (guint64)1 << 20);
-    else if (json_member_number(args, "device_ordinal", &d) && d >= 0 && d < (1 << 20))
-        e.device = (int64_t)d;
+    if (!event_device(args, &e.device)) {
+        JsonNode *v = json_object_get_member(args, "device_ordinal");
+        GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
+        char *got = t == G_TYPE_STRING ? g_strdup_printf("'%.64s'", json_node_get_string(v))
+                    : t == G_TYPE_INT64 ? g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v))
+                    : t == G_TYPE_DOUBLE ? g_strdup_printf("%g", json_node_get_double(v))
+                                         : g_strdup(json_kind(v));
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": event '%s': device_ordinal: "
+                    "expected a whole number from 0 to %d, got %s", path, line, e.name, JAX_MAX_DEVICE - 1, got);
+        g_free(got);
+        return false;
+    }
     strata_jax_ops_event(r, &e);
     return true;
 }

@@ -140,7 +140,7 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
     for (char **p = v; ok && *p; p++) {
         char *end = NULL;
         guint64 n = g_ascii_strtoull(*p, &end, 10);
-        ok = end && end != *p && !*end && n > 0 && n <= (1u << 20) && c->n_graph_sizes < STRATA_SERVE_GRAPH_SIZES &&
+        ok = g_ascii_isdigit(**p) && !*end && n > 0 && n <= (1u << 20) && c->n_graph_sizes < STRATA_SERVE_GRAPH_SIZES &&
              (!c->n_graph_sizes || n > c->graph_sizes[c->n_graph_sizes - 1]);
         if (ok)
             c->graph_sizes[c->n_graph_sizes++] = (uint32_t)n;

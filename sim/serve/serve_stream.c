@@ -297,11 +297,14 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
                                 .dist = STRATA_SERVE_LEN_FIXED, .spread = 0.15, .seed = 1};
     char **kv = g_strsplit(spec, ",", -1);
     bool ok = true;
+    if (!*kv) { /* '' served the defaults' 1,000 requests */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: expected KEY=VALUE,... such as n=100,rate=4, "
+                    "got ''");
+        ok = false;
+    }
     for (char **w = kv; ok && *w; w++) {
-        if (!**w)
-            continue;
         char *eq = strchr(*w, '=');
-        if (!eq) {
+        if (!eq || eq == *w) { /* an empty word too: "n=2,,rate=1" or a trailing comma */
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: expected KEY=VALUE, got '%s'", *w);
             ok = false;
             break;
