@@ -55,7 +55,7 @@ static int run(const strata_hw *hw, const config *cf, uint32_t between)
                 g_array_append_val(ts, t);
         }
     }
-    strata_serve_coll *c = strata_serve_coll_new(hw, cf->ranks, NULL);
+    strata_serve_coll *c = strata_serve_coll_new(hw, cf->ranks);
     GError *err = NULL;
     double *errs = g_new(double, ts->len), worst = 0, wall0 = bench_wall_seconds();
     uint64_t worst_t = 0;
@@ -104,7 +104,7 @@ static double cpu_with_children(void)
 /* Every T of 1 .. 8,192: the anchors and the CPU time they take. */
 static int run_all(const strata_hw *hw, const config *cf)
 {
-    strata_serve_coll *c = strata_serve_coll_new(hw, cf->ranks, NULL);
+    strata_serve_coll *c = strata_serve_coll_new(hw, cf->ranks);
     GError *err = NULL;
     double cpu0 = cpu_with_children(), t = 0;
     for (uint64_t tokens = 1; tokens <= 8192; tokens++) {

@@ -232,7 +232,7 @@ START_TEST(vocab_collectives_by_hand)
     strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
     for (uint32_t i = 0; i < 256; i++)
         d[i] = (strata_serve_chunk){i, 1, 100, true};
-    strata_serve_coll *sim = strata_serve_coll_new(hw, 2, NULL);
+    strata_serve_coll *sim = strata_serve_coll_new(hw, 2);
     double gather = 0, nccl_ar = 0;
     ck_assert_msg(strata_serve_coll_time(sim, STRATA_OP_ALL_GATHER, 32833536, &gather, &err) &&
                       strata_serve_coll_time(sim, STRATA_OP_ALL_REDUCE, 4194304, &nccl_ar, &err),

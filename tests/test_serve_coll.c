@@ -112,7 +112,7 @@ START_TEST(moe_collectives_alike)
 {
     strata_hw *hw = load("configs/hw/dgx-h100.ini");
     char *path = strata_test_source_path("configs/hw/dgx-h100.ini");
-    strata_serve_coll *c = strata_serve_coll_new(hw, 8, NULL);
+    strata_serve_coll *c = strata_serve_coll_new(hw, 8);
     GError *err = NULL;
     double rs = 0, ag = 0;
     ck_assert_msg(strata_serve_coll_time(c, STRATA_OP_REDUCE_SCATTER, 1u << 21, &rs, &err), "%s",

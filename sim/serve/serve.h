@@ -79,9 +79,6 @@ typedef struct strata_serve_config {
      * (serve_clock.h), clock_response its time constant (> 0), clock_free_duty its d0; 0: every step's
      * compute-bound ops at the sustained clock */
     double clock_response, clock_free_duty;
-    /* the --hw-set overrides the hardware was loaded with (NULL: none; borrowed), for the simulated
-     * collectives' slice of tp devices (serve_coll.h) */
-    const char *const *hw_sets;
 } strata_serve_config;
 
 /* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,

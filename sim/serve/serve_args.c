@@ -422,7 +422,6 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (s->stream && a->clock && !peak && !sustained && strcmp(a->clock, "duty") != 0)
         return fail(err, "--clock: expected duty, sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
-    s->config.hw_sets = (const char *const *)a->hw_sets;
     s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);

@@ -27,7 +27,6 @@ typedef struct coll_span {
 struct strata_serve_coll {
     const strata_hw *hw;
     uint32_t ranks;
-    char **hw_sets;                /* NULL-terminated copy, or NULL */
     GHashTable *anchors[N_KINDS];  /* in_bytes (gint64) -> simulated time (double) */
     GHashTable *times[N_KINDS];    /* in_bytes -> the time given (anchors or interpolated) */
     const strata_coll_algo *algos[N_KINDS]; /* the row's pick for a group of all ranks, per kind */
@@ -47,12 +46,11 @@ static GHashTable *size_table(void)
     return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 }
 
-strata_serve_coll *strata_serve_coll_new(const strata_hw *hw, uint32_t ranks, const char *const *hw_sets)
+strata_serve_coll *strata_serve_coll_new(const strata_hw *hw, uint32_t ranks)
 {
     strata_serve_coll *c = g_new0(strata_serve_coll, 1);
     c->hw = hw;
     c->ranks = ranks;
-    c->hw_sets = hw_sets ? g_strdupv((char **)hw_sets) : NULL;
     char *text = g_strdup_printf("data:%u", ranks);
     strata_mesh *mesh = strata_mesh_parse(text, NULL);
     static const strata_op_kind kinds[N_KINDS] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER,
@@ -79,7 +77,6 @@ void strata_serve_coll_free(strata_serve_coll *c)
         g_hash_table_destroy(c->times[k]);
         g_array_free(c->spans[k], TRUE);
     }
-    g_strfreev(c->hw_sets);
     g_array_free(c->steps, TRUE);
     g_free(c);
 }
@@ -117,21 +114,17 @@ typedef struct sim_args {
 } sim_args;
 
 /* The model the collective runs on: hw itself when it has `ranks` devices,
- * else its file again with the overrides and hardware.devices = ranks
- * (*owned set, to free). */
+ * else hw loaded again with hardware.devices = ranks (the slice `strata
+ * run` takes for a program on fewer devices; *owned set, to free). */
 static const strata_hw *slice_of(const strata_serve_coll *c, strata_hw **owned, GError **err)
 {
     *owned = NULL;
     if (strata_spmd_devices(c->hw) == c->ranks)
         return c->hw;
-    GPtrArray *over = g_ptr_array_new_with_free_func(g_free);
-    for (char **s = c->hw_sets; s && *s; s++)
-        if (!g_str_has_prefix(*s, "hardware.devices="))
-            g_ptr_array_add(over, g_strdup(*s));
-    g_ptr_array_add(over, g_strdup_printf("hardware.devices=%u", c->ranks));
-    g_ptr_array_add(over, NULL);
-    *owned = strata_hw_load(strata_hw_origin(c->hw), (const char *const *)over->pdata, err);
-    g_ptr_array_free(over, TRUE);
+    char *devices = g_strdup_printf("hardware.devices=%u", c->ranks);
+    const char *const more[] = {devices, NULL};
+    *owned = strata_hw_reload(c->hw, more, err);
+    g_free(devices);
     return *owned;
 }
 

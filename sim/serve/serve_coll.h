@@ -13,9 +13,9 @@
  *
  * A simulation runs in a forked child (SimGrid allows one engine per
  * process), on the serving model's hardware when it has `ranks` devices,
- * else on the same file loaded again with the run's --hw-set overrides and
- * hardware.devices = ranks (the slice `strata run` takes for a program on
- * fewer devices than the file's).
+ * else on the same model loaded again (its overrides kept) with
+ * hardware.devices = ranks (strata_hw_reload: the slice `strata run` takes
+ * for a program on fewer devices than the file's).
  *
  * Sizes: a run asks for many sizes (one per step size T), and each
  * simulation costs a fork and an engine run, so a size is simulated only
@@ -47,9 +47,8 @@
 typedef struct strata_serve_coll strata_serve_coll;
 
 /* The collectives over `ranks` (>= 2) ranks of hw (borrowed, outlives the
- * object); hw_sets: the --hw-set overrides hw was loaded with (copied;
- * NULL: none), for a slice's reload. */
-strata_serve_coll *strata_serve_coll_new(const strata_hw *hw, uint32_t ranks, const char *const *hw_sets);
+ * object). */
+strata_serve_coll *strata_serve_coll_new(const strata_hw *hw, uint32_t ranks);
 void strata_serve_coll_free(strata_serve_coll *c);
 
 /* kind (all-reduce, all-gather or reduce-scatter) with in_bytes of IN on

@@ -251,7 +251,7 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     }
     c->dense = g_new(double, (gsize)max_tokens + 1);
     forget_dense(c);
-    c->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp, NULL) : NULL;
+    c->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
     c->coll_owned = true;
     return c;
 }

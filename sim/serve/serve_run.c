@@ -400,7 +400,7 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
             return false;
     }
     /* one simulation of each collective size for both (the collectives run on hw's links at either clock) */
-    st->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp, c->hw_sets) : NULL;
+    st->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
     for (int i = 0; st->coll && i < (duty ? 2 : 1); i++)
         strata_serve_cost_set_collectives(*costs[i], st->coll);
     if (st->coll && !strata_serve_cost_check_collectives(st->cost, err))
