@@ -16,8 +16,9 @@
  * 1|, and the sizes of the largest.
  *
  * Output: RESULT serve_coll_err_CONFIG value=largest relative error (a
- * fraction), target=0.01 (docs/serving.md states the interpolation is
- * within 1%); RESULT serve_coll_anchors_CONFIG the anchors simulated.
+ * fraction), target=0.015 (serve_coll.h and docs/serving.md state it
+ * within 1.35% at 17 points an octave); RESULT serve_coll_anchors_CONFIG
+ * the anchors simulated.
  * Then, per configuration, every T from 1 to 8,192 asked of a fresh
  * object (what a run whose steps take every size costs): RESULT
  * serve_coll_all_CONFIG value=anchors simulated, with its CPU seconds
@@ -85,7 +86,7 @@ static int run(const strata_hw *hw, const config *cf, uint32_t between)
     printf("%s: %u sizes, %u anchors simulated; |error| median %.4f%%, largest %.4f%% (T = %" G_GUINT64_FORMAT
            "); %.1f s wall with the exact runs\n",
            cf->name, n, anchors, n ? 100 * errs[n / 2] : 0, 100 * worst, worst_t, bench_wall_seconds() - wall0);
-    printf("RESULT name=serve_coll_err_%s value=%.6f baseline=- ratio=- target=0.01 unit=fraction\n", cf->name, worst);
+    printf("RESULT name=serve_coll_err_%s value=%.6f baseline=- ratio=- target=0.015 unit=fraction\n", cf->name, worst);
     printf("RESULT name=serve_coll_anchors_%s value=%u baseline=- ratio=- target=- unit=runs\n", cf->name, anchors);
     strata_serve_coll_free(c);
     g_free(errs);

@@ -813,9 +813,12 @@ strata_hw *strata_hw_load_data_checked(const char *data, const char *origin, con
 strata_hw *strata_hw_load_checked(const char *path, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
 {
-    return hw_from_keyfile(
+    strata_hw *hw = hw_from_keyfile(
         strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, err), overrides,
         check_allocator, err);
+    if (hw)
+        hw->path = g_strdup(path);
+    return hw;
 }
 
 strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
@@ -846,7 +849,7 @@ strata_hw *strata_hw_reload(const strata_hw *hw, const char *const *more, GError
     g_ptr_array_add(over, NULL);
     const char *const *all = (const char *const *)over->pdata;
     strata_hw *copy = hw->data ? strata_hw_load_data(hw->data, hw->origin, all, err)
-                               : strata_hw_load(hw->origin, all, err);
+                               : strata_hw_load(hw->path ? hw->path : hw->origin, all, err);
     g_ptr_array_free(over, TRUE);
     return copy;
 }
@@ -880,6 +883,7 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->origin);
     g_free(hw->fingerprint);
     g_free(hw->data);
+    g_free(hw->path);
     g_strfreev(hw->overrides);
     g_free(hw);
 }
