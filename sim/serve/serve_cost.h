@@ -60,8 +60,8 @@
  * shared experts, router and LM head whole on its 1/tp of the tokens and
  * requests; the routed experts split over the ranks on all tokens, with a
  * gather (the quantized input, top_k ids and scales) and a reduce-scatter
- * (bf16) of T x hidden around each MoE layer, timed by the collective row
- * likewise (each rank's share of the tokens rounded up: NCCL's buffers
+ * (bf16) of T x hidden around each MoE layer, simulated likewise
+ * (serve_coll.h; each rank's share of the tokens rounded up: NCCL's buffers
  * are equal), and no other collective.
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
@@ -147,8 +147,8 @@ double strata_serve_cost_allreduce(const strata_serve_cost *c, uint64_t tokens);
  * no attention DP; serve_engine.h's rows say which an engine runs), each
  * step: gather_logits, an all-gather of the sampled rows' logits, each
  * rank's ceil(vocab / tp) columns in the activations' dtype (an LM head
- * with gather_output), timed by the hardware's collective row as the
- * all-reduces are (NCCL: TensorRT-LLM's allgather op calls ncclAllGather);
+ * with gather_output), simulated as the all-reduces are (serve_coll.h;
+ * NCCL: TensorRT-LLM's allgather op calls ncclAllGather);
  * embed_allreduce, an all-reduce of the step's tokens x hidden embedding
  * rows (a vocabulary-parallel embedding, each rank's rows masked to its
  * own vocabulary), as the engine's all-reduce runs it, no norm fused.
