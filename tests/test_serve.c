@@ -23,6 +23,7 @@
 #include "serve/serve_names.h"
 #include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
+#include "coll_sweep.h"
 #include "testutil.h"
 #include "workload/model_config.h"
 #include "workload/workload.h"
@@ -1198,31 +1199,39 @@ START_TEST(xqa_decode_by_hand)
 }
 END_TEST
 
-/* A TP all-reduce costs what the hardware's collective row, NCCL's tuning
- * model (nccl_tuning.h strata_nccl_model), gives for its size: dgx-h100 at
- * TP2 (hopper, v2.30's tables, a ring graph of 12 channels x 30 GB/s),
+/* A TP all-reduce costs what strata's collective model simulates for its
+ * size under the hardware's NCCL settings (serve_coll.h): dgx-h100 at TP2,
  * forced to Ring by NCCL_ALGO and to one protocol by NCCL_PROTO. A decode
- * of Llama-3-8B reduces 1 x 4096 bf16 = 8192 B, twice per layer, 32
- * layers. Ring Simple: bus 12 x 30 = 360 GB/s, x n / nsteps = 2 / 2:
- * 360 GB/s; latency baseLat 8.4 + nsteps 2 x hwLat[NVLINK] 3.4 = 15.2 us;
- * 15.2 + 8192 / (1000 x 360) us. Ring LL: bus min(llMaxBw hopper 141,
- * 360 x .5) = 141 GB/s, algorithm 141; latency 6.6 + 2 x 0.6 = 7.8 us;
- * 7.8 + 8192 / 141000 us. Nothing else in the step depends on the
- * protocol, so the steps differ by 64 x the difference. */
+ * of Llama-3-8B reduces 1 x 4096 bf16 = 8192 B (2^13, a grid anchor:
+ * simulated itself), twice per layer, 32 layers; nothing else in the step
+ * depends on the protocol, so the steps differ by 64 x the difference of
+ * the two collectives as `strata gen collective op=all-reduce bytes=8192
+ * devices=2 dtype=bf16` gives them on the file with the same overrides
+ * and hardware.devices=2 (validate's path, bench/coll_sweep.h). NCCL's
+ * closed forms (15.2 + 8192 / 360,000 us Simple, 7.8 + 8192 / 141,000 us
+ * LL; nccl_tuning.h) only choose, so the step no longer differs by
+ * theirs. */
 START_TEST(tp_allreduce_is_nccl_models)
 {
     const char *simple[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_proto=Simple", NULL};
     const char *ll[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_proto=LL", NULL};
+    const char *simple2[] = {simple[0], simple[1], "hardware.devices=2", NULL};
+    const char *ll2[] = {ll[0], ll[1], "hardware.devices=2", NULL};
     strata_hw *hs = hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", simple);
     strata_hw *hl = hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", ll);
     strata_serve_model m = preset("llama-3-8b");
     strata_serve_cost *cs = cost_new(hs, &m, 2, false, 16);
     strata_serve_cost *cl = cost_new(hl, &m, 2, false, 16);
     strata_serve_chunk one[1] = {{0, 1, 100, true}};
-    double ar_simple = (15.2 + 8192.0 / 360000.0) * 1e-6, ar_ll = (7.8 + 8192.0 / 141000.0) * 1e-6;
+    coll_sweep_point ps, pl;
+    ck_assert(coll_sweep_run(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", simple2, "all-reduce", 2, "dtype=bf16",
+                             8192, &ps) && ps.ok && !strcmp(ps.lib_proto, "Simple"));
+    ck_assert(coll_sweep_run(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", ll2, "all-reduce", 2, "dtype=bf16", 8192,
+                             &pl) && pl.ok && !strcmp(pl.lib_proto, "LL"));
     double d = strata_serve_cost_step(cs, one, 1) - strata_serve_cost_step(cl, one, 1);
-    double want = 64 * (ar_simple - ar_ll);
+    double want = 64 * (ps.time_s - pl.time_s), closed = 64 * ((15.2 + 8192.0 / 360000.0) - (7.8 + 8192.0 / 141000.0));
     ck_assert_msg(fabs(d - want) <= 1e-9 * want, "%.17g vs %.17g", d, want);
+    ck_assert_msg(fabs(d - closed * 1e-6) > 1e-3 * d, "%.17g", d);
     strata_serve_cost_free(cs);
     strata_serve_cost_free(cl);
     strata_hw_free(hs);

@@ -791,6 +791,7 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
     ok = ok && build(&ctx, hw, err);
     if (ok)
         hw->fingerprint = fingerprint_of(k);
+    hw->overrides = overrides ? g_strdupv((char **)overrides) : NULL;
     strata_keyfile_free(k);
     if (!ok) {
         strata_hw_free(hw);
@@ -803,17 +804,23 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
 strata_hw *strata_hw_load_data_checked(const char *data, const char *origin, const char *const *overrides,
                                        strata_hw_allocator_check check_allocator, GError **err)
 {
-    return hw_from_keyfile(strata_keyfile_load_data(data, origin ? origin : "<hardware>", "hardware",
-                                                    STRATA_KEYFILE_INLINE_COMMENTS, err),
-                           overrides, check_allocator, err);
+    strata_hw *hw = hw_from_keyfile(strata_keyfile_load_data(data, origin ? origin : "<hardware>", "hardware",
+                                                             STRATA_KEYFILE_INLINE_COMMENTS, err),
+                                    overrides, check_allocator, err);
+    if (hw)
+        hw->data = g_strdup(data);
+    return hw;
 }
 
 strata_hw *strata_hw_load_checked(const char *path, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
 {
-    return hw_from_keyfile(
+    strata_hw *hw = hw_from_keyfile(
         strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, err), overrides,
         check_allocator, err);
+    if (hw)
+        hw->path = g_strdup(path);
+    return hw;
 }
 
 strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
@@ -825,6 +832,28 @@ strata_hw *strata_hw_load_data(const char *data, const char *origin, const char 
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err)
 {
     return strata_hw_load_checked(path, overrides, NULL, err);
+}
+
+strata_hw *strata_hw_reload(const strata_hw *hw, const char *const *more, GError **err)
+{
+    GPtrArray *over = g_ptr_array_new();
+    for (char **o = hw->overrides; o && *o; o++) {
+        bool replaced = false;
+        for (const char *const *m = more; m && *m && !replaced; m++) {
+            const char *eq = strchr(*m, '=');
+            replaced = eq && strncmp(*o, *m, (size_t)(eq - *m + 1)) == 0;
+        }
+        if (!replaced)
+            g_ptr_array_add(over, *o);
+    }
+    for (const char *const *m = more; m && *m; m++)
+        g_ptr_array_add(over, (gpointer)*m);
+    g_ptr_array_add(over, NULL);
+    const char *const *all = (const char *const *)over->pdata;
+    strata_hw *copy = hw->data ? strata_hw_load_data(hw->data, hw->origin, all, err)
+                               : strata_hw_load(hw->path ? hw->path : hw->origin, all, err);
+    g_ptr_array_free(over, TRUE);
+    return copy;
 }
 
 void strata_hw_free(strata_hw *hw)
@@ -855,5 +884,8 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->source);
     g_free(hw->origin);
     g_free(hw->fingerprint);
+    g_free(hw->data);
+    g_free(hw->path);
+    g_strfreev(hw->overrides);
     g_free(hw);
 }

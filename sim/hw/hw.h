@@ -228,6 +228,11 @@ typedef bool (*strata_hw_allocator_check)(const char *spec, uint64_t capacity, u
  * The plain loads check no allocator spec but its form; the _checked ones
  * run check_allocator (NULL: none) on each memory's. */
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err);
+/* The same model loaded again, from its file or the text it was loaded
+ * from, with the overrides it was loaded with and `more` after them (an
+ * override of the same key in `more` replaces the first's): e.g. a slice,
+ * more = {"hardware.devices=2", NULL}. NULL with err as a load's. */
+strata_hw *strata_hw_reload(const strata_hw *hw, const char *const *more, GError **err);
 /* The file the hardware file at path names as its base = (g_free), or NULL
  * (none, or not a regular file: a FIFO is left for the load to read once;
  * an unreadable file is the load's error): an input an output must not be. */

@@ -38,6 +38,9 @@ struct strata_hw {
     char *source;
     char *origin;
     char *fingerprint; /* strata_hw_fingerprint: SHA-256 of the keys after base and overrides */
+    char *data;        /* the text it was loaded from (strata_hw_load_data), NULL from a file */
+    char *path;        /* the file it was loaded from (origin may be its base file's), NULL from text */
+    char **overrides;  /* the overrides it was loaded with (NULL-terminated), NULL: none */
     bool sched_xla; /* [hardware] sched = xla */
     bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */

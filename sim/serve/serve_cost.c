@@ -7,9 +7,9 @@
 #include <string.h>
 #include "collective/coll_sched.h"
 #include "core/error.h"
-#include "hw/coll_impl.h"
 #include "kernel/kernel.h"
 #include "serve/serve_allreduce.h"
+#include "serve/serve_coll.h"
 #include "serve/serve_links.h"
 #include "serve/serve_decode.h"
 
@@ -35,6 +35,8 @@ struct strata_serve_cost {
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
+    strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
+    bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
 /* The engine runs FlashAttention-2's own kernels on this cache (vLLM 0.6's
@@ -214,27 +216,6 @@ static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
     return stream_pass(c, t * c->m.hidden, (double)t * (double)c->m.hidden * (act + in));
 }
 
-/* The collectives a step runs (an all-reduce; under attention DP an
- * all-gather and a reduce-scatter) must be ones the hardware's row runs
- * over tp ranks (its NCCL_ALGO / NCCL_PROTO may leave none): its error. */
-static bool check_collectives(const strata_serve_cost *c, GError **err)
-{
-    const strata_coll_impl *row = strata_hw_coll_impl(c->hw);
-    if (c->tp < 2 || !row->tune)
-        return true;
-    strata_op_kind kinds[2] = {STRATA_OP_ALL_REDUCE, STRATA_OP_REDUCE_SCATTER};
-    if (c->dp > 1)
-        kinds[0] = STRATA_OP_ALL_GATHER;
-    for (int i = 0; i < (c->dp > 1 ? 2 : 1); i++) {
-        strata_coll_tuning tu;
-        if (!row->tune(c->hw, kinds[i], c->tp, c->tp, 1u << 20, 0, &tu, err)) {
-            g_prefix_error(err, "--tp %u on %s: ", c->tp, strata_hw_origin(c->hw));
-            return false;
-        }
-    }
-    return true;
-}
-
 /* The dense times cached per T, to be computed again. */
 static void forget_dense(strata_serve_cost *c)
 {
@@ -261,7 +242,8 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->elementwise = strata_kernel_find("elementwise");
     c->max_tokens = max_tokens;
     if (!c->gemm || !c->grouped || !c->flash || !c->elementwise ||
-        !strata_serve_links_find(hw, c->unit, c->tp, &c->links, err) || !check_collectives(c, err)) {
+        !strata_serve_links_find(hw, c->unit, c->tp, &c->links, err) ||
+        !strata_serve_coll_check_tuned(hw, c->tp, c->dp > 1, err)) {
         if (err && !*err)
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/grouped-gemm/flash-attention");
         g_free(c);
@@ -269,7 +251,18 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     }
     c->dense = g_new(double, (gsize)max_tokens + 1);
     forget_dense(c);
+    c->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
+    c->coll_owned = true;
     return c;
+}
+
+void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *coll)
+{
+    if (c->coll_owned)
+        strata_serve_coll_free(c->coll);
+    c->coll = c->tp > 1 ? coll : NULL;
+    c->coll_owned = false;
+    forget_dense(c); /* they hold the collectives */
 }
 
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
@@ -316,6 +309,8 @@ void strata_serve_cost_free(strata_serve_cost *c)
 {
     if (!c)
         return;
+    if (c->coll_owned)
+        strata_serve_coll_free(c->coll);
     g_free(c->dense);
     g_free(c);
 }
@@ -467,23 +462,18 @@ static double mlp_time(const strata_serve_cost *c, uint64_t t)
 
 /* A collective of `kind` over the tp ranks of one node, in_bytes of IN
  * on each rank (an all-gather's share, an all-reduce's or a
- * reduce-scatter's whole buffer), as the hardware's collective row
- * (coll_impl.h) estimates it: the library's own closed form (nccl: NCCL's
- * ncclTopoGetAlgoTime for the algorithm and protocol it picks, base
- * latency included; rccl: RCCL's). A row with no estimate (ideal, xla, an
- * MSCCL algorithm): ring passes (an all-reduce's two, else one), each
- * (n-1)/n of NCCL's size at the route's bandwidth plus n-1 latencies. */
+ * reduce-scatter's whole buffer), as strata's collective model simulates
+ * it (serve_coll.h strata_serve_coll_charge). */
 static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64_t in_bytes)
 {
-    if (c->tp < 2 || !in_bytes || c->links.ar_bw <= 0)
+    if (c->tp < 2 || !in_bytes || c->links.ar_bw <= 0 || !c->coll)
         return 0;
-    const strata_coll_impl *row = strata_hw_coll_impl(c->hw);
-    strata_coll_tuning tu = {0};
-    if (row->tune && row->tune(c->hw, kind, c->tp, c->tp, in_bytes, 0, &tu, NULL) && tu.estimate_s > 0)
-        return tu.estimate_s;
-    double n = c->tp, bytes = kind == STRATA_OP_ALL_GATHER ? (double)in_bytes * n : (double)in_bytes;
-    double pass = (n - 1) / n * bytes / c->links.ar_bw + (n - 1) * c->links.ar_lat;
-    return kind == STRATA_OP_ALL_REDUCE ? 2 * pass : pass;
+    return strata_serve_coll_charge(c->coll, kind, in_bytes, c->links.ar_bw, c->links.ar_lat);
+}
+
+bool strata_serve_cost_check_collectives(strata_serve_cost *c, GError **err)
+{
+    return c->tp < 2 || !c->coll || strata_serve_coll_check(c->coll, c->dp > 1, err);
 }
 
 /* An all-reduce of the bf16 activations (an FP8 model's too: the
@@ -519,6 +509,11 @@ static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t)
 static double allreduce(const strata_serve_cost *c, uint64_t t)
 {
     return allreduce_as(c, t, false);
+}
+
+double strata_serve_cost_allreduce(const strata_serve_cost *c, uint64_t tokens)
+{
+    return c->dp > 1 ? 0 : allreduce(c, tokens);
 }
 
 double strata_serve_cost_eager_extra(const strata_serve_cost *c, uint64_t tokens)

@@ -42,12 +42,13 @@
  *       step's prefill tokens (RoPE, the cache write): q, k, v read in the
  *       activations' dtype and written in the cache's
  *     with tp > 1, two all-reduces of T x hidden activations (bf16 under
- *       8-bit weights) over the tp ranks of one node, each at the time the
- *       hardware's collective row estimates for that size (coll_impl.h's
- *       estimate_s: NCCL's ncclTopoGetAlgoTime for the algorithm and
- *       protocol NCCL picks, nccl_tuning.h; RCCL's); a row with none
- *       (ideal, xla): two ring passes, each (tp-1)/tp x bytes at the
- *       route's bandwidth plus tp-1 route latencies
+ *       8-bit weights) over the tp ranks of one node, each (where the engine
+ *       runs the library's, serve_allreduce.h) at the time strata's
+ *       collective model simulates for that size (serve_coll.h: the
+ *       algorithm, protocol and channels the hardware's collective row
+ *       picks, NCCL's on collectives = nccl, run step by step on the
+ *       hardware's links as validate's nccl-tests cases are; NCCL's
+ *       closed-form estimate_s only chooses)
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
  *   sample a token; with tp > 1, where the engine runs them
  *   (strata_serve_cost_set_vocab_collectives), the all-gather of those
@@ -59,8 +60,8 @@
  * shared experts, router and LM head whole on its 1/tp of the tokens and
  * requests; the routed experts split over the ranks on all tokens, with a
  * gather (the quantized input, top_k ids and scales) and a reduce-scatter
- * (bf16) of T x hidden around each MoE layer, timed by the collective row
- * likewise (each rank's share of the tokens rounded up: NCCL's buffers
+ * (bf16) of T x hidden around each MoE layer, simulated likewise
+ * (serve_coll.h; each rank's share of the tokens rounded up: NCCL's buffers
  * are equal), and no other collective.
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
@@ -80,6 +81,7 @@
 #include "hw/hw.h"
 #include "serve/serve_allreduce.h"
 #include "serve/serve_attn_aux.h"
+#include "serve/serve_coll.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
@@ -127,12 +129,26 @@ void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_att
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
+/* The simulated collectives' times (serve_coll.h) to use, borrowed (it
+ * outlives c), in place of the model's own: one object shared by the cost
+ * models of one run (the peak's and the sustained clock's) simulates each
+ * size once. tp 1: ignored. */
+void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *coll);
+/* Simulates the step's collectives at one size (1 MiB), so that a model
+ * on which strata's collective model cannot run them is refused before
+ * the run (err names the hardware and the collective) rather than warned
+ * about at its first step. */
+bool strata_serve_cost_check_collectives(strata_serve_cost *c, GError **err);
+/* One of the two TP all-reduces a layer runs in a step of `tokens` tokens
+ * (in a CUDA graph): the engine's own kernel's time where it runs one,
+ * else the simulated collective's; 0 at tp 1 or under attention DP. */
+double strata_serve_cost_allreduce(const strata_serve_cost *c, uint64_t tokens);
 /* The collectives that join a vocabulary split over the tp ranks (tp > 1,
  * no attention DP; serve_engine.h's rows say which an engine runs), each
  * step: gather_logits, an all-gather of the sampled rows' logits, each
  * rank's ceil(vocab / tp) columns in the activations' dtype (an LM head
- * with gather_output), timed by the hardware's collective row as the
- * all-reduces are (NCCL: TensorRT-LLM's allgather op calls ncclAllGather);
+ * with gather_output), simulated as the all-reduces are (serve_coll.h;
+ * NCCL: TensorRT-LLM's allgather op calls ncclAllGather);
  * embed_allreduce, an all-reduce of the step's tokens x hidden embedding
  * rows (a vocabulary-parallel embedding, each rank's rows masked to its
  * own vocabulary), as the engine's all-reduce runs it, no norm fused.

@@ -399,6 +399,12 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
         if (!*costs[i] || !strata_serve_engine_set_kernels(c->engine, *costs[i], err))
             return false;
     }
+    /* one simulation of each collective size for both (the collectives run on hw's links at either clock) */
+    st->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
+    for (int i = 0; st->coll && i < (duty ? 2 : 1); i++)
+        strata_serve_cost_set_collectives(*costs[i], st->coll);
+    if (st->coll && !strata_serve_cost_check_collectives(st->cost, err))
+        return false;
     if (c->sustained_hw)
         strata_serve_cost_set_sustained(duty ? st->cost_sustained : st->cost, c->sustained_hw);
     if (duty)
@@ -412,6 +418,7 @@ static void state_free(serve_state *st)
         st->scheme->destroy(st->kv);
     strata_serve_cost_free(st->cost);
     strata_serve_cost_free(st->cost_sustained);
+    strata_serve_coll_free(st->coll);
     strata_serve_clock_free(st->clock);
     g_free(st->req);
     g_free(st->running);

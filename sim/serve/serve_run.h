@@ -40,6 +40,7 @@ typedef struct serve_state {
     /* --clock duty: cost is at the peak clock, cost_sustained at the sustained one, clock the filter
      * (serve_clock.h); NULL otherwise */
     strata_serve_cost *cost_sustained;
+    strata_serve_coll *coll;       /* the simulated collectives both share (tp > 1; serve_coll.h), or NULL */
     strata_serve_clock *clock;
     strata_serve_result *res;
     serve_req *req;
