@@ -348,7 +348,6 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
-    out->host.call_s = MAX(out->estimate_s, out->launch_s); /* back-to-back calls (coll_host.h) */
     /* the kernel's grid: the channels with work (plan->channelMask), one
      * work struct each (coll_host.h) */
     out->host.channels = ch.run_channels;

@@ -327,7 +327,6 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .ring_len = rings ? len : 0, .host = p->host};
     /* back-to-back calls: the call's time once its last rank starts, RCCL's
      * estimate (MSCCL's, which RCCL does not estimate: its fixed cost) */
-    out->host.call_s = MAX(out->estimate_s, out->launch_s);
     out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
     return true;
 }
