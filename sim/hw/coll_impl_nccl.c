@@ -262,9 +262,11 @@ static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
  * v2.30.7-1). A step over the network costs NCCL's hwLatencies[NET][Ring]
  * [Simple] (tuning.cc: NCCL's figure for one step of a Simple transfer
  * through the proxy and the NIC, 14 us to 2.27; its model has no p2p
- * entry, and a p2p send crosses the same net transport's proxy progress,
- * sendProxyProgress / recvProxyProgress in src/transport/net.cc, as a
- * ring's Simple step; the ring's row is the one per step, not per tree
+ * entry, and a p2p send crosses the same net transport's proxy progress
+ * as a ring's Simple step: v2.27.7-1 src/transport/net.cc
+ * sendProxyProgress l. 1108 and recvProxyProgress l. 1260, the p2p
+ * connection (connIndex 1) only drawing its slots from the shared buffers,
+ * l. 199, 241, 1146; the ring's row is the one per step, not per tree
  * level), less the route's share, as the collectives' (nccl_tune). The
  * result's protocol is the plan's on the node (Simple with one GPU a
  * node: every peer across). NCCL's model has no launch or base cost for
