@@ -57,8 +57,8 @@
  * calls issued one after another (common.cu BenchTime), so the host
  * launches call k+1 while the GPUs run call k; in steady state a call
  * takes max(H, T), H = N (P + L + F) the host's time a call (F the finish
- * loop's, one hipSetDevice: 0.12 us) and T the call's once its last rank
- * starts (the row's estimate).
+ * loop's, one hipSetDevice: 0.12 us) and T the simulated call's time
+ * (every GPU started at once, the call ending no earlier than H after).
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -166,8 +166,8 @@ END_TEST
  * default with -g 8): 8 B on 8 MI300X, -g 8, one channel: P = F = 0.12 us
  * (one hipSetDevice each), L = 0.12 + 5 + 0.05 us: RCCL's estimate of its
  * ring on LL is 23.2 us + 8 B at 15.36 GB/s; the host's 8 x (0.12 + 5.17
- * + 0.12) = 43.28 us a call is above it, so the last GPU waits 43.28 -
- * 23.2005 us and the call takes that + 23.2013 us = 43.2808 us. 4 MiB
+ * + 0.12) = 43.28 us a call is above its simulated 23.2013 us, so the
+ * call takes 43.28 us. 4 MiB
  * (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us, above the
  * host's 8 x (5.36 + C x 0.05) for its C channels, at most 56): no GPU
  * waits, the one-rank-per-GPU time. */
@@ -177,8 +177,8 @@ START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
     const char *const b2b[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
     const char *const on[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
                               NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 43.28e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), 43.281e-6, 2e-9);
+    ck_assert(one < 43.28e-6);
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), 43.28e-6, 2e-9);
     ck_assert_double_eq(all_reduce_8b(on), all_reduce_8b(b2b));
     const char *const g1[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false", NULL};
     const char *const g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false",
@@ -186,6 +186,51 @@ START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
     const double big = all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g1);
     ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g8), big, 1e-12);
     ck_assert(big > 40e-6);
+}
+END_TEST
+
+/* An all-to-all back to back takes the host's floor as a collective does
+ * (until wave 27 its host cost had no estimate to subtract, and the call
+ * took H + its GPUs' time). a100-8.ini, NCCL's p2p plan for 8 KiB a peer
+ * on one node: its 8 rounds on channels of their own, one part each, so
+ * the kernel's grid has 8 channels: P = F = 0.12 + 2 x 0.25 = 0.62 us,
+ * L = 0.12 + 2.74 + 8 x 0.1 = 3.66 us, H = 8 x 4.9 = 39.2 us, above the
+ * one-rank-per-GPU call (about 1.2 us). Every collective mode alike, and
+ * the 8-byte all-reduce of the test above too. */
+START_TEST(an_all_to_all_back_to_back_takes_the_hosts_floor)
+{
+    const char *const g8[] = {"interconnect.nvlink.nccl_ranks_per_process=8", NULL};
+    strata_hw *hw = strata_test_load_hw("a100-8", g8);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 64u << 10, 0, &t, NULL));
+    strata_hw_free(hw);
+    ck_assert_uint_eq(t.host.channels, 8);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&t.host), 39.2e-6, 1e-15);
+    char *trace = strata_test_write_temp("a2a-XXXXXX.trace", "strata-trace 1\noption mesh=data:8\n"
+                                         "alloc a 65536 dtype=f32\nalloc b 65536 dtype=f32\n"
+                                         "all-to-all b a axis=data\nfree a\nfree b\n");
+    char *ar = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
+    char *a100 = strata_test_source_path("configs/hw/a100-8.ini"), *mi = strata_test_source_path("configs/hw/mi300x-8.ini");
+    const char *const rccl8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
+    static const char *const modes[] = {"classes", "steps", "phases", "fast"};
+    for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+        const char *const argv[] = {"run", "--trace", trace, "--hw", a100, "--collectives", modes[i], NULL};
+        strata_cli_result r = strata_test_run_cli_sets(argv, g8);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "makespan  39.200 us"), "%s: %s", modes[i], r.out);
+        strata_cli_result_clear(&r);
+        const char *const argv_ar[] = {"run", "--trace", ar, "--hw", mi, "--collectives", modes[i], NULL};
+        r = strata_test_run_cli_sets(argv_ar, rccl8);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "makespan  43.280 us"), "%s: %s", modes[i], r.out);
+        strata_cli_result_clear(&r);
+    }
+    g_unlink(trace);
+    g_unlink(ar);
+    g_free(trace);
+    g_free(ar);
+    g_free(a100);
+    g_free(mi);
 }
 END_TEST
 
@@ -225,28 +270,28 @@ START_TEST(delay_by_device)
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 7e-6, 1e-15);
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 35e-6, 1e-15);
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 9), 7e-6 + 5e-6, 1e-15); /* process 1, its second GPU */
-    /* back to back (overlap), a call of 30 us: H = 8 x (1 + 5) = 48 us;
-     * position p waits 8 x 1 + (p + 1) x 5 - 30 us, or nothing */
+    ck_assert_double_eq(strata_coll_host_floor(&h), 0); /* one call alone: no floor */
+    /* back to back (overlap): no delay, every GPU at once, and a floor of
+     * H = 8 x (1 + 5) = 48 us from the call's start */
     h.overlap = true;
-    h.call_s = 30e-6;
     ck_assert_double_eq(strata_coll_host_delay(&h, 0), 0);
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 4), 3e-6, 1e-15);
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 18e-6, 1e-15); /* 18 + 30 = H */
-    h.call_s = 60e-6; /* the GPUs' time above H: no delay */
     ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 48e-6, 1e-15);
     /* 24 channels of 0.1 us: L = 5 + 2.4 = 7.4 us; H = 8 x (1 + 7.4) =
-     * 67.2 us, so the last GPU waits 67.2 - 60 us */
+     * 67.2 us */
     h.channel_s = 0.1e-6;
     h.channels = 24;
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7.2e-6, 1e-15);
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 3), 0, 1e-15); /* 8 + 4 x 7.4 = 37.6 us < 60 */
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 67.2e-6, 1e-15);
     h.overlap = false; /* one call alone: 7 x 1 + 7 x 7.4 */
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 51.8e-6, 1e-15);
     h.channels = 0; /* read as one channel: L = 5.1 */
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 35.7e-6, 1e-15);
     h.ranks_per_process = 1;
+    h.overlap = true;
     ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
+    ck_assert_double_eq(strata_coll_host_floor(&h), 0);
     ck_assert_double_eq(strata_coll_host_delay(NULL, 7), 0);
+    ck_assert_double_eq(strata_coll_host_floor(NULL), 0);
     /* the file's figures reach the tuning */
     const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
     strata_hw *hw = strata_test_load_hw("mi300x-8", g8);
@@ -279,9 +324,11 @@ END_TEST
  * (getChannnelThreadInfo: 32768 B < nc x 512 threads x 64 B for any nc
  * above 1), H = 8 x 4.2 = 33.6 us. 1 MiB: ring/LL on the node's 24
  * channels (1 MiB >= 24 x 32 KiB), H = 8 x (4.1 + 24 x 0.1) = 52 us.
- * Both above NCCL's estimate T of
- * the call, so the last GPU waits H - T. At 32 KiB the ring's one step
- * waits for it: the call takes H - T + its one-rank-per-GPU time. */
+ * Both above the simulated call (one rank per GPU), so back to back the
+ * call takes H exactly: 33.6 and 52.0 us. (Until wave 27 the last GPU
+ * waited H less NCCL's estimate T of the call, so a call simulated
+ * faster than T ended below H: 45.0 us at 1 MiB; one simulated slower,
+ * above it: 34.9 us at 32 KiB.) */
 static double a100_all_reduce(uint64_t bytes, bool g8, strata_coll_tuning *t)
 {
     const char *const one[] = {"interconnect.nvlink.nccl_version=2.19", NULL};
@@ -301,19 +348,15 @@ START_TEST(the_hosts_floor_counts_the_calls_channels)
     const double small8 = a100_all_reduce(32768, true, &t);
     ck_assert_uint_eq(t.channels, 1);
     ck_assert_uint_eq(t.host.channels, 1);
-    ck_assert(t.estimate_s < 33.6e-6);
-    ck_assert_double_eq_tol(small8, small + 33.6e-6 - t.estimate_s, 2e-9);
+    ck_assert(small < 33.6e-6);
+    ck_assert_double_eq_tol(small8, 33.6e-6, 2e-9);
     const double big = a100_all_reduce(1u << 20, false, &t);
     const double big8 = a100_all_reduce(1u << 20, true, &t);
     ck_assert_uint_eq(t.channels, 24);
-    ck_assert(t.estimate_s < 52e-6);
-    /* the last GPU gets its kernel H - T late, the first (1 launch) none;
-     * the ranks that started move the first steps' data meanwhile, so the
-     * call takes more than alone and at most the last GPU's wait more */
-    ck_assert_double_eq_tol(strata_coll_host_delay(&t.host, 7), 52e-6 - t.estimate_s, 1e-15);
-    ck_assert_double_eq(strata_coll_host_delay(&t.host, 0), 0);
-    ck_assert(big8 > big + 1e-6);
-    ck_assert(big8 <= big + 52e-6 - t.estimate_s + 2e-9);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&t.host), 52e-6, 1e-15);
+    ck_assert_double_eq(strata_coll_host_delay(&t.host, 7), 0);
+    ck_assert(big < 52e-6);
+    ck_assert_double_eq_tol(big8, 52e-6, 2e-9);
 }
 END_TEST
 
@@ -326,14 +369,9 @@ END_TEST
  * 2.74 = 2.86 us, the finish loop F = 0.62 us, by hand:
  *   one call alone, device 7    7 x 0.62 + 7 x 2.86 = 24.36 us
  *   back to back, H             8 x (0.62 + 2.86 + 0.62) = 32.8 us
- *   ... a call of 20 us: p = 7  8 x 1.24 + 8 x 2.86 - 20 = 12.8 us
- *                        p = 3  9.92 + 4 x 2.86 - 20 = 1.36 us
- *                        p = 0  9.92 + 2.86 - 20 < 0: none
  * RCCL's (no stream op): P = F = 0.12 us, H = 8 x 3.1 = 24.8 us. And an
- * 8-byte all-reduce on dgx-h100.ini's 8 H100, NCCL's ring (one channel;
- * T its estimate, below 32.8 us): the last GPU gets its kernel H - T
- * after the previous call's end and the ring waits for it, so -g 8 takes
- * the one-rank-per-GPU time + 32.8 us - T. */
+ * 8-byte all-reduce on dgx-h100.ini's 8 H100, NCCL's ring (one channel),
+ * whose one-rank-per-GPU time is below 32.8 us: -g 8 takes H. */
 START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
 {
     strata_coll_host h = {.ranks_per_process = 8, .launch_s = 2.74e-6, .set_device_s = 0.12e-6,
@@ -341,14 +379,9 @@ START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 24.36e-6, 1e-15);
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 7 * 0.62e-6, 1e-15);
     h.overlap = true;
-    h.call_s = 20e-6;
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 12.8e-6, 1e-15);
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 3), 1.36e-6, 1e-15);
-    ck_assert_double_eq(strata_coll_host_delay(&h, 0), 0);
-    h.call_s = 0; /* the host's pace alone: H at the last GPU */
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 32.8e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 32.8e-6, 1e-15);
     h.plan_stream_ops = h.finish_stream_ops = 0; /* RCCL's counts */
-    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 24.8e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 24.8e-6, 1e-15);
     /* the loader gives the nccl row NCCL's counts, the file its figures */
     const char *const g1[] = {"interconnect.nvlink.nccl_algo=Ring", NULL};
     const char *const g8[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_ranks_per_process=8",
@@ -363,9 +396,9 @@ START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
     ck_assert_double_eq_tol(t.host.set_device_s, 0.12e-6, 1e-15);
     ck_assert_double_eq_tol(t.host.stream_op_s, 0.25e-6, 1e-15);
     ck_assert_double_eq(t.host.channel_s, 0);
-    ck_assert(t.estimate_s < 32.8e-6);
     const double one = all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, g1);
-    ck_assert_double_eq_tol(all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, g8), one + 32.8e-6 - t.estimate_s, 2e-9);
+    ck_assert(one < 32.8e-6);
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, g8), 32.8e-6, 2e-9);
 }
 END_TEST
 
@@ -419,6 +452,7 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, the_runtime_scratch_reclaim_is_paid_at_every_launch);
     tcase_add_test(tc, rccl_2_20_runs_no_msccl_where_ranks_share_a_process);
     tcase_add_test(tc, back_to_back_calls_take_the_hosts_pace_or_the_gpus);
+    tcase_add_test(tc, an_all_to_all_back_to_back_takes_the_hosts_floor);
     tcase_add_test(tc, delay_by_device);
     tcase_add_test(tc, the_hosts_floor_counts_the_calls_channels);
     tcase_add_test(tc, nccls_runtime_calls_priced_by_the_sources_counts);

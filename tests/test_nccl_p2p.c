@@ -7,6 +7,7 @@
  * addP2pToPlan, addWorkBatchToPlan), channel.h and device.h.
  */
 #include <check.h>
+#include <string.h>
 #include "testutil.h"
 #include "collective/coll_algo.h"
 #include "collective/coll_kit.h"
@@ -187,7 +188,13 @@ END_TEST
 START_TEST(a_full_channel_runs_batches_in_turn)
 {
     /* one p2p channel: all 16 rounds' works on channel 0, 8 a batch:
-     * rounds 0-7 in batch 0, 8-15 (the other node) in batch 1 */
+     * rounds 0-7 in batch 0, 8-15 (the other node) in batch 1. The
+     * channel's block runs its batches in turn (ncclKernelMain), a batch's
+     * works at once: one schedule round, the lane a work's slot in its
+     * batch (channel 0 x 8 + slot), so each rank receives on lane j round
+     * j's part (its node), then round 8 + j's (the other node). 64 KiB a
+     * peer: above 1 x 16 KiB, Simple on the node too; one part (min(1,
+     * 64 KiB / 64 KiB)). */
     strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
                             .dims = {16}, .in_bytes = 16u << 16, .domain_ranks = 8, .tuned = true};
     sh.tune.proto = STRATA_NCCL_SIMPLE;
@@ -195,13 +202,87 @@ START_TEST(a_full_channel_runs_batches_in_turn)
                                     .min_channels = 1, .step_bytes = 128u << 10, .ll_step_bytes = 64u << 10};
     uint32_t rounds;
     GArray *steps = schedule(&sh, &rounds);
-    ck_assert_uint_eq(rounds, 2);
+    ck_assert_uint_eq(rounds, 1);
     ck_assert_uint_eq(steps->len, 256);
+    uint32_t seen[16][8] = {{0}};
     for (guint i = 0; i < steps->len; i++) {
         const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
-        ck_assert_uint_eq(st->round, st->src / 8 != st->dst / 8 ? 1 : 0);
+        ck_assert_uint_eq(st->round, 0);
+        ck_assert_uint_lt(st->lane, 8);
+        /* on its lane the part from the node comes first, the other node's second */
+        ck_assert_uint_eq(seen[st->dst][st->lane]++, st->src / 8 != st->dst / 8 ? 1 : 0);
     }
+    for (uint32_t q = 0; q < 16; q++)
+        for (uint32_t l = 0; l < 8; l++)
+            ck_assert_uint_eq(seen[q][l], 2);
     g_array_free(steps, true);
+}
+END_TEST
+
+/* A 64 KiB all-to-all over 2 x 8 H100 (h100-16x8-ib, NCCL 2.27): 4 KiB a
+ * peer, one part (min(nChannelsMin, ...) = 1, within LL's 32 KiB and
+ * Simple's 64 KiB least part). On the node LL (4 KiB <= per peer 2 x
+ * 16 KiB), a part carrying ceil(4,096 x 2 x 5/4) = 10,240 wire bytes, no
+ * flag; to the 8 peers on the other node Simple (enqueue.cc l. 815: the
+ * network's p2p connections have no LL buffer under NCCL_ALLOC_P2P_NET_LL_
+ * BUFFERS=0), its 4,096 bytes as they are after NCCL's Simple network step
+ * hwLatencies[NET][Ring][Simple] 14 us less the route's 2 x 1 us: 12 us
+ * (LL's 2.7 us would have left 0.7 us). */
+START_TEST(nccl_p2p_across_nodes_runs_simple_after_a_network_step)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    strata_coll_tuning t;
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 64u << 10, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
+    ck_assert(strata_nccl_p2p_ll_to(&t.p2p, 4096, false) && !strata_nccl_p2p_ll_to(&t.p2p, 4096, true));
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                            .dims = {16}, .in_bytes = 64u << 10, .domain_ranks = 8, .channels = t.channels,
+                            .chunk_bytes = t.chunk_bytes, .tuned = true, .tune = t};
+    uint32_t rounds;
+    GArray *steps = schedule(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 1);
+    uint32_t net = 0, local = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_eq(st->bytes, 4096);
+        if (st->src == st->dst)
+            continue;
+        bool across = st->src / 8 != st->dst / 8;
+        net += across;
+        local += !across;
+        ck_assert_uint_eq(st->wire_bytes, across ? 4096 : 10240);
+        ck_assert_double_eq_tol(st->delay_s, across ? 12e-6 : 0, 1e-12);
+        ck_assert(!st->handshake);
+    }
+    ck_assert_uint_eq(net, 16 * 8);
+    ck_assert_uint_eq(local, 16 * 7);
+    g_array_free(steps, true);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The same on configs/hw/h100-2x8-ib.ini (2.30's tables: Ring/Simple
+ * network step 14 us as 2.27's; NICs 50 GB/s, 1 us a hop): rounds 8-15
+ * (the other node) share channel base 1 in one batch, so a rank receives
+ * its 8 parts from the other node at once, each after 12 us and the
+ * route's 2 x 1 us, its NIC carrying 8 x 4,096 B at 50 GB/s (0.66 us):
+ * at least 14.66 us, and at most about 1 us more (the NIC's PCIe hops and
+ * the parts on the node beside them). Before the LL-buffer rule: LL's 0.7
+ * us step, 4.8 us. */
+START_TEST(nccl_small_all_to_all_across_nodes_pays_simples_step)
+{
+    char *choice = NULL, *name = NULL;
+    double t = strata_test_run_collective("configs/hw/h100-2x8-ib.ini",
+                                          "strata-trace 1\noption mesh=data:16\nalloc a 65536 dtype=f32\n"
+                                          "alloc b 65536 dtype=f32\nall-to-all b a axis=data\nfree a\nfree b\n",
+                                          &name, &choice);
+    ck_assert_str_eq(name, "nccl");
+    ck_assert_msg(t >= 14.66e-6 && t <= 15.7e-6, "%g s", t);
+    g_free(choice);
+    g_free(name);
 }
 END_TEST
 
@@ -211,7 +292,8 @@ END_TEST
  * peer), nChannelsMin 4, NVLink's 512 KiB step, no network step; 8 MiB
  * (1 MiB a peer, above LL's 32 x 16 KiB): Simple. Two nodes: the net
  * chunk, NCCL's Simple network step 14 us less the route's 2 x 1 us; 16 KiB
- * (1 KiB a peer): LL. The row picks nccl for an all-to-all. */
+ * (1 KiB a peer): LL on the node, the same Simple step across it. The row
+ * picks nccl for an all-to-all. */
 START_TEST(the_nccl_row_tunes_an_all_to_all)
 {
     const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
@@ -234,7 +316,8 @@ START_TEST(the_nccl_row_tunes_an_all_to_all)
     ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
     ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 10, 0, &t, NULL));
-    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL); /* on the node; across it Simple, after Simple's step */
+    ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
     strata_hw_free(hw);
 }
 END_TEST
@@ -283,6 +366,41 @@ START_TEST(nccl_228_groups_and_reversed_bases)
 }
 END_TEST
 
+/* NCCL's nNodes counts the nodes its ranks span: 12 ranks over 8-GPU
+ * nodes (h100-16x8-ib) are 2 nodes (8 + 4), not 12 / 8 = 1. So a 12-rank
+ * all-to-all pays NCCL's Simple network step (14 us less the route's
+ * 2 x 1 us: 12 us; 0 when read as one node), and NCCL 2.19, whose model
+ * strata has for one node only, refuses the 12 ranks as 2 domains. The
+ * plan itself walks them as one node (nodes that do not divide the ranks:
+ * strata_nccl_p2p_init). RCCL's comm counts alike (mi300x-roce, 2 x 8
+ * MI300X: RCCL's Simple step 25 us less 2 x 1 us). */
+START_TEST(ranks_that_fill_no_node_count_every_node_they_span)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 12, 8, 12u << 16, 0, &t, NULL));
+    ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
+    ck_assert_uint_eq(t.p2p.nodes, 1);
+    strata_hw_free(hw);
+    const char *v219[] = {"interconnect.nvlink.nccl_version=2.19", NULL};
+    hw = strata_test_load_hw("h100-16x8-ib", v219);
+    GError *err = NULL;
+    ck_assert(!strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 12, 8, 1u << 20, 0, &t, &err));
+    ck_assert_msg(err && strstr(err->message, "got 2 domains"), "%s", err ? err->message : "no error");
+    g_clear_error(&err);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 1u << 20, 0, &t, NULL));
+    strata_hw_free(hw);
+    char *path = strata_test_source_path("validation/held-out/hw/mi300x-roce.ini");
+    hw = strata_hw_load(path, NULL, NULL);
+    g_free(path);
+    ck_assert(hw != NULL);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 12, 8, 12u << 16, 0, &t, NULL));
+    ck_assert_double_eq_tol(t.net_step_s, 23e-6, 1e-12);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *nccl_p2p_suite(void)
 {
     Suite *s = suite_create("nccl_p2p");
@@ -295,6 +413,9 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, two_by_two_all_to_all);
     tcase_add_test(tc, a_full_channel_runs_batches_in_turn);
     tcase_add_test(tc, the_nccl_row_tunes_an_all_to_all);
+    tcase_add_test(tc, nccl_p2p_across_nodes_runs_simple_after_a_network_step);
+    tcase_add_test(tc, nccl_small_all_to_all_across_nodes_pays_simples_step);
+    tcase_add_test(tc, ranks_that_fill_no_node_count_every_node_they_span);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,7 +39,7 @@ START_TEST(one_mi300x_node_plan)
     ck_assert(!strata_nccl_p2p_ll(&p, 128u << 10));
     /* 100,000 B: one 64 KiB part and the rest, 34,464 B */
     uint64_t beg, end;
-    strata_nccl_p2p_bounds(&p, 1, 100000, &beg, &end);
+    strata_nccl_p2p_bounds(&p, strata_nccl_p2p_parts(&p, 100000), 1, 100000, &beg, &end);
     ck_assert_uint_eq(beg, 65536);
     ck_assert_uint_eq(end, 100000);
     /* 8 KiB: one part, at most NCCL_P2P_LL_THRESHOLD: LL */

@@ -215,6 +215,11 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     coll_wire wire = coll_nccl_wire(shape);
     if (s->kind == STRATA_OP_ALL_TO_ALL) { /* grouped p2p (coll_kit_p2p.c) */
         uint32_t rounds = coll_nccl_alltoall(s, shape);
+        /* a pair across nodes runs Simple whatever the plan's protocol on
+         * the node (no LL buffer on a network p2p connection: nccl_p2p.h
+         * strata_nccl_p2p_ll_to), after NCCL's Simple network step (the
+         * tune's net_step_s, hw/coll_impl_nccl.c p2p_tune) */
+        wire.net_num = wire.net_den = 1;
         coll_wire_apply(s, from, b, &wire);
         return rounds;
     }

@@ -185,8 +185,9 @@ uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_
                             uint32_t round0, uint32_t lane0, bool chain_first);
 /* NCCL's all-to-all (coll_kit_p2p.c): grouped sends and receives to every
  * rank in comm->p2pSchedule's rounds, each cut into parts on channels
- * (shape->tune.p2p), a channel's works in batches of 8, a batch a round;
- * returns the rounds. The caller applies the wire format. */
+ * (shape->tune.p2p), a channel's batches of 8 works on its own lanes in
+ * one round (a pair across nodes Simple); returns the rounds (1). The
+ * caller applies the wire format. */
 uint32_t coll_nccl_alltoall(strata_coll_sched *s, const strata_coll_shape *shape);
 /* NVLink's packet overhead (5/4) over the fraction of its data rate NVLS
  * reaches (efficiency; 0 or 1: all of it). */

@@ -45,17 +45,32 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
     return ok;
 }
 
+/* The host's work for one communicator in doLaunches' three loops:
+ * *plan, *launch, *finish (coll_host.h P, L, F). */
+static void loops(const strata_coll_host *h, double *plan, double *launch, double *finish)
+{
+    double sd = h->set_device_s, op = h->stream_op_s;
+    *plan = h->plan_s + sd + h->plan_stream_ops * op; /* doLaunches' plan loop: cudaSetDevice, prepare */
+    *finish = sd + h->finish_stream_ops * op;         /* its finish loop: cudaSetDevice, ncclLaunchFinish */
+    /* its launch loop: cudaSetDevice, uploadWork's per channel, the launch */
+    *launch = sd + h->launch_s + MAX(1u, h->channels) * h->channel_s;
+}
+
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
 {
-    if (!h || h->ranks_per_process <= 1)
-        return 0.0;
+    if (!h || h->ranks_per_process <= 1 || h->overlap)
+        return 0.0; /* back to back: the floor instead (strata_coll_host_floor) */
     uint32_t n = h->ranks_per_process, p = device % n;
-    double sd = h->set_device_s, op = h->stream_op_s;
-    double plan = h->plan_s + sd + h->plan_stream_ops * op; /* doLaunches' plan loop: cudaSetDevice, prepare */
-    double finish = sd + h->finish_stream_ops * op;         /* its finish loop: cudaSetDevice, ncclLaunchFinish */
-    /* its launch loop: cudaSetDevice, uploadWork's per channel, the launch */
-    double launch = sd + h->launch_s + MAX(1u, h->channels) * h->channel_s;
-    if (h->overlap)
-        return MAX(0.0, n * (plan + finish) + (p + 1) * launch - h->call_s);
+    double plan, launch, finish;
+    loops(h, &plan, &launch, &finish);
     return (double)(n - 1) * plan + (double)p * launch;
+}
+
+double strata_coll_host_floor(const strata_coll_host *h)
+{
+    if (!h || h->ranks_per_process <= 1 || !h->overlap)
+        return 0.0;
+    double plan, launch, finish;
+    loops(h, &plan, &launch, &finish);
+    return h->ranks_per_process * (plan + launch + finish);
 }

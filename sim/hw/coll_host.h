@@ -51,11 +51,21 @@
  * loop of calls with one sync at the end (common.cu BenchTime: iters x
  * startColl, whose ncclGroupStart / one call per GPU / ncclGroupEnd runs
  * doLaunches once), so the host's work for call k+1 overlaps the GPUs'
- * call k and a call takes max(H, T), H = N (host_plan + host_launch + C x
- * host_channel). It is on by default wherever ranks_per_process is above
- * 1 (a `-g N` benchmark's layout); host_overlap = false gives one call
- * alone. With the runtime calls: H = N (plan + launch + finish loop's
- * work), and call k+1's plan loop follows call k's finish loop.
+ * call k and a call takes max(H, T), H = N (P + L + F) the host's time a
+ * call (with the runtime calls above; call k+1's plan loop follows call
+ * k's finish loop) and T the GPUs' time for the call. In steady state the
+ * GPU at position p gets its kernel N (P + F) + (p + 1) L - T after the
+ * previous call's end (never before it): where H > T the last GPU starts
+ * H - T late and the call ends H after the previous one, whatever the
+ * others did meanwhile; where T >= H no GPU waits. So the SPMD expansion
+ * starts every GPU at once and ends each GPU's call no earlier than H
+ * after its start (strata_coll_host_floor: a timed wait beside the
+ * collective's lanes, which its end joins), with T the simulated call
+ * itself, not the library's estimate of it (an estimate above the
+ * simulated time would end the call below H). It is on by default
+ * wherever ranks_per_process is above 1 (a `-g N` benchmark's layout);
+ * host_overlap = false gives one call alone. Every collective alike: an
+ * all-to-all's grouped p2p, whose library model has no estimate, too.
  *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
  * delay) to STRATA_COLL_HOST_MAX; with it above 1 host_launch is given
@@ -110,8 +120,7 @@ typedef struct strata_coll_host {
     uint32_t plan_stream_ops;   /* stream ops per communicator in the plan loop (nccl 2, rccl 0) */
     uint32_t finish_stream_ops; /* ... in the finish loop (nccl 2, rccl 0) */
     uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
-    bool overlap;               /* back-to-back calls: the steady state's delays */
-    double call_s;              /* with overlap: the call's time once its last rank starts (the row's estimate) */
+    bool overlap;               /* back-to-back calls: the steady state's floor */
 } strata_coll_host;
 
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
@@ -130,11 +139,11 @@ bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const c
  * launch_s + C x channel_s (the launch loop's; C = channels, at least 1)
  * and F = S + k_f O (the finish loop's), S = set_device_s, O =
  * stream_op_s: (N - 1) x P + (d mod N) x L with N GPUs per process, 0
- * with one (or h NULL). With overlap, the steady state of calls issued
- * back to back: the host spends H = N (P + L + F) a call, and relative to
- * the previous call's end the GPU at position p gets its kernel N (P + F)
- * + (p + 1) L - call_s later (0 if that is negative), so that a call takes
- * max(H, call_s). */
+ * with one (or h NULL), and 0 with overlap (strata_coll_host_floor). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
+/* With overlap and N above 1, the least time of a call from its start on
+ * each GPU, the host's H = N (P + L + F) (the call takes max(H, its
+ * GPUs' time)); else 0. */
+double strata_coll_host_floor(const strata_coll_host *h);
 
 #endif

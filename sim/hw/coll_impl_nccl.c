@@ -218,7 +218,9 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
         uint32_t per_host = strata_hw_devices_per_host(hw);
         uint32_t node_nics = MAX(1u, nics.per_host * domain_ranks / per_host);
         uint32_t group = MIN(MAX(1u, p->nic_group), node_nics);
-        c.nodes = ranks / domain_ranks;
+        /* the nodes the ranks span (NCCL's nNodes counts a node with any
+         * of them: 12 ranks over 8-GPU nodes are 2 nodes, not 12 / 8) */
+        c.nodes = (ranks + domain_ranks - 1) / domain_ranks;
         c.nics = node_nics / group;
         c.nic_gbs = nics.bandwidth * group / 1e9;
         c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
@@ -252,24 +254,39 @@ static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
 /* An all-to-all: NCCL's p2p plan (nccl_p2p.h). A peer on the node gets
  * 2 x max(1, path bw / NVLink bw) channels (paths.cc ncclTopoGetNchannels),
  * the path's bandwidth read as the ring graph's (channels x per channel);
- * the protocol is LL up to NCCL_P2P_LL_THRESHOLD a channel, else Simple;
- * a step over the network costs NCCL's hwLatencies[NET][Ring] for that
- * protocol (tuning.cc: NCCL's figure for one step of a transfer through
- * the proxy and the NIC; its model has no p2p entry, and the ring's row is
- * the one per step, not per tree level), less the route's share, as the
- * collectives' (nccl_tune). NCCL's model has no launch or base cost for
+ * to a peer on the node the protocol is LL up to NCCL_P2P_LL_THRESHOLD a
+ * channel, else Simple; to a peer on another node Simple at any size
+ * (addP2pToPlan's LL needs the connection's LL buffer, which the network
+ * transport's p2p connections have only with NCCL_ALLOC_P2P_NET_LL_BUFFERS
+ * =1, default 0: nccl_p2p.h strata_nccl_p2p_ll_to, v2.25.1-1 to
+ * v2.30.7-1). A step over the network costs NCCL's hwLatencies[NET][Ring]
+ * [Simple] (tuning.cc: NCCL's figure for one step of a Simple transfer
+ * through the proxy and the NIC, 14 us to 2.27; its model has no p2p
+ * entry, and a p2p send crosses the same net transport's proxy progress
+ * as a ring's Simple step: v2.27.7-1 src/transport/net.cc
+ * sendProxyProgress l. 1108 and recvProxyProgress l. 1260, the p2p
+ * connection (connIndex 1) only drawing its slots from the shared buffers,
+ * l. 199, 241, 1146; the ring's row is the one per step, not per tree
+ * level), less the route's share, as the collectives' (nccl_tune). The
+ * result's protocol is the plan's on the node (Simple with one GPU a
+ * node: every peer across). NCCL's model has no launch or base cost for
  * p2p work: none is charged. */
-static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint64_t in_bytes, strata_coll_tuning *out)
+static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t domain_ranks, uint64_t in_bytes,
+                     strata_coll_tuning *out)
 {
     const nccl_params *p = strata_hw_coll_params(hw);
     uint32_t links = (uint32_t)(comm->graph_channels * comm->channel_gbs / nvlink_link_gbs[comm->arch]);
     strata_nccl_p2p plan;
-    strata_nccl_p2p_init(comm, 2 * MAX(1u, links), &plan);
+    strata_nccl_comm even = *comm; /* the plan's nodes: whole ones, else one (nccl_p2p.h) */
+    if (domain_ranks == 0 || comm->ranks % domain_ranks != 0)
+        even.nodes = 1;
+    strata_nccl_p2p_init(&even, 2 * MAX(1u, links), &plan);
     uint64_t per_peer = in_bytes / comm->ranks;
-    strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+    bool ll = plan.local_ranks > 1 && strata_nccl_p2p_ll_to(&plan, per_peer, false);
+    strata_nccl_proto proto = ll ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
-    double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][proto] : 0;
+    double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][STRATA_NCCL_SIMPLE] : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route),
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
@@ -299,7 +316,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
         return false;
     }
     if (kind == STRATA_OP_ALL_TO_ALL) {
-        p2p_tune(hw, &comm, in_bytes, out);
+        p2p_tune(hw, &comm, domain_ranks, in_bytes, out);
         return true;
     }
     strata_nccl_choice ch;
@@ -333,7 +350,6 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
-    out->host.call_s = MAX(out->estimate_s, out->launch_s); /* back-to-back calls (coll_host.h) */
     /* the kernel's grid: the channels with work (plan->channelMask), one
      * work struct each (coll_host.h) */
     out->host.channels = ch.run_channels;

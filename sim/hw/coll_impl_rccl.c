@@ -265,14 +265,15 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
  * of its own here (its model has no p2p entry), so the fixed cost is the
  * runtime's scratch reclaim only. The host uploads a work to each channel
  * the plan uses. */
-static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, double route_s, uint64_t in_bytes,
-                     strata_coll_tuning *out)
+static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint32_t domain_ranks, double route_s,
+                     uint64_t in_bytes, strata_coll_tuning *out)
 {
-    strata_nccl_p2p plan;
-    strata_rccl_p2p_init(c->ranks, c->nodes, c->graph_channels, p->gfx94, &plan);
+    strata_nccl_p2p plan; /* whole nodes, else one (nccl_p2p.h) */
+    bool whole = domain_ranks && c->ranks % domain_ranks == 0;
+    strata_rccl_p2p_init(c->ranks, whole ? c->nodes : 1, c->graph_channels, p->gfx94, &plan);
     uint64_t per_peer = in_bytes / c->ranks;
     strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
-    double net_s = plan.nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;
+    double net_s = c->nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .net_step_s = net_s,
                                 .p2p = plan, .host = p->host};
@@ -292,7 +293,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                           .model_2_20 = p->model_2_20};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
-    c.nodes = net ? ranks / domain_ranks : 1;
+    c.nodes = net ? (ranks + domain_ranks - 1) / domain_ranks : 1; /* the nodes the ranks span (comm_of's rule) */
     if (net && p->n_net_rings) { /* the graph across nodes: the model's rings through the NICs, each
                                   * totalBw / nChannels (parseGraph) */
         c.graph_channels = p->n_net_rings;
@@ -302,7 +303,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_choice ch;
     bool chosen = strata_rccl_choose(&c, kind, bytes, &ch);
     if (!chosen && kind == STRATA_OP_ALL_TO_ALL) { /* not MSCCL's: the grouped p2p */
-        a2a_tune(p, &c, 2 * nics.latency, in_bytes, out);
+        a2a_tune(p, &c, domain_ranks, 2 * nics.latency, in_bytes, out);
         return true;
     }
     if (!chosen) {
@@ -326,7 +327,6 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .ring_len = rings ? len : 0, .host = p->host};
     /* back-to-back calls: the call's time once its last rank starts, RCCL's
      * estimate (MSCCL's, which RCCL does not estimate: its fixed cost) */
-    out->host.call_s = MAX(out->estimate_s, out->launch_s);
     out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
     return true;
 }

@@ -188,7 +188,17 @@ bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes)
     return bytes <= (uint64_t)p->per_peer * LL_THRESHOLD;
 }
 
+bool strata_nccl_p2p_ll_to(const strata_nccl_p2p *p, uint64_t bytes, bool net)
+{
+    return !net && strata_nccl_p2p_ll(p, bytes);
+}
+
 uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes)
+{
+    return strata_nccl_p2p_parts_to(p, bytes, false);
+}
+
+uint32_t strata_nccl_p2p_parts_to(const strata_nccl_p2p *p, uint64_t bytes, bool net)
 {
     if (p->rccl) { /* scheduleP2pTasksToPlan's do-while: chunks of calcP2pChunkSize */
         uint64_t chunk = rccl_chunk(p, bytes);
@@ -198,7 +208,7 @@ uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes)
      * buffer; parts of at least half a step across nodes (an eighth on one
      * node) up to nChannelsMin, then doubled while a part is above a step
      * (32 steps on one node), up to nChannelsMax (p2pnChannelsPerPeer) */
-    bool ll = p->nccl_rules < STRATA_NCCL_P2P_229 && strata_nccl_p2p_ll(p, bytes);
+    bool ll = p->nccl_rules < STRATA_NCCL_P2P_229 && strata_nccl_p2p_ll_to(p, bytes, net);
     uint64_t step = ll ? p->ll_step_bytes : p->step_bytes;
     uint64_t min_part = p->nodes > 1 ? step / 2 : step / 8, max_part = p->nodes > 1 ? step : step * 32;
     uint32_t n = (uint32_t)MIN((uint64_t)p->min_channels, (bytes + min_part - 1) / min_part);
@@ -219,10 +229,11 @@ void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *
     *end = MIN((uint64_t)(i + 1) * part, bytes);
 }
 
-void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end)
+void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg,
+                            uint64_t *end)
 {
     if (!p->rccl) {
-        strata_nccl_p2p_part(strata_nccl_p2p_parts(p, bytes), i, bytes, beg, end);
+        strata_nccl_p2p_part(parts, i, bytes, beg, end);
         return;
     }
     uint64_t chunk = rccl_chunk(p, bytes);
@@ -348,18 +359,29 @@ uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t 
     return (base + mirror(i, p->p2p_channels)) & (p->p2p_channels - 1);
 }
 
+bool strata_nccl_p2p_rank_net(const strata_nccl_p2p *p, uint32_t rank, uint32_t node_delta, uint32_t local_delta)
+{
+    return strata_nccl_p2p_peer(p, rank, node_delta, local_delta) / p->local_ranks != rank / p->local_ranks;
+}
+
 uint32_t strata_nccl_p2p_used_channels(const strata_nccl_p2p *p, uint64_t bytes)
 {
     if (bytes == 0)
         return 0;
-    uint32_t parts = strata_nccl_p2p_parts(p, bytes), used = 0;
+    uint32_t parts[2] = {strata_nccl_p2p_parts_to(p, bytes, false), strata_nccl_p2p_parts_to(p, bytes, true)};
+    uint32_t used = 0, *nd = g_new(uint32_t, p->ranks), *ld = g_new(uint32_t, p->ranks);
+    strata_nccl_p2p_deltas(p, nd, ld);
     bool *on = g_new0(bool, p->p2p_channels);
-    for (uint32_t k = 0; k < p->ranks; k++)
-        for (uint32_t i = 0; i < (k == 0 ? strata_nccl_p2p_self_parts(p, parts) : parts); i++) {
+    for (uint32_t k = 0; k < p->ranks; k++) {
+        uint32_t np = parts[strata_nccl_p2p_rank_net(p, 0, nd[k], ld[k])]; /* the channel mask of rank 0's plan */
+        for (uint32_t i = 0; i < (k == 0 ? strata_nccl_p2p_self_parts(p, np) : np); i++) {
             uint32_t c = strata_nccl_p2p_channel(p, k, i);
             used += !on[c];
             on[c] = true;
         }
+    }
     g_free(on);
+    g_free(nd);
+    g_free(ld);
     return used;
 }

@@ -76,21 +76,40 @@ void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p
  * gfx94x GPUs (gfx942) or not (gfx950), each pair of a node's GPUs joined
  * by one xGMI link (strata's meshes). */
 void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out);
-/* Whether a send or receive of `bytes` to another rank runs LL, else
- * Simple (enqueue.cc addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16384): to
- * v2.28.7-1 bytes <= p2pnChannelsPerPeer x the threshold; from v2.29.7-1
- * bytes <= its parts on Simple's step x the threshold; RCCL's a part of
- * at most the threshold. */
+/* Whether a send or receive of `bytes` to another rank of the node runs
+ * LL, else Simple (enqueue.cc addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16384):
+ * to v2.28.7-1 bytes <= p2pnChannelsPerPeer x the threshold; from
+ * v2.29.7-1 bytes <= its parts on Simple's step x the threshold; RCCL's a
+ * part of at most the threshold. */
 bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes);
+/* The same to a rank on another node (`net`) or on the node: across the
+ * network never LL. addP2pToPlan takes LL only where every part's
+ * connection has an LL buffer (`protoLL[dir] &= conn->conn.buffs
+ * [NCCL_PROTO_LL] != nullptr`: NVIDIA/nccl v2.25.1-1 to v2.30.7-1
+ * src/enqueue.cc, l. 815 at v2.27.7-1; v2.19.3-1 l. 307), and the network
+ * transport's shared p2p connections get one only with
+ * NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (src/init.cc, default 0; net.cc's send
+ * and receive setup, l. 787 and 956 at v2.27.7-1); RCCL's likewise
+ * (hw/coll_impl_rccl.c a2a_tune). */
+bool strata_nccl_p2p_ll_to(const strata_nccl_p2p *p, uint64_t bytes, bool net);
 /* The parts (channels) of a send or receive of `bytes` > 0 to another
- * rank: addP2pToPlan's nChannels. */
+ * rank on the node: addP2pToPlan's nChannels. */
 uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes);
+/* The same to a rank on another node (`net`: Simple's step, where NCCL
+ * to v2.28 counts an LL send's parts on LL's) or on the node. */
+uint32_t strata_nccl_p2p_parts_to(const strata_nccl_p2p *p, uint64_t bytes, bool net);
 /* Part i of `parts` of `bytes`: [*beg, *end) (4 KiB-aligned parts). */
 void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end);
-/* Part i of the plan's parts of `bytes` (strata_nccl_p2p_parts): NCCL's
+/* Part i of `parts` (strata_nccl_p2p_parts_to) of `bytes`: NCCL's
  * strata_nccl_p2p_part; RCCL's, chunks of calcP2pChunkSize, the last the
  * rest. */
-void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t i, uint64_t bytes, uint64_t *beg, uint64_t *end);
+void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg,
+                            uint64_t *end);
+/* Whether a round of these deltas (strata_nccl_p2p_deltas) sends rank 0
+ * to a rank on another node (with v2.28's groups smaller than a node a
+ * round can pair some ranks on their node and others across: each rank's
+ * own pair decides its protocol, strata_nccl_p2p_rank_net). */
+bool strata_nccl_p2p_rank_net(const strata_nccl_p2p *p, uint32_t rank, uint32_t node_delta, uint32_t local_delta);
 /* The p2p works of distinct rounds one channel runs at once: NCCL's
  * STRATA_NCCL_P2P_PER_BATCH, RCCL's 1 (a work holds one round's receive
  * and send). */

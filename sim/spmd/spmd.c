@@ -358,6 +358,11 @@ static void plan_round(spmd *s)
         for (uint32_t l = 0; l < s->n_lanes && takes_part(s, d); l++)
             if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
+        if (s->floor_lane && takes_part(s, d) && spmd_floor_time(s, d) > 0) { /* the call ends after the floor */
+            push(s, EM_RECORD, d, s->floor_lane, d, s->floor_lane);
+            push(s, EM_WAIT, d, 0, d, s->floor_lane);
+            push(s, EM_RECORD, d, 0, d, 0);
+        }
     }
 }
 
@@ -466,6 +471,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     }
     s->beside = s->beside ? s->n_lanes : 0;
     s->n_lanes += s->beside;
+    /* back-to-back calls: the host's floor on a lane of its own, which
+     * the collective's end joins (coll_host.h) */
+    s->floor_lane = strata_coll_host_floor(&s->host) > 0 ? s->n_lanes++ : 0;
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
     for (guint i = 0; i < s->steps->len; i++) {
@@ -496,6 +504,11 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         push(s, EM_RECORD, d, 0, d, 0);
         for (uint32_t l = 1; slotted && l < s->n_lanes; l++)
             push(s, EM_WAIT, d, l, d, 0);
+        if (s->floor_lane && spmd_floor_time(s, d) > 0) { /* from the launch's end: H in all */
+            if (!slotted)
+                push(s, EM_WAIT, d, s->floor_lane, d, 0);
+            push(s, EM_FLOOR, d, s->floor_lane, d, 0);
+        }
     }
     if (s->rounds > 0)
         plan_round(s);

@@ -18,7 +18,7 @@
 #include "trace/check.h"
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
-               EM_LAUNCH, EM_DELAY } emit_kind;
+               EM_LAUNCH, EM_DELAY, EM_FLOOR } emit_kind;
 
 enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
 
@@ -69,6 +69,7 @@ typedef struct spmd {
     strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
     strata_coll_host host; /* one process's GPUs, the host's time per communicator (coll_host.h) */
+    uint32_t floor_lane;   /* back-to-back calls: the lane of the host's floor beside the steps' (0: none) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
     double bytes_per_element;
@@ -90,5 +91,8 @@ void spmd_render_step(spmd *s, const emit *e);
  * host's work for the other communicators of d's process that comes first
  * (coll_host.h). */
 double spmd_launch_time(const spmd *s, uint32_t d);
+/* The host's floor on device d after its launch op (back-to-back calls:
+ * strata_coll_host_floor less spmd_launch_time; 0: none). */
+double spmd_floor_time(const spmd *s, uint32_t d);
 
 #endif

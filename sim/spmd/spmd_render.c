@@ -66,6 +66,11 @@ double spmd_launch_time(const spmd *s, uint32_t d)
     return s->launch_s + strata_coll_host_delay(&s->host, d);
 }
 
+double spmd_floor_time(const spmd *s, uint32_t d)
+{
+    return MAX(0.0, strata_coll_host_floor(&s->host) - spmd_launch_time(s, d));
+}
+
 void spmd_render_step(spmd *s, const emit *e)
 {
     strata_op *o = &s->out;
@@ -98,11 +103,14 @@ void spmd_render_step(spmd *s, const emit *e)
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
     case EM_DELAY:  /* a step's fixed cost (strata_coll_step.delay_s, in ps in bytes) */
+    case EM_FLOOR:  /* the host's floor of back-to-back calls, beside the steps */
         o->kind = STRATA_OP_COMPUTE;
         s->last.coll = s->info->desc.index + 1;
-        o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
+        o->name = e->kind == EM_LAUNCH ? "launch" : e->kind == EM_FLOOR ? "host-floor" : "step-delay";
         o->has_time = true;
-        o->time_s = e->kind == EM_LAUNCH ? spmd_launch_time(s, e->device) : (double)e->bytes * 1e-12;
+        o->time_s = e->kind == EM_LAUNCH  ? spmd_launch_time(s, e->device)
+                    : e->kind == EM_FLOOR ? spmd_floor_time(s, e->device)
+                                          : (double)e->bytes * 1e-12;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     case EM_COPY:
