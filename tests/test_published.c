@@ -524,6 +524,12 @@ START_TEST(test_bad_moe_layer_cases)
     expect_bad_moe("--model llama-3-8b", "tokens = 4\n", 2, "no routed experts");
     /* --tp given 0 is refused by name (serve_args.c), not run on one rank */
     expect_bad_moe("--model mixtral-8x7b --tp 0", "tokens = 4\n", 2, "--tp: expected a whole number >= 1, got 0");
+    /* the command line's rules (core/opt_check.h) hold in a case's serve = too: the second --tp was
+     * taken silently, and 010 read as octal 8 */
+    expect_bad_moe("--model mixtral-8x7b --tp 2 --tp 4", "tokens = 4\n", 2,
+                   "serve: --tp given twice ('2', then '4'): expected it once");
+    expect_bad_moe("--model mixtral-8x7b --tp 010", "tokens = 4\n", 2,
+                   "serve: --tp: expected a decimal whole number (digits, no leading zero), got '010'");
     expect_bad("measured = 50ms\nmetric = makespan\ntokens = 4\n", 9,
                "only metrics moe-layer and decode-attention take tokens");
     expect_bad("measured = 50ms\nmetric = makespan\ncontext = 4\n", 9, "only metric decode-attention takes context");

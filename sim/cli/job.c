@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
-#include "cli/opt_check.h"
+#include "core/opt_check.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "hw/hw.h"

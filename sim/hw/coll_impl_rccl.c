@@ -325,8 +325,6 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
                                 .ring_len = rings ? len : 0, .host = p->host};
-    /* back-to-back calls: the call's time once its last rank starts, RCCL's
-     * estimate (MSCCL's, which RCCL does not estimate: its fixed cost) */
     out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
     return true;
 }

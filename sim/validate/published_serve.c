@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/opt_check.h"
 #include "core/units.h"
 #include "serve/serve_args.h"
 #include "serve/serve_cost.h"
@@ -138,7 +139,14 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
     GOptionContext *ctx = g_option_context_new(NULL);
     g_option_context_set_help_enabled(ctx, FALSE);
     g_option_context_add_main_entries(ctx, entries, NULL);
-    bool ok = g_option_context_parse_strv(ctx, &argv, err); /* frees what it removes */
+    /* the command line's rules (opt_check.h): an option twice, `--tp 010`
+     * (octal 8 to GOption), refused here as by `strata serve` */
+    char *bad = NULL;
+    bool ok = strata_opt_check(entries, n + 1, argv, false, &bad);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s", bad);
+    g_free(bad);
+    ok = ok && g_option_context_parse_strv(ctx, &argv, err); /* frees what it removes */
     if (ok && argv[0] && argv[1]) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected options only, got '%s'", argv[1]);
         ok = false;

@@ -18,8 +18,8 @@
  *
  * Invariants: reads argv only; false only with *message set (g_free).
  */
-#ifndef STRATA_CLI_OPT_CHECK_H
-#define STRATA_CLI_OPT_CHECK_H
+#ifndef STRATA_CORE_OPT_CHECK_H
+#define STRATA_CORE_OPT_CHECK_H
 
 #include <glib.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* opt_check.c: options checked before GOption reads them (contract in opt_check.h). */
-#include "cli/opt_check.h"
+#include "core/opt_check.h"
 
 #include <string.h>
 
