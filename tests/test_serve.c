@@ -807,7 +807,7 @@ START_TEST(names_lookup_messages)
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
-    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
+    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_attn_aux_find("fa4", &err));
     assert_message(err, STRATA_ERROR_INTERNAL,
