@@ -307,7 +307,7 @@ START_TEST(engine_fa3_prefill_bytes_by_hand)
     double t[4];
     for (int i = 0; i < 4; i++) {
         strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192);
-        ck_assert_msg(strata_serve_engine_set_kernels(rows[i], c, &err), "%s", err ? err->message : "");
+        ck_assert_msg(strata_serve_engine_set_kernels(rows[i], hw, c, &err), "%s", err ? err->message : "");
         strata_serve_work w;
         t[i] = strata_serve_cost_attention(c, &chunk, 1, 0, &w);
         ck_assert_double_eq(w.bytes, bytes[i]);
@@ -807,7 +807,7 @@ START_TEST(names_lookup_messages)
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
-    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
+    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_attn_aux_find("fa4", &err));
     assert_message(err, STRATA_ERROR_INTERNAL,

@@ -10,13 +10,16 @@
  * both sides, the staging copy outside a CUDA graph, and the vllm-v0 and
  * sglang-v0.3 rows through the serving cost; the collectives that join a
  * vocabulary split over TP ranks (the logits' all-gather, the embedding's
- * all-reduce) by hand.
+ * all-reduce) by hand; vLLM's ROCm builds' kernel (vllm-custom-rocm) on
+ * MI300X's xGMI mesh, the peers' shares side by side (serve_links.h
+ * ar_peers_per_link), and the vLLM rows taking it on RCCL hardware.
  */
 #include <math.h>
 #include <string.h>
 #include "hw/coll_impl.h"
 #include "serve/serve_allreduce.h"
 #include "serve/serve_coll.h"
+#include "serve/serve_links.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
 #include "testutil.h"
@@ -26,7 +29,8 @@
  * at stream efficiency 0.9 (3.015 TB/s). */
 static strata_serve_ar_in dgx(uint32_t ranks, uint64_t tokens, uint64_t bytes)
 {
-    return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9, false};
+    /* link_peers 0: every peer's data through the rank's one NVSwitch port (ranks - 1) */
+    return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9, false, 0};
 }
 
 
@@ -246,7 +250,7 @@ START_TEST(vocab_collectives_by_hand)
     for (int i = 0; i < 2; i++) {
         strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 256, &err);
         ck_assert_msg(c, "%s", err ? err->message : "");
-        ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find(engines[i], NULL), c, &err));
+        ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find(engines[i], NULL), hw, c, &err));
         double with = strata_serve_cost_step(c, d, 256);
         strata_serve_cost_set_vocab_collectives(c, false, false, false);
         double without = strata_serve_cost_step(c, d, 256);
@@ -262,7 +266,8 @@ START_TEST(vocab_collectives_by_hand)
     for (int i = 0; i < 3; i++) {
         strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 256, &err);
         ck_assert_msg(c, "%s", err ? err->message : "");
-        ck_assert(strata_serve_engine_set_kernels(vllm[i] ? strata_serve_engine_find(vllm[i], NULL) : NULL, c, &err));
+        ck_assert(strata_serve_engine_set_kernels(vllm[i] ? strata_serve_engine_find(vllm[i], NULL) : NULL, hw, c,
+                                                  &err));
         double with = strata_serve_cost_step(c, d, 256);
         strata_serve_cost_set_vocab_collectives(c, false, false, false);
         double without = strata_serve_cost_step(c, d, 256);
@@ -385,6 +390,118 @@ START_TEST(vllm_engines_run_it_in_the_step)
 }
 END_TEST
 
+static strata_hw *hw_load(const char *path)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    return hw;
+}
+
+/* MI300X's figures (configs/hw/mi300x.ini, mi300x-8.ini): kernel_launch
+ * 1.9 us, one xGMI hop of 0.8 us at 64 GB/s (stores 4/5 of it, 51.2 GB/s),
+ * HBM 5.3 TB/s at stream efficiency 0.6 (3.18 TB/s); link_peers as given. */
+static strata_serve_ar_in mi300x(uint64_t bytes, uint32_t link_peers)
+{
+    return (strata_serve_ar_in){8, bytes / 16384, bytes, 1.9e-6, 64e9, 0.8e-6, 5.3e12 * 0.6, false, link_peers};
+}
+
+/* Which peers' routes into rank 0 share a link: on mi300x-8's full mesh
+ * each peer has its own xGMI link (1); on dgx-h100 every peer's route
+ * ends in rank 0's one NVSwitch port (tp - 1: 7 at TP8, 3 at TP4); TP2 one
+ * peer (1). */
+START_TEST(peers_per_link_by_topology)
+{
+    const char *files[] = {"mi300x-8.ini", "dgx-h100.ini", "dgx-h100.ini", "dgx-h100.ini"};
+    const uint32_t tp[] = {8, 8, 4, 2}, want[] = {1, 7, 3, 1};
+    for (size_t i = 0; i < G_N_ELEMENTS(tp); i++) {
+        char *path = g_strconcat(STRATA_SOURCE_DIR "/configs/hw/", files[i], NULL);
+        strata_hw *hw = hw_load(path);
+        strata_serve_links l;
+        GError *err = NULL;
+        ck_assert_msg(strata_serve_links_find(hw, 0, tp[i], &l, &err), "%s", err ? err->message : "");
+        ck_assert_msg(l.ar_peers_per_link == want[i], "%s tp %u: %u, expected %u", files[i], tp[i],
+                      l.ar_peers_per_link, want[i]);
+        strata_hw_free(hw);
+        g_free(path);
+    }
+}
+END_TEST
+
+/* vllm-custom-rocm on 8 MI300X (the mi300x() figures):
+ * one Llama-3-70B token (16,384 B), 1-stage, link_peers 1:
+ *   1.9 + 2 x 0.8 + 16,384 / 51.2e9 (0.32 us) + 2 x 16,384 / 3.18e12
+ *   (0.010304 us) = 3.830304 us;
+ * 128 tokens (2,097,152 B >= 256 KiB), 2-stage:
+ *   1.9 + 1.6 + 2 x 1/8 x 2,097,152 / 51.2e9 (10.24 us) + (1 + 3/8) x
+ *   2,097,152 / 3.18e12 (0.906787 us) = 14.646787 us; with link_peers 0
+ *   (read as 7, a switch port) 1.9 + 1.6 + 2 x 7/8 x 2,097,152 / 51.2e9
+ *   (71.68 us) + 0.906787 = 76.086787 us;
+ * its size rule (ROCm's max_size 16 MiB, inp_size < max_size): 16 MiB - 16
+ *   B the 2-stage kernel, 16 MiB RCCL; vllm-custom (0.6, 8 MiB) RCCL at
+ *   16 MiB - 16. */
+START_TEST(vllm_custom_rocm_by_hand)
+{
+    const strata_serve_allreduce *a = strata_serve_allreduce_find("vllm-custom-rocm", NULL);
+    ck_assert(a);
+    strata_serve_ar_in in = mi300x(16384, 1);
+    strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_int_eq(p.strategy, SERVE_AR_ONESHOT);
+    ck_assert_msg(fabs(p.time_s - 3.830304e-6) < 1e-12, "%.17g", p.time_s);
+    in = mi300x(2097152, 1);
+    p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
+    ck_assert_msg(fabs(p.time_s - 14.646787e-6) < 1e-12, "%.17g", p.time_s);
+    in = mi300x(2097152, 0);
+    p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_msg(fabs(p.time_s - 76.086787e-6) < 1e-12, "%.17g", p.time_s);
+    in = mi300x(16777216 - 16, 1);
+    ck_assert_int_eq(strata_serve_allreduce_plan(a, &in).strategy, SERVE_AR_TWOSHOT);
+    ck_assert_int_eq(strata_serve_allreduce_plan(strata_serve_allreduce_find("vllm-custom", NULL), &in).strategy,
+                     SERVE_AR_NCCL);
+    in = mi300x(16777216, 1);
+    ck_assert_int_eq(strata_serve_allreduce_plan(a, &in).strategy, SERVE_AR_NCCL);
+}
+END_TEST
+
+/* The vLLM rows on mi300x-8 (collectives = rccl) run vllm-custom-rocm: a
+ * step's all-reduce of one Llama-3-70B token at TP8 is the 3.830304 us
+ * above, for vllm-v1 (no --engine) and vllm-v0 alike. On dgx-h100 (NCCL)
+ * vllm-v1 keeps NCCL's simulated all-reduce: not that kernel's NVSwitch
+ * time, 3 + 2 x 1 + 7 x 16,384 / 360e9 (0.318578 us) + 2 x 16,384 /
+ * 3.015e12 (0.010868 us) = 5.329446 us. */
+START_TEST(vllm_rows_take_rocm_kernel_on_rccl)
+{
+    strata_serve_model m = {0};
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    const char *engines[2] = {"vllm-v0", NULL};
+    strata_hw *hw = hw_load(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini");
+    for (int i = 0; i < 2; i++) {
+        GError *err = NULL;
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert(strata_serve_engine_set_kernels(engines[i] ? strata_serve_engine_find(engines[i], NULL) : NULL, hw,
+                                                  c, &err));
+        double t = strata_serve_cost_allreduce(c, 1);
+        ck_assert_msg(fabs(t - 3.830304e-6) < 1e-12, "%s: %.17g", engines[i] ? engines[i] : "vllm-v1", t);
+        strata_serve_cost_free(c);
+    }
+    strata_hw_free(hw);
+    hw = hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini");
+    GError *err = NULL;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(NULL, hw, c, &err));
+    strata_serve_coll *sim = strata_serve_coll_new(hw, 8);
+    strata_serve_cost_set_collectives(c, sim);
+    double nccl = strata_serve_cost_allreduce(c, 1);
+    ck_assert_msg(nccl > 0 && fabs(nccl - 5.329446e-6) > 1e-9, "%.17g", nccl);
+    strata_serve_cost_free(c);
+    strata_serve_coll_free(sim);
+    strata_hw_free(hw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_allreduce");
@@ -397,6 +514,9 @@ int main(void)
     tcase_add_test(tc, vllm_custom_kernels_by_hand);
     tcase_add_test(tc, vllm_custom_on_each_side_of_its_rules);
     tcase_add_test(tc, vllm_engines_run_it_in_the_step);
+    tcase_add_test(tc, peers_per_link_by_topology);
+    tcase_add_test(tc, vllm_custom_rocm_by_hand);
+    tcase_add_test(tc, vllm_rows_take_rocm_kernel_on_rccl);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -82,7 +82,28 @@
  *   more. In a graph (vLLM's decode-only steps) the captured buffers are
  *   registered (all_reduce_reg): no copy.
  * Peer loads cross NVLink as the stores do (128-byte payloads): `link`
- * as above.
+ * as above. *
+ * vLLM's ROCm builds (vllm-custom-rocm), read at ROCm/vllm@b309ea79 (vLLM
+ * 0.7.3, V0) and @040de12d (0.10.0, V1), the releases of AMD's MI300X
+ * page: GroupCoordinator / CudaCommunicator.all_reduce try quick all-reduce
+ * first (0.10.0 cuda_communicator.py:93-118, "quick reduce just for ROCM
+ * MI3*"), but QuickAllReduce stays disabled while
+ * VLLM_ROCM_QUICK_REDUCE_QUANTIZATION is "NONE" (envs.py:139, 717-718, the
+ * default; quick_all_reduce.py:175-178), then the custom kernel, then
+ * RCCL. CustomAllreduce is enabled on ROCm where every pair is one xGMI
+ * hop (platforms/rocm.py is_full_nvlink / is_fully_connected, amdsmi link
+ * type 2 at 1 hop; "On AMD GPU, p2p is always enabled between XGMI
+ * connected GPUs"), max_size 16 MiB on ROCm (0.7.3 custom_all_reduce.py
+ * _MAX_CAR_SIZE = 2 * 8192 * 1024, "crossover is at 16MB buffer size for
+ * ROCm"; 0.10.0 the constructor's default), should_custom_ar inp_size <
+ * max_size; csrc/custom_all_reduce.cuh the same REDUCE_CASE 1-stage /
+ * 2-stage switch at both commits, at most 16 blocks of 512 threads on ROCm
+ * (0.7.3 :492 block_limit = 16; 0.10.0 :38 defaultBlockLimit = 16; taken
+ * here, as on NVLink, as not limiting the links' rate: no measurement of
+ * the kernel on MI300X was found). On MI300X's full mesh each peer's
+ * share crosses its own xGMI link, so the n-1 peer transfers run in
+ * parallel (link_peers = 1, serve_links.h), where through NVSwitch they
+ * share the rank's port (n-1).
  */
 #include "serve/serve_allreduce.h"
 #include "collective/coll_sched.h"
@@ -110,42 +131,53 @@ static double store_bw(const strata_serve_ar_in *in)
     return in->link_bw * STRATA_COLL_WIRE_DEN / STRATA_COLL_WIRE_NUM;
 }
 
+/* The most peers whose data shares one link of a rank's routes (k in
+ * serve_allreduce.h): n-1 where the caller gives none. */
+static double peers_per_link(const strata_serve_ar_in *in)
+{
+    return in->link_peers ? in->link_peers : in->ranks - 1.0;
+}
+
 static double oneshot_s(const strata_serve_ar_in *in)
 {
-    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
-    return in->launch_s + in->link_lat + (link > 0 ? (n - 1) * b / link : 0) +
+    double b = (double)in->bytes, n = in->ranks, k = peers_per_link(in), link = store_bw(in);
+    return in->launch_s + in->link_lat + (link > 0 ? k * b / link : 0) +
            (in->stream_bw > 0 ? (n + 2) * b / in->stream_bw : 0);
 }
 
 static double twoshot_s(const strata_serve_ar_in *in)
 {
-    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
-    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * (n - 1) / n * b / link : 0) +
+    double b = (double)in->bytes, n = in->ranks, k = peers_per_link(in), link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * k / n * b / link : 0) +
            (in->stream_bw > 0 ? 3 * b / in->stream_bw : 0);
 }
 
-enum { VLLM_AR_MAX_BYTES = 8192 * 1024 }; /* CustomAllreduce's max_size */
+enum { VLLM_AR_MAX_BYTES = 8192 * 1024 }; /* CustomAllreduce's max_size (0.6.0) */
+/* vLLM's ROCm builds: "crossover is at 16MB buffer size for ROCm" (ROCm/vllm
+ * @b309ea79 custom_all_reduce.py _MAX_CAR_SIZE = 2 * 8192 * 1024 on ROCm;
+ * @040de12d max_size=2 * 8192 * 1024), taken while inp_size < max_size. */
+enum { VLLM_ROCM_AR_MAX_BYTES = 2 * 8192 * 1024 };
 
 static double onestage_s(const strata_serve_ar_in *in)
 {
-    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
-    return in->launch_s + 2 * in->link_lat + (link > 0 ? (n - 1) * b / link : 0) +
+    double b = (double)in->bytes, k = peers_per_link(in), link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? k * b / link : 0) +
            (in->stream_bw > 0 ? 2 * b / in->stream_bw : 0);
 }
 
 static double twostage_s(const strata_serve_ar_in *in)
 {
-    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
-    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * (n - 1) / n * b / link : 0) +
+    double b = (double)in->bytes, n = in->ranks, k = peers_per_link(in), link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * k / n * b / link : 0) +
            (in->stream_bw > 0 ? (1 + 3 / n) * b / in->stream_bw : 0);
 }
 
-static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
+/* vLLM's custom all-reduce taken while bytes <= at_most. */
+static strata_serve_ar_plan vllm_custom_upto(const strata_serve_ar_in *in, uint64_t at_most)
 {
     strata_serve_ar_plan p = {SERVE_AR_NCCL, 0, false};
     uint32_t n = in->ranks;
-    if ((n != 2 && n != 4 && n != 6 && n != 8) || in->bytes % 16 || in->bytes > VLLM_AR_MAX_BYTES ||
-        in->link_bw <= 0)
+    if ((n != 2 && n != 4 && n != 6 && n != 8) || in->bytes % 16 || in->bytes > at_most || in->link_bw <= 0)
         return p;
     if (n == 2 || (n <= 4 && in->bytes < 512 * 1024) || in->bytes < 256 * 1024) {
         p.strategy = SERVE_AR_ONESHOT;
@@ -157,6 +189,16 @@ static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
     if (in->eager) /* all_reduce_unreg: the input copied into the registered buffer first */
         p.time_s += in->launch_s + (in->stream_bw > 0 ? 2 * (double)in->bytes / in->stream_bw : 0);
     return p;
+}
+
+static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
+{
+    return vllm_custom_upto(in, VLLM_AR_MAX_BYTES);
+}
+
+static strata_serve_ar_plan vllm_custom_rocm(const strata_serve_ar_in *in)
+{
+    return vllm_custom_upto(in, VLLM_ROCM_AR_MAX_BYTES - 1);
 }
 
 static strata_serve_ar_plan trtllm_auto(const strata_serve_ar_in *in)
@@ -186,6 +228,8 @@ static const strata_serve_allreduce rows[] = {
     {"vllm-custom", vllm_custom,
      "vLLM's custom all-reduce (0.6): 1-stage / 2-stage NVLink kernels up to 8 MiB at 2, 4, 6 or 8 ranks, NCCL "
      "beyond; outside a CUDA graph its input copied into the IPC buffer first"},
+    {"vllm-custom-rocm", vllm_custom_rocm,
+     "vLLM's custom all-reduce on ROCm (0.7.3, 0.10.0): the same kernels over xGMI below 16 MiB, RCCL beyond"},
     {NULL, NULL, NULL},
 };
 

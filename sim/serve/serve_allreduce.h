@@ -22,15 +22,22 @@
  *                beyond 8 MiB or at other rank counts. Outside a CUDA
  *                graph (in->eager) the input is first copied into the
  *                registered IPC buffer.
+ *   vllm-custom-rocm  the same kernels as vLLM's ROCm builds run them
+ *                (ROCm/vllm 0.7.3 @b309ea79 and 0.10.0 @040de12d): below
+ *                16 MiB (max_size 2 x 8192 x 1024, inp_size < max_size), the
+ *                same 1-stage / 2-stage switch; NCCL's (RCCL's) beyond.
  *
  * The kernels' times (serve_allreduce.c gives the sources), B the bytes
  * per rank, n ranks, launch the hardware's kernel_launch, lat the peer
  * route's latency, link its narrowest bandwidth x 4/5 (SM stores' 128-byte
- * NVLink payloads), stream the device memory's stream rate:
- *   one-shot  launch + lat + (n-1) B / link + (n+2) B / stream
- *   two-shot  launch + 2 lat + 2 (n-1)/n B / link + 3 B / stream
- *   1-stage   launch + 2 lat + (n-1) B / link + 2 B / stream
- *   2-stage   launch + 2 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream
+ * NVLink payloads), stream the device memory's stream rate, k the most
+ * peers whose data shares one link (link_peers: n-1 through a switch, where
+ * every peer's data enters a rank by its one port; 1 on a full mesh such as
+ * MI300X's xGMI, each peer on its own link, the n-1 transfers in parallel):
+ *   one-shot  launch + lat + k B / link + (n+2) B / stream
+ *   two-shot  launch + 2 lat + 2 k/n B / link + 3 B / stream
+ *   1-stage   launch + 2 lat + k B / link + 2 B / stream
+ *   2-stage   launch + 2 lat + 2 k/n B / link + (1 + 3/n) B / stream
  *   (eager)   + launch + 2 B / stream (vllm-custom's staging copy)
  * TensorRT-LLM's one-shot and two-shot kernels run the layer's fused
  * residual add + RMSNorm (+ FP8 quantization) in their epilogue
@@ -60,6 +67,9 @@ typedef struct strata_serve_ar_in {
     double link_bw, link_lat; /* the route to a peer: narrowest link, summed latency */
     double stream_bw; /* device memory at the kernels' stream rate */
     bool eager;       /* the step runs outside a CUDA graph (its buffers not registered) */
+    uint32_t link_peers; /* the most peers whose data to or from a rank crosses one link of its routes
+                          * (serve_links.h ar_peers_per_link): n-1 through a switch, 1 on a full
+                          * mesh; 0 is read as n-1 */
 } strata_serve_ar_in;
 
 typedef struct strata_serve_ar_plan {

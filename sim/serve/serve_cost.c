@@ -485,8 +485,11 @@ static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
     if (c->ar && c->tp > 1 && bytes) {
         const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
         double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-        strata_serve_ar_in in = {c->tp,          t, bytes, u->kernel.kernel_launch, c->links.ar_bw,
-                                 c->links.ar_lat, c->mem_bw * eff, eager};
+        strata_serve_ar_in in = {c->tp,           t,
+                                 bytes,           u->kernel.kernel_launch,
+                                 c->links.ar_bw,  c->links.ar_lat,
+                                 c->mem_bw * eff, eager,
+                                 c->links.ar_peers_per_link};
         strata_serve_ar_plan p = strata_serve_allreduce_plan(c->ar, &in);
         if (p.strategy != SERVE_AR_NCCL)
             return p.time_s;
@@ -501,7 +504,8 @@ static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t)
     uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
     if (!c->ar || c->tp < 2 || !bytes)
         return false;
-    strata_serve_ar_in in = {c->tp, t, bytes, 0, c->links.ar_bw, c->links.ar_lat, c->mem_bw, false};
+    strata_serve_ar_in in = {c->tp,      t,     bytes, 0, c->links.ar_bw, c->links.ar_lat,
+                             c->mem_bw, false, c->links.ar_peers_per_link};
     return strata_serve_allreduce_plan(c->ar, &in).fuses_norm;
 }
 
@@ -808,11 +812,14 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     uint64_t cols = ((uint64_t)c->m.vocab + c->tp - 1) / c->tp;
     uint64_t share = (uint64_t)((double)(sampled * cols) * act_bytes(c));
     double t = 0;
-    /* to root: torch/csrc/cuda/nccl.cpp gather, one group of the root's ncclRecv from each rank: tp - 1
-     * shares into its link at SM stores' 4/5 of the wire (coll_sched.h), one latency (NCCL's per-call cost not in) */
-    if (c->gather_logits && sampled && c->logits_to_root && c->links.ar_bw > 0)
-        t += (double)(c->tp - 1) * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->links.ar_bw +
-             c->links.ar_lat;
+    /* to root: torch/csrc/cuda/nccl.cpp gather, one group of the root's ncclRecv from each rank: the tp - 1
+     * shares into the root, as many one after another on a link as the most peers' routes share one
+     * (ar_peers_per_link: tp - 1 through a switch port, 1 on a full mesh), at SM stores' 4/5 of the wire
+     * (coll_sched.h), one latency (NCCL's per-call cost not in) */
+    if (c->gather_logits && sampled && c->logits_to_root && c->links.ar_bw > 0) {
+        double k = c->links.ar_peers_per_link ? c->links.ar_peers_per_link : c->tp - 1.0;
+        t += k * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->links.ar_bw + c->links.ar_lat;
+    }
     else if (c->gather_logits && sampled)
         t += collective(c, STRATA_OP_ALL_GATHER, share);
     if (c->embed_allreduce && tokens)

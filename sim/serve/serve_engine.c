@@ -63,6 +63,12 @@
  *   (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
  *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both
  *   pad a captured decode batch to the next captured size (graph_align).
+ * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1
+ *   run vllm-custom-rocm: vLLM's custom all-reduce below 16 MiB, RCCL
+ *   beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d)
+ *   select it (serve_allreduce.c gives the lines; quick all-reduce is off
+ *   by default). V1 runs it on CUDA as well (CudaCommunicator.all_reduce),
+ *   but the NVIDIA vllm-v1 rows keep NCCL's here (not examined: wave 27).
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
@@ -209,6 +215,7 @@
 #include "serve/serve_engine.h"
 #include <math.h>
 #include "core/error.h"
+#include "hw/coll_impl.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_names.h"
 
@@ -233,6 +240,7 @@ static const strata_serve_engine engines[] = {
              "--num-scheduler-steps decode steps",
      .scheduler = "vllm-v0",
      .allreduce = "vllm-custom",
+     .allreduce_rocm = "vllm-custom-rocm",
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "vllm-0.6-flash-attn",
      .fa2_attention = true,
@@ -302,6 +310,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
                                                     "prefill",
                                             .fa3_prefill = true,
+                                            .allreduce_rocm = "vllm-custom-rocm",
                                             .window_blocks = true,
                                             .logits_gather = true,
                                             .embed_allreduce = true};
@@ -312,7 +321,8 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
                               "--engine: unknown engine '%s' (known: %s)");
 }
 
-bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err)
+bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
+                                     GError **err)
 {
     if (!e)
         e = &vllm_v1;
@@ -330,8 +340,10 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
             return false;
         strata_serve_cost_set_attn_aux(cost, aux);
     }
-    if (e->allreduce) {
-        const strata_serve_allreduce *ar = strata_serve_allreduce_find(e->allreduce, err);
+    bool rocm = e->allreduce_rocm && strata_hw_coll_impl(hw) == strata_coll_impl_find("rccl");
+    const char *allreduce = rocm ? e->allreduce_rocm : e->allreduce;
+    if (allreduce) {
+        const strata_serve_allreduce *ar = strata_serve_allreduce_find(allreduce, err);
         if (!ar)
             return false;
         strata_serve_cost_set_allreduce(cost, ar);

@@ -36,6 +36,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "hw/hw.h"
 
 typedef enum { SERVE_ENGINE_SYNC, SERVE_ENGINE_MULTI_STEP, SERVE_ENGINE_OVERLAP } serve_engine_mode;
 
@@ -58,6 +59,8 @@ typedef struct strata_serve_engine {
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
     const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
+    const char *allreduce_rocm; /* its TP all-reduce where the hardware's collectives are RCCL's (its ROCm
+                                 * build; NULL: allreduce) */
     uint32_t graph_max;    /* decode-only steps of more requests run outside a CUDA graph
                             * (0: none does; every step with prefill tokens does) */
     uint32_t graph_align;  /* captured decode batches 1, 2, 4, then multiples of this up to
@@ -103,10 +106,13 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
 /* Sets the row's kernels on a step's cost model: FlashAttention-3's prefill
  * bytes, its decode kernel, the kernels around its attention, its TP
  * all-reduce (each left at the cost model's default where the row names
- * none). e NULL (no --engine): the default row, vLLM v1 (FlashAttention-3
- * prefill, nothing else), which --engine cannot name. False, with err set,
+ * none; where hw's device collectives are RCCL's, the row's allreduce_rocm
+ * if it names one). e NULL (no --engine): the default row, vLLM v1
+ * (FlashAttention-3 prefill; on RCCL hardware vLLM's custom all-reduce),
+ * which --engine cannot name. False, with err set,
  * when the row names a kernel no table has. */
-bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err);
+bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
+                                     GError **err);
 /* Applies the row's length rule (e NULL: vLLM v1's, the OpenAI server's) to
  * one request of *prompt and *output tokens, max_model_len L and a KV pool
  * of pool_tokens per rank: false when the engine refuses it, else true with

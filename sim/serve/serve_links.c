@@ -42,6 +42,28 @@ static int pinned_host(const strata_hw *hw, uint32_t dev_mem, double *bw, double
     return -1;
 }
 
+/* The most of devices 1..tp-1 whose routes to device 0's memory cross one
+ * link (serve_links.h ar_peers_per_link). */
+static bool peers_per_link(const strata_hw *hw, uint32_t dev_mem, int base, uint32_t tp, uint32_t *out,
+                           GError **err)
+{
+    uint32_t links = strata_hw_link_count(hw), most = 0;
+    uint32_t *uses = g_new0(uint32_t, links ? links : 1);
+    bool ok = true;
+    for (uint32_t p = 1; p < tp && ok; p++) {
+        const strata_hop *hops = NULL;
+        uint32_t n = 0;
+        ok = strata_hw_route(hw, strata_hw_memory_on(hw, (uint32_t)base, p), dev_mem, &hops, &n, err);
+        for (uint32_t i = 0; ok && i < n; i++) {
+            uint32_t u = ++uses[hops[i].link];
+            most = MAX(most, u);
+        }
+    }
+    g_free(uses);
+    *out = most;
+    return ok;
+}
+
 bool strata_serve_links_find(const strata_hw *hw, uint32_t unit, uint32_t tp, strata_serve_links *out,
                              GError **err)
 {
@@ -56,7 +78,8 @@ bool strata_serve_links_find(const strata_hw *hw, uint32_t unit, uint32_t tp, st
             return false;
         }
         uint32_t peer = strata_hw_memory_on(hw, (uint32_t)base, 1);
-        if (!route_figures(hw, dev_mem, peer, &out->ar_bw, &out->ar_lat, err))
+        if (!route_figures(hw, dev_mem, peer, &out->ar_bw, &out->ar_lat, err) ||
+            !peers_per_link(hw, dev_mem, base, tp, &out->ar_peers_per_link, err))
             return false;
     }
     if (pinned_host(hw, dev_mem, &out->host_bw, &out->host_lat) < 0)
