@@ -68,7 +68,12 @@
  *   beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d)
  *   select it (serve_allreduce.c gives the lines; quick all-reduce is off
  *   by default). V1 runs it on CUDA as well (CudaCommunicator.all_reduce),
- *   but the NVIDIA vllm-v1 rows keep NCCL's here (not examined: wave 27).
+ *   but the NVIDIA vllm-v1 rows keep NCCL's here: from the release that
+ *   turns VLLM_ALLREDUCE_USE_SYMM_MEM on by default, the custom kernel
+ *   stops at 256 KiB at TP8 on sm90 and PyTorch's symmetric-memory
+ *   all-reduce (not modelled) takes over to 64 MiB; earlier V1 releases
+ *   run it below 8 MiB. The row names no release (docs/serving.md,
+ *   "vLLM V1's all-reduce on CUDA (wave 27)").
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
