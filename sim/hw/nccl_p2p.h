@@ -105,7 +105,7 @@ void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *
  * rest. */
 void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg,
                             uint64_t *end);
-/* Whether a round of these deltas (strata_nccl_p2p_deltas) sends rank 0
+/* Whether a round of these deltas (strata_nccl_p2p_deltas) sends `rank`
  * to a rank on another node (with v2.28's groups smaller than a node a
  * round can pair some ranks on their node and others across: each rank's
  * own pair decides its protocol, strata_nccl_p2p_rank_net). */

@@ -82,7 +82,8 @@
  *   more. In a graph (vLLM's decode-only steps) the captured buffers are
  *   registered (all_reduce_reg): no copy.
  * Peer loads cross NVLink as the stores do (128-byte payloads): `link`
- * as above. *
+ * as above.
+ *
  * vLLM's ROCm builds (vllm-custom-rocm), read at ROCm/vllm@b309ea79 (vLLM
  * 0.7.3, V0) and @040de12d (0.10.0, V1), the releases of AMD's MI300X
  * page: GroupCoordinator / CudaCommunicator.all_reduce try quick all-reduce
@@ -135,7 +136,7 @@ static double store_bw(const strata_serve_ar_in *in)
  * serve_allreduce.h): n-1 where the caller gives none. */
 static double peers_per_link(const strata_serve_ar_in *in)
 {
-    return in->link_peers ? in->link_peers : in->ranks - 1.0;
+    return strata_serve_ar_peers_per_link(in->link_peers, in->ranks);
 }
 
 static double oneshot_s(const strata_serve_ar_in *in)

@@ -85,5 +85,12 @@ typedef struct strata_serve_allreduce strata_serve_allreduce;
 const strata_serve_allreduce *strata_serve_allreduce_find(const char *name, GError **err);
 /* The strategy the row picks for in and, unless it is NCCL, its time. NULL: NCCL. */
 strata_serve_ar_plan strata_serve_allreduce_plan(const strata_serve_allreduce *a, const strata_serve_ar_in *in);
+/* The most peers whose data shares one link of a rank's routes, as
+ * link_peers above reads it: link_peers, or n-1 where it is 0 (through a
+ * switch port). */
+static inline double strata_serve_ar_peers_per_link(uint32_t link_peers, uint32_t ranks)
+{
+    return link_peers ? (double)link_peers : ranks - 1.0;
+}
 
 #endif

@@ -32,7 +32,7 @@ struct strata_serve_coll {
     const strata_coll_algo *algos[N_KINDS]; /* the row's pick for a group of all ranks, per kind */
     GArray *steps;                 /* scratch: a schedule (strata_coll_step) */
     GArray *spans[N_KINDS];        /* coll_span: the anchor pairs used so far, disjoint, by lo */
- uint32_t simulations;
+    uint32_t simulations;
     bool warned;                   /* strata_serve_coll_charge's warning given */
 };
 
@@ -85,7 +85,6 @@ uint32_t strata_serve_coll_simulations(const strata_serve_coll *c)
 {
     return c->simulations;
 }
-
 
 static bool lookup(GHashTable *t, uint64_t bytes, double *v)
 {
@@ -355,11 +354,21 @@ double strata_serve_coll_charge(strata_serve_coll *c, strata_op_kind kind, uint6
     return kind == STRATA_OP_ALL_REDUCE ? 2 * pass : pass;
 }
 
+/* The library collectives a step runs: an all-reduce, or under attention
+ * DP an all-gather and a reduce-scatter; their count. */
+static int step_kinds(bool attention_dp, strata_op_kind kinds[2])
+{
+    kinds[0] = attention_dp ? STRATA_OP_ALL_GATHER : STRATA_OP_ALL_REDUCE;
+    kinds[1] = STRATA_OP_REDUCE_SCATTER;
+    return attention_dp ? 2 : 1;
+}
+
 bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, GError **err)
 {
     double t = 0;
-    strata_op_kind kinds[2] = {attention_dp ? STRATA_OP_ALL_GATHER : STRATA_OP_ALL_REDUCE, STRATA_OP_REDUCE_SCATTER};
-    for (int i = 0; i < (attention_dp ? 2 : 1); i++)
+    strata_op_kind kinds[2];
+    int n = step_kinds(attention_dp, kinds);
+    for (int i = 0; i < n; i++)
         if (!strata_serve_coll_time(c, kinds[i], 1u << 20, &t, err)) {
             g_prefix_error(err, "--tp %u: ", c->ranks);
             return false;
@@ -372,8 +381,9 @@ bool strata_serve_coll_check_tuned(const strata_hw *hw, uint32_t tp, bool attent
     const strata_coll_impl *row = strata_hw_coll_impl(hw);
     if (tp < 2 || !row->tune)
         return true;
-    strata_op_kind kinds[2] = {attention_dp ? STRATA_OP_ALL_GATHER : STRATA_OP_ALL_REDUCE, STRATA_OP_REDUCE_SCATTER};
-    for (int i = 0; i < (attention_dp ? 2 : 1); i++) {
+    strata_op_kind kinds[2];
+    int n = step_kinds(attention_dp, kinds);
+    for (int i = 0; i < n; i++) {
         strata_coll_tuning tu;
         if (!row->tune(hw, kinds[i], tp, tp, 1u << 20, 0, &tu, err)) {
             g_prefix_error(err, "--tp %u on %s: ", tp, strata_hw_origin(hw));

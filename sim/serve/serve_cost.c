@@ -817,7 +817,7 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
      * (ar_peers_per_link: tp - 1 through a switch port, 1 on a full mesh), at SM stores' 4/5 of the wire
      * (coll_sched.h), one latency (NCCL's per-call cost not in) */
     if (c->gather_logits && sampled && c->logits_to_root && c->links.ar_bw > 0) {
-        double k = c->links.ar_peers_per_link ? c->links.ar_peers_per_link : c->tp - 1.0;
+        double k = strata_serve_ar_peers_per_link(c->links.ar_peers_per_link, c->tp);
         t += k * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->links.ar_bw + c->links.ar_lat;
     }
     else if (c->gather_logits && sampled)
