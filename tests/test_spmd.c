@@ -276,18 +276,20 @@ static void assert_bad(const char *hw, const char *set, const char *body, const 
 /* The time of the first collective of `body` (after its mesh option) on
  * those 2 nodes of 2, NCCL's ring forced, each NIC's latency `latency`,
  * under --collectives `mode`. */
-static double ring_2x2(const char *body, const char *proto, const char *latency, const char *mode)
+static double ring_2xm(const char *body, const char *proto, const char *latency, const char *mode, uint32_t m)
 {
-    char *text = g_strconcat("strata-trace 1\noption mesh=data:4\n", body, NULL);
+    char *head = g_strdup_printf("strata-trace 1\noption mesh=data:%u\n", 2 * m);
+    char *devs = g_strdup_printf("hardware.devices=%u", 2 * m), *host = g_strdup_printf("hardware.devices_per_host=%u", m);
+    char *dom = g_strdup_printf("interconnect.nvlink.domain=%u", m);
+    char *text = g_strconcat(head, body, NULL);
     char *trace = strata_test_write_temp("ring2x2-XXXXXX.trace", text);
     char *json = g_strconcat(trace, ".json", NULL);
     char *hw = strata_test_source_path("configs/hw/h100-2x8-ib.ini");
     char *lat = g_strconcat("network.ib.latency=", latency, NULL);
     char *pr = g_strconcat("interconnect.nvlink.nccl_proto=", proto, NULL);
     char *md = g_strconcat("--collectives=", mode, NULL);
-    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--set", "hardware.devices=4", "--set",
-                                          "hardware.devices_per_host=2", "--set", "interconnect.nvlink.domain=2",
-                                          "--set", "interconnect.nvlink.nccl_algo=Ring", "--set", pr, "--set", lat, md,
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--set", devs, "--set", host, "--set", dom, "--set",
+                                          "interconnect.nvlink.nccl_algo=Ring", "--set", pr, "--set", lat, md,
                                           "--trace", trace, "--json", json, "-q", NULL);
     ck_assert_msg(r.status == 0, "run failed: %s", r.err);
     run_out o = {.parser = json_parser_new()};
@@ -305,7 +307,16 @@ static double ring_2x2(const char *body, const char *proto, const char *latency,
     g_free(json);
     g_free(trace);
     g_free(text);
+    g_free(dom);
+    g_free(host);
+    g_free(devs);
+    g_free(head);
     return t;
+}
+
+static double ring_2x2(const char *body, const char *proto, const char *latency, const char *mode)
+{
+    return ring_2xm(body, proto, latency, mode, 2);
 }
 
 static double ring_2x2_time(const char *latency)
@@ -345,6 +356,41 @@ START_TEST(ring_all_gather_chain_pays_two_network_hops)
         const char *const modes[] = {"phases", "classes", "fast"};
         for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
             ck_assert_double_eq_tol(ring_2x2(cases[i].body, cases[i].proto, "9us", modes[m]), t9, 1e-15);
+    }
+}
+END_TEST
+
+/* A connection's slots on Simple (coll_nccl_ring_slots): NCCL's Simple
+ * ring chunk takes 4 of a connection's 8 slots, so 2 ring steps are in
+ * flight, where LL's chunk takes 1 (8 steps). All-gather of 1 KiB a rank
+ * over 2 nodes of 4 (one rail ring A0 A1 A2 A3 | B0 B1 B2 B3 |, | the
+ * network, route R = 2L), 7 rounds; the NVLink hops and the bytes' time
+ * are small beside R, and from L = 8 us NCCL's network step (14 us at
+ * most, less R) is 0. On LL A3 sends its rounds 0-3 (chunks of A3, A2,
+ * A1, A0) at once and rounds 4-6 (chunks of B3, B2, B1, which crossed
+ * B3 -> A0 in rounds 0-2) once they have crossed, R later: the last
+ * arrives at B0 after 2R, and so on B3 -> A0: 1 us more of L costs 4 us.
+ * On Simple B0 takes round k only once its copy of round k - 2 has
+ * arrived (the slot it reuses), and so does A0 from B3: rounds 0-1 arrive
+ * at R, 2-3 at 2R, 4-5 at 3R (their chunks, B3's and B2's, crossed by R;
+ * their slots free at 2R), 6 at 4R (B1's chunk crossed by 2R; its slot,
+ * round 4's, frees at 3R): 1 us more of L costs 8 us (4 us with 8 slots).
+ * In every mode of --collectives the same. */
+START_TEST(simple_ring_holds_two_steps_in_flight)
+{
+    static const char *const body = "alloc in 1KiB dtype=f32\nalloc out 8KiB dtype=f32\n"
+                                    "all-gather out in axis=data\nfree out\nfree in\n";
+    static const struct {
+        const char *proto;
+        double grows;
+    } cases[] = {{"LL", 4e-6}, {"Simple", 8e-6}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double t8 = ring_2xm(body, cases[i].proto, "8us", "steps", 4);
+        double t9 = ring_2xm(body, cases[i].proto, "9us", "steps", 4);
+        ck_assert_msg(fabs(t9 - t8 - cases[i].grows) <= 1e-12, "%s: %.17g", cases[i].proto, t9 - t8);
+        const char *const modes[] = {"phases", "classes", "fast"};
+        for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
+            ck_assert_double_eq_tol(ring_2xm(body, cases[i].proto, "9us", modes[m], 4), t9, 1e-15);
     }
 }
 END_TEST
@@ -432,6 +478,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, summary_and_timeline_show_devices);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     tcase_add_test(tc, ring_all_gather_chain_pays_two_network_hops);
+    tcase_add_test(tc, simple_ring_holds_two_steps_in_flight);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

@@ -150,7 +150,9 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         rounds = s->kind == STRATA_OP_ALL_REDUCE
                      ? coll_ring_loops_groups(s, shape->in_bytes, shape->channels ? shape->channels : 1, chunk,
                                               coll_nccl_ring_slices(p), orders, groups)
-                     : coll_ring_groups(s, shape->in_bytes, orders, groups);
+                     /* a round a slot, 8 in flight on every protocol: RCCL's chunk steps not
+                      * read for this (NCCL's Simple holds 2: coll_nccl_ring_slots) */
+                     : coll_ring_groups(s, shape->in_bytes, orders, groups, STRATA_COLL_NCCL_STEPS);
         g_free(orders);
     }
     coll_wire wire = rccl_wire(shape);

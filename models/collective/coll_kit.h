@@ -143,6 +143,10 @@ typedef struct coll_wire {
 coll_wire coll_nccl_wire(const strata_coll_shape *shape);
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step);
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
+/* The ring steps (rounds) one of NCCL's connections holds in flight on
+ * protocol p: its NCCL_STEPS slots over the slots a step's chunk takes
+ * (Simple 4: 2 rounds; LL and LL128 1: 8 rounds). */
+uint32_t coll_nccl_ring_slots(strata_nccl_proto p);
 uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_t bytes, uint32_t channels,
                               uint32_t nodes, uint32_t ppn);
 /* Where channel c of `channels` starts in a buffer of b bytes: NCCL's cells
@@ -164,9 +168,11 @@ void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
                                 const uint32_t *orders, uint32_t groups);
 /* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
- * a step, its steps slotted (coll_sched.h): ring g's round k on lane
- * 2 (1 + g + groups (k mod NCCL_STEPS)); returns the rounds. */
-uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups);
+ * a step, an all-gather's steps slotted (coll_sched.h): ring g's round k
+ * on lane 2 (1 + g + groups (k mod slots)), `slots` the rounds a
+ * connection holds in flight (coll_nccl_ring_slots); returns the rounds. */
+uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
+                          uint32_t slots);
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
  * the root) and whether it is the parent's child 0 or 1. */
 int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t *child_type);

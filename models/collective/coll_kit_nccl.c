@@ -54,6 +54,26 @@ uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step)
 }
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p) { return ring_slices[p]; }
 
+/* A ring step's chunk takes chunkSteps of a connection's NCCL_STEPS slots:
+ * on Simple ALLGATHER_CHUNKSTEPS = ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2
+ * (4), on LL and LL128 1 (NVIDIA/nccl v2.28.7-1 src/include/collectives.h
+ * l. 17-20; src/enqueue.cc calcCollChunking l. 2024-2025: chunkSteps and
+ * sliceSteps are the ring Simple's only). The kernel moves the chunk in
+ * SlicePerChunk (2) slices of StepPerSlice (2) slots each, whatever its
+ * bytes (prims_simple.h l. 193-194: a chunk smaller than the buffer's
+ * still cut in 2 slices, each taking 2 slots; l. 168, 175: step +=
+ * StepPerSlice), and a sender waits for a free slot, head + NCCL_STEPS
+ * (l. 115, waitPeer). The network connection is the same: the receive
+ * proxy posts a slice's receive while posted < done + NCCL_STEPS, done the
+ * steps its GPU has consumed (src/transport/net.cc recvProxyProgress
+ * l. 1418-1431, 1607-1620), and the send proxy sends no further
+ * (sendProxyProgress l. 1237-1249). So a Simple connection holds
+ * NCCL_STEPS / 4 = 2 ring steps in flight, LL and LL128 8. */
+uint32_t coll_nccl_ring_slots(strata_nccl_proto p)
+{
+    return p == STRATA_NCCL_SIMPLE ? STRATA_COLL_NCCL_STEPS / RING_CHUNK_STEPS : STRATA_COLL_NCCL_STEPS;
+}
+
 uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_t bytes, uint32_t channels,
                               uint32_t nodes, uint32_t ppn)
 {

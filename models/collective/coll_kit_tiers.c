@@ -163,7 +163,8 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
     return round;
 }
 
-uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups)
+uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
+                          uint32_t slots)
 {
     uint32_t n = s->n;
     bool ag = s->kind == STRATA_OP_ALL_GATHER;
@@ -179,12 +180,12 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                 /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
                 uint32_t chunk = (at + 2 * n - step - (ag ? 1 : 2)) % n, owner = orders[(size_t)g * n + chunk];
                 bool last = !ag && step + 2 == n;
-                /* all-gather: NCCL's connection, round `step` in slot step mod NCCL_STEPS
+                /* all-gather: NCCL's connection, round `step` in slot step mod `slots`
                  * (coll_sched.h slotted), on lanes from 2 (lane 0, the op stream, holds the
                  * rounds' ends). A reduce-scatter keeps one lane a ring: its steps receive
                  * into a buffer of their lane (spmd.c), where NCCL reduces out of one fixed
                  * buffer a connection, so slots as lanes would hold up to 8 of them */
-                uint32_t lane = ag ? 2 * (1 + g + groups * (step % STRATA_COLL_NCCL_STEPS)) : 2 * g;
+                uint32_t lane = ag ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,

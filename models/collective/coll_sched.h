@@ -88,11 +88,15 @@ typedef struct strata_coll_step {
      * too fast, docs/clusters.md, wave 23) and its lane is free; it waits
      * neither for its source's sends of round k-1 to arrive nor for its
      * destination's round k-1.
-     * Its lane is one of the connection's STRATA_COLL_NCCL_STEPS slots (the
-     * schedule gives round k the slot k mod NCCL_STEPS), so a step reuses a
-     * slot once the receiver has consumed the step NCCL_STEPS rounds
-     * before: NCCL's credits (src/device/prims_ll.h waitSend,
-     * prims_simple.h waitPeer: the sender waits for head + NCCL_STEPS). */
+     * Its lane is one of the connection's slots (the schedule gives round
+     * k the slot k mod the rounds in flight: NCCL_STEPS on LL and LL128,
+     * NCCL_STEPS / 4 on Simple, whose chunk takes 4 slots:
+     * coll_nccl_ring_slots), so a step reuses a slot once the receiver
+     * has received the step that many rounds before: NCCL's credits
+     * (src/device/prims_ll.h waitSend, prims_simple.h waitPeer: the sender
+     * waits for head + NCCL_STEPS), less their way back (NCCL's slot frees
+     * when the receiver has forwarded the step, and across nodes its
+     * receive proxy then posts the slot's receive to the sender). */
     bool slotted;
 } strata_coll_step;
 
