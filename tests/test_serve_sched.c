@@ -228,10 +228,24 @@ START_TEST(policies_defaults_and_choices)
     ck_assert_uint_eq(v0->default_budget(1024), 2048);
     ck_assert_uint_eq(ch->default_budget(131072), 512);
     ck_assert_uint_eq(v0->default_max_seqs, 256);
-    /* chunked prefill on by itself above 32768 tokens without prefix caching */
-    ck_assert_str_eq(v0->pick(32769, false), "vllm-v0-chunked");
-    ck_assert_ptr_null(v0->pick(32768, false));
-    ck_assert_ptr_null(v0->pick(131072, true));
+    /* vLLM V0 0.6.5-0.9.2 (serve_sched_v0.c): chunked prefill on by itself when max_model_len > 32768
+     * ("use_long_context"), off ROCm, no sliding window, not MLA; its budget then 2048, SchedulerConfig's when
+     * chunked. 32769 is the first length over; 32768 is not. */
+    uint32_t budget = 0;
+    strata_serve_pick_setup cuda = {.max_model_len = 32769};
+    ck_assert_str_eq(v0->pick(&cuda, &budget), "vllm-v0-chunked");
+    ck_assert_uint_eq(budget, 2048);
+    budget = 7;
+    cuda.max_model_len = 32768;
+    ck_assert_ptr_null(v0->pick(&cuda, &budget));
+    ck_assert_uint_eq(budget, 7); /* untouched when nothing is picked */
+    const strata_serve_pick_setup rocm = {.max_model_len = 131072, .rocm = true},
+                                  window = {.max_model_len = 131072, .sliding_window = true},
+                                  mla = {.max_model_len = 131072, .mla = true};
+    ck_assert_ptr_null(v0->pick(&rocm, &budget)); /* "and not current_platform.is_rocm()"; is_cuda() from 0.8 */
+    ck_assert_ptr_null(v0->pick(&window, &budget));
+    ck_assert_ptr_null(v0->pick(&mla, &budget));
+    ck_assert_ptr_null(ch->pick); /* the chunked row picks nothing further */
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     ck_assert_msg(strstr(err->message, "unknown scheduler 'fifo'") && strstr(err->message, "vllm-v0-chunked"), "%s",
                   err->message);
@@ -513,8 +527,13 @@ START_TEST(cli_picks_and_refuses_as_vllm_does)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "expected --max-num-batched-tokens (4096) >= max_model_len (8192)"), "%s", r.err);
     strata_cli_result_clear(&r);
-    /* long context without prefix caching turns chunked prefill on, which multi-step refuses */
-    r = serve("--set=max_model_len=40000", "--no-prefix-caching", "--num-scheduler-steps=10");
+    /* long context on CUDA turns chunked prefill on, which strata does not run with multi-step */
+    r = serve("--set=max_model_len=40000", "--num-scheduler-steps=10", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--engine vllm-v0: max_model_len 40000 over 32768 off ROCm turns vLLM V0's chunked "
+                                "prefill on (vllm-v0-chunked)"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("--scheduler", "vllm-v0-chunked", "--num-scheduler-steps=10");
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "--scheduler vllm-v0-chunked: vLLM 0.6 refuses chunked prefill"), "%s", r.err);
     strata_cli_result_clear(&r);
@@ -529,6 +548,54 @@ START_TEST(cli_picks_and_refuses_as_vllm_does)
     r = serve("--scheduler", "lifo", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "unknown scheduler 'lifo'"), "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+/* The report's scheduler line for --engine vllm-v0 at max_model_len L on a hardware file: llama-3-8b, four
+ * requests of 100 + 4 tokens, extra options after. */
+static strata_cli_result serve_on(const char *hw, const char *len, const char *extra1, const char *extra2)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", hw, NULL);
+    strata_cli_result r = strata_test_cli("serve", "--hw", path, "--model", "llama-3-8b", "--set", len, "--poisson",
+                                          "n=4,rate=0,prompt=100,output=4", "-q", "--engine", "vllm-v0", extra1,
+                                          extra2, NULL);
+    g_free(path);
+    return r;
+}
+
+START_TEST(v0_engine_chunks_long_context_off_rocm)
+{
+    /* h100.ini names no collectives (CUDA here); mi300x-8.ini's are RCCL's (vLLM's ROCm build). vLLM V0 from
+     * 0.6.5: L = 131072 > 32768 on CUDA runs chunked prefill with max_num_batched_tokens 2048, prefix caching
+     * on or off (strata's default on; the condition left vLLM in 0.6.1); on ROCm it stays off, the budget
+     * max(131072, 2048) = 131072. 256 sequences either way. */
+    strata_cli_result r = serve_on("h100.ini", "max_model_len=131072", NULL, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "vllm-v0-chunked: 2048 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    r = serve_on("h100.ini", "max_model_len=131072", "--no-prefix-caching", NULL);
+    ck_assert_msg(strstr(r.out, "vllm-v0-chunked: 2048 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    r = serve_on("mi300x-8.ini", "max_model_len=131072", NULL, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "vllm-v0: 131072 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    /* ROCm, so no chunked prefill for multi-step to refuse: max(40000, 2048) */
+    r = serve_on("mi300x-8.ini", "max_model_len=40000", "--num-scheduler-steps=10", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "vllm-v0: 40000 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    /* at 32768 (not over) CUDA stays unchunked: max(32768, 2048) */
+    r = serve_on("h100.ini", "max_model_len=32768", NULL, NULL);
+    ck_assert_msg(strstr(r.out, "vllm-v0: 32768 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    /* a budget given is kept (vLLM's max_num_batched_tokens given); --scheduler overrides the pick */
+    r = serve_on("h100.ini", "max_model_len=131072", "--max-num-batched-tokens=8192", NULL);
+    ck_assert_msg(strstr(r.out, "vllm-v0-chunked: 8192 tokens, 256 sequences a step"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    r = serve_on("h100.ini", "max_model_len=131072", "--scheduler=vllm-v0", NULL);
+    ck_assert_msg(strstr(r.out, "vllm-v0: 131072 tokens, 256 sequences a step"), "%s", r.out);
     strata_cli_result_clear(&r);
 }
 END_TEST
@@ -791,6 +858,7 @@ int main(void)
     tcase_add_test(tc, v0_chunks_cut_to_whole_blocks_with_prefix_caching);
     tcase_add_test(tc, policies_defaults_and_choices);
     tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
+    tcase_add_test(tc, v0_engine_chunks_long_context_off_rocm);
     tcase_add_test(tc, trtllm_no_evict_reserves_each_request_to_completion);
     tcase_add_test(tc, trtllm_unchunked_places_whole_prompts);
     tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);

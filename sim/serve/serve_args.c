@@ -153,21 +153,35 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
 }
 
 /* The scheduling policy: --scheduler, else the engine's (or the row it
- * picks for this setup); its defaults where the options leave them, and
- * the setups vLLM 0.6 refuses (serve_sched_v0.c). */
-static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m, strata_serve_config *c,
-                         GError **err)
+ * picks for this setup on this hardware, with that row's budget); its
+ * defaults where the options leave them, and the setups vLLM refuses or
+ * strata does not model (serve_sched_v0.c). */
+static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m, const strata_hw *hw,
+                         strata_serve_config *c, GError **err)
 {
     const char *name = a->scheduler ? a->scheduler : c->engine && c->engine->scheduler ? c->engine->scheduler : NULL;
     const strata_serve_scheduler *p = name ? strata_serve_scheduler_find(name, err) : NULL;
     if (name && !p)
         return false;
-    const char *other = p && !a->scheduler && p->pick ? p->pick(m->max_model_len, c->prefix_caching) : NULL;
+    const strata_serve_pick_setup setup = {.max_model_len = m->max_model_len,
+                                           .rocm = strata_serve_hw_rocm(hw),
+                                           .sliding_window = m->sliding_window != 0,
+                                           .mla = m->kv_lora_rank != 0};
+    uint32_t budget = 0;
+    const char *other = p && !a->scheduler && p->pick ? p->pick(&setup, &budget) : NULL;
+    if (other && c->num_scheduler_steps > 1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: max_model_len %u over 32768 off ROCm turns "
+                    "vLLM V0's chunked prefill on (%s), which strata does not run with --num-scheduler-steps > 1 "
+                    "(vLLM 0.6.0-0.6.2 refuse the pair; later releases run multi-step prefills through the chunked "
+                    "path, not modelled); --scheduler %s runs it unchunked (--enable-chunked-prefill=False)",
+                    c->engine->name, m->max_model_len, other, p->name);
+        return false;
+    }
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
-    if (p && a->max_tokens == STRATA_SERVE_UNSET && p->default_budget)
-        c->max_num_batched_tokens = p->default_budget(m->max_model_len);
+    if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
+        c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
     return strata_serve_config_check_scheduler(c, m->max_model_len, err);
@@ -183,9 +197,8 @@ bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t 
     if (!p)
         return true;
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
-        return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 (it turns "
-                    "chunked prefill on above max_model_len 32768 without prefix caching; --scheduler vllm-v0 turns "
-                    "it off)", p->name);
+        return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 "
+                    "(--scheduler vllm-v0 runs without it)", p->name);
     if (p->v0_chunk_rules && c->prefix_caching && c->max_num_batched_tokens % c->block_size)
         return fail(err, "--scheduler %s: with prefix caching vLLM 0.6 expects --max-num-batched-tokens to be whole "
                     "blocks of --block-size", p->name);
@@ -277,8 +290,6 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
     c->num_scheduler_steps = count_or(a->scheduler_steps, c->num_scheduler_steps);
-    if (!scheduler_of(a, m, c, err))
-        return false;
     c->allocator = a->kv_allocator;
     const char *bad = a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err) ? "--swap-space"
                       : a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err) ? "--kv-page"
@@ -422,6 +433,8 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (s->stream && a->clock && !peak && !sustained && strcmp(a->clock, "duty") != 0)
         return fail(err, "--clock: expected duty, sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
+    if (s->hw && !scheduler_of(a, &s->model, s->hw, &s->config, err)) /* its pick reads the platform */
+        return false;
     s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);

@@ -326,6 +326,8 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
                               "--engine: unknown engine '%s' (known: %s)");
 }
 
+bool strata_serve_hw_rocm(const strata_hw *hw) { return strata_hw_coll_impl(hw) == strata_coll_impl_find("rccl"); }
+
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
                                      GError **err)
 {
@@ -345,7 +347,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
             return false;
         strata_serve_cost_set_attn_aux(cost, aux);
     }
-    bool rocm = e->allreduce_rocm && strata_hw_coll_impl(hw) == strata_coll_impl_find("rccl");
+    bool rocm = e->allreduce_rocm && strata_serve_hw_rocm(hw);
     const char *allreduce = rocm ? e->allreduce_rocm : e->allreduce;
     if (allreduce) {
         const strata_serve_allreduce *ar = strata_serve_allreduce_find(allreduce, err);

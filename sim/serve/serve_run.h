@@ -122,7 +122,7 @@ void serve_schedule_sglang(serve_state *st);          /* serve_sched_sglang.c */
 uint32_t serve_sglang_budget(uint32_t max_model_len);
 uint32_t serve_v0_budget(uint32_t max_model_len);
 uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
-const char *serve_v0_pick(uint32_t max_model_len, bool prefix_caching);
+const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget);
 /* serve_run.c */
 void serve_arrivals(serve_state *st);
 double serve_next_arrival(const serve_state *st);

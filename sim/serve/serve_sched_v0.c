@@ -38,14 +38,51 @@
  * the budget cuts is rounded down to whole blocks (_get_num_new_tokens,
  * 1445-1490). The running queue is then rebuilt (1037-1048): requests
  * not reached, swapped-in ones, decodes, partial prefills, new ones.
- * Budget 512 when not given (config.py:974-977). vLLM 0.6 turns it on by
- * itself for max_model_len > 32768 without prefix caching (arg_utils.py:
- * 843-869; serve_v0_pick) and refuses it with multi-step (911-916).
+ * Budget 512 when not given (config.py:974-977). vLLM 0.6.0 refuses it with
+ * multi-step (arg_utils.py:911-916).
+ *
+ * When V0 turns chunked prefill on by itself (EngineArgs.
+ * create_engine_config, from 0.8.0 _set_default_args_v0; enable_chunked_
+ * prefill not given): max_model_len > 32768 ("use_long_context") on a GPU,
+ * the model without a sliding window (nor LoRA, speculative decoding,
+ * prompt adapters, pooling: not modelled here), read per release from the
+ * PyPI sdists' vllm/engine/arg_utils.py and vllm/config.py and from
+ * ROCm/vllm's history (git log -S):
+ *   0.5.0-0.5.2  never (enable_chunked_prefill: bool = False).
+ *   0.5.3-0.6.0  on CUDA and ROCm alike (is_gpu = device_type == "cuda",
+ *                which DeviceConfig sets on ROCm too) and only without
+ *                prefix caching (and not self.enable_prefix_caching, #6666,
+ *                vllm-project/vllm@729171ae); vLLM's enable_prefix_caching
+ *                defaults to False, so on at the defaults. Budget 512.
+ *   0.6.1-0.6.4  the prefix-caching condition dropped (#8342, @b1f3e189);
+ *                CUDA and ROCm; budget 512.
+ *   0.6.5-0.7.3  "and not current_platform.is_rocm()" (#11146, @00c1bde5,
+ *                "[ROCm][AMD] Disable auto enabling chunked prefill on
+ *                ROCm"; ROCm/vllm @7a292f9b (0.6.6) arg_utils.py:1105,
+ *                @b309ea79 (0.7.3) :1264): CUDA only. Budget 2048 (#10544,
+ *                @02a43f82: SchedulerConfig's "self.max_num_batched_tokens
+ *                = 2048" when chunked, max(max_model_len, 2048) when not).
+ *   0.8.0-0.9.2  _set_default_args_v0 (#13726, @d4d93db2): is_gpu =
+ *                current_platform.is_cuda(), false on ROCm (RocmPlatform.
+ *                _enum = PlatformEnum.ROCM; ROCm/vllm @7bb0618b and
+ *                @91a56009 (0.8.5) arg_utils.py:1417): CUDA only; MLA
+ *                models never (0.7.3's VllmConfig already forced it off for
+ *                them). Budget 2048 (_DEFAULT_MAX_NUM_BATCHED_TOKENS).
+ * strata has no vLLM release option; serve_v0_pick follows 0.6.5-0.9.2
+ * (the releases of the tree's long-context vllm-v0 rows: 0.7.3, 0.8.5 on
+ * ROCm): vllm-v0-chunked with budget 2048 for max_model_len > 32768 off
+ * ROCm, no sliding window, not MLA; prefix caching does not enter (it
+ * entered 0.5.3-0.6.0 only, as vLLM's flag, off by default there, strata's
+ * on). On CUDA the choice is also 0.6.1-0.6.4's (their budget 512) and
+ * 0.5.3-0.6.0's at vLLM's defaults; on ROCm 0.5.3-0.6.4 chunked, not here.
+ * With --num-scheduler-steps > 1 vLLM 0.6.0-0.6.2 refuse the pair and from
+ * 0.6.3 run multi-step prefills through the chunked path (#8378), not
+ * modelled: refused (serve_args.c).
  */
 #include <string.h>
 #include "serve/serve_run.h"
 
-enum { V0_MIN_BUDGET = 2048, V0_CHUNKED_BUDGET = 512 };
+enum { V0_MIN_BUDGET = 2048, V0_CHUNKED_BUDGET = 512, V0_LONG_CONTEXT = 32768, V0_PICKED_CHUNKED_BUDGET = 2048 };
 
 uint32_t serve_v0_budget(uint32_t max_model_len)
 {
@@ -58,9 +95,12 @@ uint32_t serve_v0_chunked_budget(uint32_t max_model_len)
     return V0_CHUNKED_BUDGET;
 }
 
-const char *serve_v0_pick(uint32_t max_model_len, bool prefix_caching)
+const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget)
 {
-    return max_model_len > 32768 && !prefix_caching ? "vllm-v0-chunked" : NULL;
+    if (s->max_model_len <= V0_LONG_CONTEXT || s->rocm || s->sliding_window || s->mla)
+        return NULL;
+    *budget = V0_PICKED_CHUNKED_BUDGET;
+    return "vllm-v0-chunked";
 }
 
 typedef enum { V0_FITS, V0_LATER, V0_NEVER } v0_fit;

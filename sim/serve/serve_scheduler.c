@@ -16,8 +16,8 @@ static const strata_serve_scheduler schedulers[] = {
      "vLLM v0 (0.5, 0.6): a step of whole prefills or one of decodes, never both; budget max(max_model_len, 2048), "
      "256 sequences; --num-scheduler-steps N: a decode batch runs N steps"},
     {"vllm-v0-chunked", serve_schedule_v0_chunked, serve_v0_chunked_budget, 256, false, true, NULL,
-     "vLLM v0 with chunked prefill (0.6's default above max_model_len 32768 without prefix caching): decodes "
-     "first, then prefill chunks; budget 512"},
+     "vLLM v0 with chunked prefill: decodes first, then prefill chunks; budget 512 (0.6.0's); --engine vllm-v0 "
+     "runs it, budget 2048, above max_model_len 32768 off ROCm (V0's default from 0.6.5)"},
     {"trtllm-no-evict", serve_schedule_trtllm_no_evict, NULL, 0, false, false, NULL,
      "TensorRT-LLM's GUARANTEED_NO_EVICT: a request is admitted only when the pool can hold its whole prompt + "
      "output, reserved to completion; never preempts"},

@@ -29,8 +29,9 @@
  *                    on a full pool.
  *
  * A row may give the engine's own defaults (token budget and max_num_seqs
- * when the options leave them out) and pick a sibling row from the run's
- * setup (vLLM 0.6 turns chunked prefill on for long-context models).
+ * when the options leave them out) and pick a sibling row, with its own
+ * budget, from the run's setup (vLLM V0 turns chunked prefill on for
+ * long-context models on CUDA; serve_sched_v0.c's serve_v0_pick).
  * Adding a policy is one function (serve_run.h's state) and one row in
  * serve_scheduler.c's table; docs/extending.md.
  *
@@ -47,6 +48,14 @@
 
 struct serve_state;
 
+/* What a row's pick reads of a run's setup. */
+typedef struct strata_serve_pick_setup {
+    uint32_t max_model_len;
+    bool rocm;           /* vLLM's ROCm build (strata_serve_hw_rocm: the hw file's collectives are RCCL's) */
+    bool sliding_window; /* the model's config gives a sliding window (vLLM's get_sliding_window() not None) */
+    bool mla;            /* the model's attention is MLA */
+} strata_serve_pick_setup;
+
 typedef struct strata_serve_scheduler {
     const char *name;
     /* Fills the state's chunks for one step (serve_run.h). */
@@ -60,8 +69,9 @@ typedef struct strata_serve_scheduler {
      * > 1; with prefix caching the budget must be whole blocks and a chunk
      * cut by the budget is rounded down to whole blocks */
     bool v0_chunk_rules;
-    /* The row the engine would run instead for this setup (NULL: none). */
-    const char *(*pick)(uint32_t max_model_len, bool prefix_caching);
+    /* The row the engine would run instead for this setup (NULL: none),
+     * and that row's token budget when none is given. */
+    const char *(*pick)(const strata_serve_pick_setup *s, uint32_t *budget);
     const char *what;           /* one line for --help */
 } strata_serve_scheduler;
 
