@@ -33,6 +33,7 @@ struct strata_serve_cost {
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     bool fa2;                                 /* GQA attention as FA2's own kernels, vLLM 0.6's entries */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
+    const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
@@ -289,6 +290,11 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on)
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a)
 {
     c->aux = a;
+}
+
+void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s)
+{
+    c->sampler = s;
 }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
@@ -827,11 +833,6 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
-double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
-{
-    return strata_serve_cost_step_padded(c, chunks, n, 0);
-}
-
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     const strata_serve_model *m = &c->m;
@@ -851,8 +852,13 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-           vocab_collectives(c, tokens, sampled);
+    double t = dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+               vocab_collectives(c, tokens, sampled);
+    for (uint32_t i = 0; c->sampler && sampled && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
+        double b = c->sampler->passes[i].bytes_per_logit * (double)(sampled * m->vocab);
+        t += stream_pass(c, b > 0 ? sampled * m->vocab : sampled, b);
+    }
+    return t;
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

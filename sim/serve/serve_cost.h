@@ -84,6 +84,7 @@
 #include "serve/serve_coll.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_model.h"
+#include "serve/serve_sampler.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
 
@@ -129,6 +130,8 @@ void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_att
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
+/* The decoder's kernels over each step's sampled rows' logits (serve_sampler.h; NULL, the default: none). */
+void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost
  * models of one run (the peak's and the sustained clock's) simulates each
@@ -165,11 +168,14 @@ void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_l
  * all-reduces as the implementation runs them eagerly less as in a graph
  * (vllm-custom's staging copies); 0 with NCCL or under attention DP. */
 double strata_serve_cost_eager_extra(const strata_serve_cost *c, uint64_t tokens);
-double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
                                      uint32_t pad);
+static inline double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+{
+    return strata_serve_cost_step_padded(c, chunks, n, 0);
+}
 /* Nominal work of some ops: flops and bytes as the kernel rows count them. */
 typedef struct strata_serve_work {
     double flops, bytes;

@@ -140,7 +140,11 @@
  *   use_parallel_embedding (False by default, the same file), so no
  *   embedding all-reduce. The C++ executor overlaps nothing of the kind
  *   unless ExecutorConfig's enableTrtOverlap is set (false by default,
- *   cpp/include/tensorrt_llm/executor/executor.h): no lag.
+ *   cpp/include/tensorrt_llm/executor/executor.h): no lag. After each
+ *   engine step its decoder (GptDecoderBatched, one fused
+ *   DynamicDecodeLayer) runs penalties, softmax and top-k over every
+ *   sampled row's float32 logits on each rank: the trtllm-decoder row of
+ *   serve_sampler.h (44 bytes a logit in four kernels, serve_sampler.c).
  * trtllm-cpp-0.9: trtllm-cpp as TensorRT-LLM v0.9 runs its decodes (the
  *   gptSessionBenchmark rows of the v0.9.0 performance page). Its GPT
  *   attention plugin builds the XQA runner when plugin_config.enable_xqa
@@ -154,7 +158,8 @@
  *   Mixtral masked MHA). Read at tag v0.9.0 (250d9c29, version.py
  *   "0.9.0"). TRTLLM_ENABLE_XQA, which the v0.9.0 performance page sets
  *   for its 70B runs, is read nowhere in that tree's sources (only
- *   TRTLLM_FORCE_XQA, envUtils.cpp:28). The rest as trtllm-cpp.
+ *   TRTLLM_FORCE_XQA, envUtils.cpp:28). The rest as trtllm-cpp, but for
+ *   its decoder's kernels: v0.9.0's layers were not read (no sampler).
  * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
  *   (vllm-v0, sglang-v0.3, vllm-v1: embed_allreduce and logits_gather;
  *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
@@ -293,7 +298,8 @@ static const strata_serve_engine engines[] = {
      .decode = "xqa",
      .pool_of_free = true,
      .lengths = SERVE_LENGTH_TRTLLM,
-     .logits_gather = true},
+     .logits_gather = true,
+     .sampler = "trtllm-decoder"},
     {.name = "trtllm-cpp-0.9",
      .mode = SERVE_ENGINE_SYNC,
      .what = "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a KV head, else "
@@ -356,6 +362,12 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
         strata_serve_cost_set_allreduce(cost, ar);
     }
     strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->logits_to_root, e->embed_allreduce);
+    if (e->sampler) {
+        const strata_serve_sampler *s = strata_serve_sampler_find(e->sampler, err);
+        if (!s)
+            return false;
+        strata_serve_cost_set_sampler(cost, s);
+    }
     return true;
 }
 

@@ -59,6 +59,7 @@ typedef struct strata_serve_engine {
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
     const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
+    const char *sampler;   /* its decoder's kernels over the sampled logits (serve_sampler.h; NULL: none) */
     const char *allreduce_rocm; /* its TP all-reduce where the hardware's collectives are RCCL's (its ROCm
                                  * build; NULL: allreduce) */
     uint32_t graph_max;    /* decode-only steps of more requests run outside a CUDA graph

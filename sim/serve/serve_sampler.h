@@ -1,0 +1,44 @@
+/*
+ * serve_sampler.h: the kernels an engine's decoder runs each step over the
+ * logits of the rows that sample a token (penalties, softmax, top-k), as a
+ * table of rows looked up by name (the engine's row names one,
+ * serve_engine.h). Without a row a step's sampling costs nothing (every
+ * engine before this table: its sampler's kernels not modelled).
+ *
+ * A row is a list of passes, each one kernel a step on one rank over the
+ * sampled rows' whole vocabulary (rows x vocab elements), moving
+ * `bytes_per_logit` bytes for each logit: what its loops read and write in
+ * the logits' dtype (TensorRT-LLM's engines write the logits in float32).
+ * A pass of 0 bytes is a kernel over a few values a row: its launch and
+ * one element a row as the elementwise model moves it, nothing of the
+ * vocabulary.
+ * serve_cost.c charges each pass as one kernel at the stream rate, on
+ * every rank (each TP rank runs the decoder on the gathered logits), after
+ * the LM head and the logits' gather. Rows and their sources are in
+ * serve_sampler.c.
+ *
+ * Invariants: a row has at least one pass; a pass's bytes are >= 0; the
+ * table ends with a NULL name.
+ */
+#ifndef STRATA_SERVE_SAMPLER_H
+#define STRATA_SERVE_SAMPLER_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct strata_serve_sampler_pass {
+    const char *kernel;     /* what runs it (its source) */
+    double bytes_per_logit; /* bytes it moves for each logit of a sampled row */
+} strata_serve_sampler_pass;
+
+typedef struct strata_serve_sampler {
+    const char *name;
+    const char *what;
+    const strata_serve_sampler_pass *passes;
+    uint32_t n_passes;
+} strata_serve_sampler;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError **err);
+
+#endif
