@@ -50,6 +50,41 @@ START_TEST(serial_by_hand)
 }
 END_TEST
 
+/* Case `index` of validation/FILE as shipped: its simulated value. */
+static double simulate_case(const char *file, int index)
+{
+    char *dir = strata_test_source_path("validation");
+    strata_published *set = strata_published_new();
+    char *path = g_build_filename(dir, file, NULL);
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    double value = 0;
+    ck_assert_msg(strata_published_simulate(strata_published_case_at(set, (uint32_t)index), &value, &err), "%s",
+                  err ? err->message : "");
+    strata_published_free(set);
+    g_free(path);
+    g_free(dir);
+    return value;
+}
+
+/* bandwidthTest --memory=pageable on the DGX A100 (bandwidthtest-
+ * pageable.ini, case _i: h2d, d2h) on configs/hw/a100.ini: 32,000,000 B
+ * cross staging (5 us, a 2 MiB buffer: 30 chunks of c = 1 MiB and 542,720
+ * B) and pcie (Gen4 x16 at 256 B: r_d = 25.99 GB/s, test_pcie.c; 2 us),
+ * the CPU copy at 7.7 GB/s each way (cpu_copy_in, cpu_copy_out: one
+ * thread's memcpy on EPYC Rome). A chunk: 136.2 us on the CPU, 2 us + 40.3
+ * us of DMA, so the CPU binds: 5 us + B / 7.7e9 + 2 us + 542720 / r_d =
+ * 4.1837 ms, and bandwidthTest's B / time = 7.649 GB/s either way. */
+START_TEST(a100_bandwidthtest_pageable)
+{
+    strata_pcie_config gen4 = {4, 16, 256, 512, 0};
+    double r_d = strata_pcie_data_rate(&gen4), bytes = 32e6;
+    double t = 5e-6 + bytes / 7.7e9 + 2e-6 + (bytes - 30 * 1048576.0) / r_d;
+    ck_assert_double_eq_tol(bytes / t, 7.6487e9, 1e5);
+    ck_assert_double_eq_tol(simulate_case("bandwidthtest-pageable.ini", _i), bytes / t, 1e-3 * bytes / t * 1e-6);
+}
+END_TEST
+
 /* A copy of the shipped jax case on another hardware file: the case's
  * trace (10 GiB from HBM to pageable memory) on validation/hw/NAME. */
 static double simulate_on(const char *name)
@@ -245,6 +280,7 @@ int main(void)
     tcase_add_loop_test(tc, rate_per_direction_by_hand, 0, (int)G_N_ELEMENTS(RATE_ROWS));
     tcase_add_test(tc, path_picks_direction);
     tcase_add_test(tc, rate_keys_refused);
+    tcase_add_loop_test(tc, a100_bandwidthtest_pageable, 0, 2);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
