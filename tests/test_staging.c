@@ -2,6 +2,8 @@
  * buffer (hw/staging.h), by hand, and one through the engine. */
 #include <math.h>
 #include "testutil.h"
+#include "engine/engine.h"
+#include "results/results.h"
 #include "hw/hw.h"
 #include "hw/pcie.h"
 #include "hw/staging.h"
@@ -45,6 +47,41 @@ START_TEST(serial_by_hand)
     ck_assert_double_eq_tol(strata_staging_pipeline_time(&p, 400), 14, 1e-12); /* two whole chunks */
     p.serial = false;
     ck_assert(strata_staging_pipeline_time(&p, 450) < 16.5);
+}
+END_TEST
+
+/* Case `index` of validation/FILE as shipped: its simulated value. */
+static double simulate_case(const char *file, int index)
+{
+    char *dir = strata_test_source_path("validation");
+    strata_published *set = strata_published_new();
+    char *path = g_build_filename(dir, file, NULL);
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    double value = 0;
+    ck_assert_msg(strata_published_simulate(strata_published_case_at(set, (uint32_t)index), &value, &err), "%s",
+                  err ? err->message : "");
+    strata_published_free(set);
+    g_free(path);
+    g_free(dir);
+    return value;
+}
+
+/* bandwidthTest --memory=pageable on the DGX A100 (bandwidthtest-
+ * pageable.ini, case _i: h2d, d2h) on configs/hw/a100.ini: 32,000,000 B
+ * cross staging (5 us, a 2 MiB buffer: 30 chunks of c = 1 MiB and 542,720
+ * B) and pcie (Gen4 x16 at 256 B: r_d = 25.99 GB/s, test_pcie.c; 2 us),
+ * the CPU copy at 7.7 GB/s each way (cpu_copy_in, cpu_copy_out: one
+ * thread's memcpy on EPYC Rome). A chunk: 136.2 us on the CPU, 2 us + 40.3
+ * us of DMA, so the CPU binds: 5 us + B / 7.7e9 + 2 us + 542720 / r_d =
+ * 4.1837 ms, and bandwidthTest's B / time = 7.649 GB/s either way. */
+START_TEST(a100_bandwidthtest_pageable)
+{
+    strata_pcie_config gen4 = {4, 16, 256, 512, 0};
+    double r_d = strata_pcie_data_rate(&gen4), bytes = 32e6;
+    double t = 5e-6 + bytes / 7.7e9 + 2e-6 + (bytes - 30 * 1048576.0) / r_d;
+    ck_assert_double_eq_tol(bytes / t, 7.6487e9, 1e5);
+    ck_assert_double_eq_tol(simulate_case("bandwidthtest-pageable.ini", _i), bytes / t, 1e-3 * bytes / t * 1e-6);
 }
 END_TEST
 
@@ -129,6 +166,106 @@ START_TEST(overlap_key)
 }
 END_TEST
 
+/* A CPU copy rate per direction through the engine. Hardware: pageable and
+ * pinned host memory and hbm with 1 TB/s ports (never the bound); pcie D =
+ * 25 GB/s, 2 us; staging 100 GB/s (what all CPU copies share), 5 us, a
+ * 2 MiB buffer (chunks c = 1 MiB = 1048576 B), cpu_copy_in R_in = 8 GB/s,
+ * cpu_copy_out R_out = 10 GB/s. 32,000,000 B (bandwidthTest's size) = 30
+ * chunks and a rest of 32e6 - 30 c = 542720 B.
+ *
+ * Host to device: a chunk's CPU copy takes c / R_in = 131.072 us, its DMA
+ * 2 us + c / D = 43.943 us, so the CPU binds and never waits for a half
+ * (chunk i's DMA ends before chunk i+1's copy does): the pipeline is
+ * B / R_in + the last chunk's DMA = 4 ms + 2 us + 542720 / 25e9 =
+ * 4.0237088 ms. The engine waits the route's latency (7 us), moves B at
+ * the route's slowest link (B / D) and then the extra, the pipeline less
+ * (2 us + B / min(100 GB/s, D)): in all 5 us + 4.0237088 ms = 4.0287088 ms,
+ * 7.943 GB/s.
+ *
+ * Device to host: the same at R_out: 5 us + 3.2 ms + 2 us + 21.7088 us =
+ * 3.2287088 ms. Without cpu_copy_out that direction copies at the link's
+ * bandwidth (100 GB/s) and the DMA binds: 5 us + B / D + 2 us + c / 100e9
+ * + 30 x 2 us = 1.3575 ms (the old one-rate link, as before). */
+static double run_copy(const char *rates, const char *trace)
+{
+    static const char *head =
+        "[hardware]\nname = t\ndefault_memory = hbm\n"
+        "[memory hbm]\nkind = device\ncapacity = 1GB\nbandwidth = 1TB/s\n"
+        "[memory host]\nkind = host\ncapacity = 1GB\nbandwidth = 1TB/s\n"
+        "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GB\nbandwidth = 1TB/s\n"
+        "[link pcie]\nbetween = host hbm\nbandwidth = 25GB/s\nlatency = 2us\n"
+        "[link staging]\nbetween = pageable host\nbandwidth = 100GB/s\nlatency = 5us\nstaging_buffer = 2MiB\n";
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(head, rates, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_results *r = strata_test_run_trace_text(hw, trace, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    double t = r->makespan_s;
+    strata_results_free(r);
+    strata_hw_free(hw);
+    return t;
+}
+
+static const char *const H2D = "strata-trace 1\nalloc s 32000000 pageable\nalloc d 32000000 hbm\ncopy d s\n";
+static const char *const D2H = "strata-trace 1\nalloc s 32000000 hbm\nalloc d 32000000 pageable\ncopy d s\n";
+#define REST (32e6 - 30 * 1048576.0) /* 542720 B */
+static const struct {
+    const char *rates;
+    double want;
+} RATE_ROWS[] = {
+    {"cpu_copy_in = 8GB/s\ncpu_copy_out = 10GB/s\n", 5e-6 + 32e6 / 8e9 + 2e-6 + REST / 25e9},
+    {"cpu_copy_in = 8GB/s\ncpu_copy_out = 10GB/s\n", 5e-6 + 32e6 / 10e9 + 2e-6 + REST / 25e9},
+    {"cpu_copy_in = 8GB/s\n", 5e-6 + 32e6 / 8e9 + 2e-6 + REST / 25e9},
+    /* only cpu_copy_in: device to host keeps the link's bandwidth */
+    {"cpu_copy_in = 8GB/s\n", 5e-6 + 32e6 / 25e9 + 2e-6 + 1048576 / 100e9 + 30 * 2e-6},
+};
+
+/* One engine run a process (SimGrid): row _i of RATE_ROWS, H2D on even
+ * rows, D2H on odd ones. */
+START_TEST(rate_per_direction_by_hand)
+{
+    ck_assert_double_eq_tol(REST, 542720, 1e-9);
+    ck_assert_double_eq_tol(RATE_ROWS[0].want, 4.0287088e-3, 1e-12);
+    ck_assert_double_eq_tol(RATE_ROWS[1].want, 3.2287088e-3, 1e-12);
+    ck_assert_double_eq_tol(RATE_ROWS[3].want, 1.35748576e-3, 1e-12);
+    double got = run_copy(RATE_ROWS[_i].rates, _i % 2 ? D2H : H2D);
+    ck_assert_msg(fabs(got - RATE_ROWS[_i].want) <= 1e-9, "row %d: got %.12g, want %.12g", _i, got,
+                  RATE_ROWS[_i].want);
+}
+END_TEST
+
+/* The path the engine reads off a route picks the direction's rate, and
+ * keeps the link's bandwidth as the flow's: link_rate. */
+START_TEST(path_picks_direction)
+{
+    strata_staging_path p = {.buffer = 200, .cpu_rate = 10, .link_rate = 1000, .dma_rate = 1000, .dma_latency = 0};
+    /* pipeline 20.1 s (cpu_bound_by_hand); alone 200 / 1000 = 0.2 s */
+    ck_assert_double_eq_tol(strata_staging_extra(&p, 200), 19.9, 1e-12);
+}
+END_TEST
+
+/* cpu_copy_in and cpu_copy_out need staging_buffer, and take a bandwidth;
+ * the refusals name FILE:LINE and the key. */
+START_TEST(rate_keys_refused)
+{
+    static const char *head = "[hardware]\nname = t\ndefault_memory = host\n[memory host]\nkind = host\ncapacity = 1GB\nbandwidth = 10GB/s\n"
+                              "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GB\nbandwidth = 10GB/s\n"
+                              "[link staging]\nbetween = pageable host\nbandwidth = 5GB/s\n";
+    strata_test_hw_text_refused(head, "cpu_copy_in = 8GB/s\n", "cpu_copy_in needs staging_buffer");
+    strata_test_hw_text_refused(head, "cpu_copy_out = 8GB/s\n", "cpu_copy_out needs staging_buffer");
+    strata_test_hw_text_refused(head, "staging_buffer = 2MiB\ncpu_copy_out = fast\n",
+                                "t.ini:17: [link staging] cpu_copy_out");
+    strata_test_hw_text_refused(head, "staging_buffer = 2MiB\ncpu_copy_in = 0GB/s\n",
+                                "t.ini:17: [link staging] cpu_copy_in");
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(head, "staging_buffer = 2MiB\ncpu_copy_in = 7.7GB/s\n", &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_in, 7.7e9);
+    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_out, 0); /* absent: the bandwidth */
+    strata_hw_free(hw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("staging");
@@ -140,6 +277,10 @@ int main(void)
     tcase_add_test(tc, pageable_copy_through_the_engine);
     tcase_add_test(tc, xla_copy_through_the_engine);
     tcase_add_test(tc, overlap_key);
+    tcase_add_loop_test(tc, rate_per_direction_by_hand, 0, (int)G_N_ELEMENTS(RATE_ROWS));
+    tcase_add_test(tc, path_picks_direction);
+    tcase_add_test(tc, rate_keys_refused);
+    tcase_add_loop_test(tc, a100_bandwidthtest_pageable, 0, 2);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -70,6 +70,10 @@ static const strata_key_def link_keys[] = {
                               "buffer of this size, pipelined with the DMA of the next link (hw/staging.h)"},
     {"staging_overlap", false, "true (default: the CPU fills one half of the staging buffer while the DMA drains "
                                "the other) or false (the whole buffer, the DMA and the CPU copy in turn)"},
+    {"cpu_copy_in", false, "with staging_buffer: the CPU copy's rate from pageable memory into the staging buffer "
+                           "(a copy toward the device), 1 kB/s to 10 PB/s (default: bandwidth)"},
+    {"cpu_copy_out", false, "with staging_buffer: the CPU copy's rate out of the staging buffer into pageable "
+                            "memory (a copy from the device), 1 kB/s to 10 PB/s (default: bandwidth)"},
     {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"copy_engines", false, "DMA engines per direction, 1 to 64: copies crossing the link one way run first come, "
@@ -525,39 +529,8 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     l.b = (uint32_t)b;
 
     if (!link_bandwidth(ctx, group, &l.bandwidth, err) || !hw_get_time(ctx, group, "latency", &l.latency, err) ||
-        (strata_keyfile_has_key(ctx->k, group, "staging_buffer") &&
-         !hw_get_size(ctx, group, "staging_buffer", &l.staging_buffer, err)))
+        !hw_staging_load(ctx, hw, group, &l, err))
         return false;
-    const strata_memory_spec *ma = &g_array_index(hw->memories, strata_memory_spec, l.a),
-                             *mb = &g_array_index(hw->memories, strata_memory_spec, l.b);
-    if (strata_keyfile_has_key(ctx->k, group, "staging_buffer") && l.staging_buffer < STRATA_STAGING_MIN_BUFFER) {
-        char *why = g_strdup_printf("at least %u bytes (a page: the driver's pinned staging buffer), got %" PRIu64
-                                    " (a copy would make one chunk per %" PRIu64 " bytes)",
-                                    STRATA_STAGING_MIN_BUFFER, l.staging_buffer,
-                                    l.staging_buffer / 2 ? l.staging_buffer / 2 : 1);
-        hw_fail(ctx, err, group, "staging_buffer", "expected %s", why);
-        g_free(why);
-        return false;
-    }
-    if (l.staging_buffer && !(ma->kind == STRATA_MEM_HOST && mb->kind == STRATA_MEM_HOST && ma->pageable != mb->pageable)) {
-        hw_fail(ctx, err, group, "staging_buffer", "a staging link joins a pageable and a pinned host memory");
-        return false;
-    }
-    if (strata_keyfile_has_key(ctx->k, group, "staging_overlap")) {
-        char *v = hw_get_raw(ctx, group, "staging_overlap");
-        bool overlap = true;
-        bool good = strata_parse_bool(v, &overlap);
-        if (!good)
-            hw_fail_value(ctx, err, group, "staging_overlap", "true or false", v);
-        else if (!l.staging_buffer) {
-            hw_fail(ctx, err, group, "staging_overlap", "staging_overlap needs staging_buffer = in the same link");
-            good = false;
-        }
-        l.staging_serial = good && !overlap;
-        g_free(v);
-        if (!good)
-            return false;
-    }
     if (!hw_get_count(ctx, group, "copy_engines", 1, 64, 0, NULL, &l.copy_engines, err))
         return false;
     if (l.copy_engines && l.staging_buffer) {

@@ -132,6 +132,9 @@ typedef struct strata_link_spec {
     bool full_duplex;      /* each direction has its own bandwidth */
     uint64_t staging_buffer; /* > 0: a CPU copy through a pinned buffer of this many bytes (hw/staging.h) */
     bool staging_serial;     /* the DMA and the CPU copy take the whole buffer in turn (staging_overlap = false) */
+    double cpu_copy_in;      /* bytes/s of the driver's CPU copy from pageable memory into the staging buffer
+                              * (a copy toward a device), 0: `bandwidth` (hw/staging.h) */
+    double cpu_copy_out;     /* bytes/s of its copy out of the staging buffer into pageable memory, 0: `bandwidth` */
     uint32_t copy_engines;   /* > 0: copies crossing it in one direction queue first come, first served for
                               * this many DMA engines per direction (sim/engine/engine_copy_queue.h);
                               * 0 (copy_engines absent): every copy shares the link's bandwidth */

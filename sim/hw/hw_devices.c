@@ -257,6 +257,8 @@ static bool instantiate_links(const hw_load_ctx *ctx, strata_hw *hw, uint32_t ga
                      l->full_duplex, hw->link_at[t].per_host, i, STRATA_HW_NO_DEVICE);
             g_array_index(hw->links, strata_link_spec, hw->links->len - 1).staging_buffer = l->staging_buffer;
             g_array_index(hw->links, strata_link_spec, hw->links->len - 1).staging_serial = l->staging_serial;
+            g_array_index(hw->links, strata_link_spec, hw->links->len - 1).cpu_copy_in = l->cpu_copy_in;
+            g_array_index(hw->links, strata_link_spec, hw->links->len - 1).cpu_copy_out = l->cpu_copy_out;
             g_array_index(hw->links, strata_link_spec, hw->links->len - 1).copy_engines = l->copy_engines;
             g_free(name);
         }

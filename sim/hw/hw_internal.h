@@ -93,6 +93,11 @@ bool hw_get_flag(const hw_load_ctx *ctx, const char *group, const char *key, boo
 int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, const char *key,
                       const char *name, GError **err);
 
+/* hw_staging.c: a [link]'s staging keys (staging_buffer, staging_overlap,
+ * cpu_copy_in, cpu_copy_out) into *l, whose ends are set; false with err. */
+bool hw_staging_load(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, strata_link_spec *l,
+                     GError **err);
+
 /* hw_devices.c: [hardware] devices and devices_per_host, and the
  * [interconnect] groups (`groups`: their names as "interconnect NAME"),
  * checked; with several devices, instantiates the templates and adds the

@@ -49,7 +49,8 @@ double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes
 
 double strata_staging_extra(const strata_staging_path *p, uint64_t bytes)
 {
-    double slower = p->cpu_rate < p->dma_rate ? p->cpu_rate : p->dma_rate;
+    double flow = p->link_rate > 0 ? p->link_rate : p->cpu_rate;
+    double slower = flow < p->dma_rate ? flow : p->dma_rate;
     double alone = p->dma_latency + (double)bytes / slower;
     double extra = strata_staging_pipeline_time(p, bytes) - alone;
     return extra > 0 ? extra : 0;
@@ -63,7 +64,11 @@ bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32
             continue;
         /* the DMA: the link after the CPU copy (to a device) or before it (from one) */
         const strata_link_spec *d = strata_hw_link(hw, hops[i + 1 < n ? i + 1 : i - 1].link);
-        *p = (strata_staging_path){.buffer = s->staging_buffer, .cpu_rate = s->bandwidth, .dma_rate = d->bandwidth,
+        /* into the staging buffer: the hop leaves the link's pageable end */
+        uint32_t from = hops[i].forward ? s->a : s->b;
+        double rate = strata_hw_memory(hw, from)->pageable ? s->cpu_copy_in : s->cpu_copy_out;
+        *p = (strata_staging_path){.buffer = s->staging_buffer, .cpu_rate = rate > 0 ? rate : s->bandwidth,
+                                   .link_rate = s->bandwidth, .dma_rate = d->bandwidth,
                                    .dma_latency = d->latency, .serial = s->staging_serial};
         return true;
     }

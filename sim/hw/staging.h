@@ -16,10 +16,16 @@
  *
  * In a hardware file the CPU copy is a link with `staging_buffer =` between
  * a pageable and a pinned host memory (its bandwidth the CPU copy's rate);
- * the next link on the route is the DMA. The engine runs the copy over the
- * whole route (bytes / the slowest link, shared with other transfers) and
- * then waits strata_staging_route_extra(): what the chunked pipeline costs
- * beyond that (the first chunk's fill and every chunk's DMA setup).
+ * the next link on the route is the DMA. The CPU copy may run at another
+ * rate in each direction (`cpu_copy_in`: pageable into the staging buffer,
+ * a copy toward the device; `cpu_copy_out`: out of it into pageable memory,
+ * a copy from the device): one driver thread's copy, which a memcpy
+ * benchmark of one thread measures, while `bandwidth` stays what all the
+ * CPU copies of a host share. The engine runs the copy over the whole
+ * route (bytes / the slowest link, shared with other transfers) and then
+ * waits strata_staging_route_extra(): what the chunked pipeline at the
+ * direction's rate costs beyond that (the first chunk's fill, every
+ * chunk's DMA setup, and a CPU copy slower than the link's bandwidth).
  *
  * Invariants: the pipeline time is at least bytes / each stage's rate and
  * the extra is never negative; a route without a staging link costs no extra.
@@ -33,7 +39,9 @@
 
 typedef struct strata_staging_path {
     uint64_t buffer;    /* bytes of the pinned staging buffer (two halves) */
-    double cpu_rate;    /* bytes/s of the CPU copy into or out of it */
+    double cpu_rate;    /* bytes/s of the CPU copy into or out of it (this copy's direction) */
+    double link_rate;   /* bytes/s the engine's flow crossed the staging link at (its bandwidth);
+                         * 0: cpu_rate */
     double dma_rate;    /* bytes/s of the DMA link */
     double dma_latency; /* seconds of setup per DMA (one per chunk) */
     bool serial;        /* no overlap: chunks of the whole buffer, each DMAed then copied in turn */
@@ -54,11 +62,13 @@ double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes
 #define STRATA_STAGING_MIN_BUFFER 4096u
 
 /* The pipeline time less what a transfer over both links takes alone
- * (dma_latency + bytes / the slower rate), at least 0. */
+ * (dma_latency + bytes / the slower of link_rate and dma_rate), at least 0. */
 double strata_staging_extra(const strata_staging_path *p, uint64_t bytes);
 
 /* When the route (hops from strata_hw_route) crosses a staging link next to
- * another link: that path in *p and true. */
+ * another link: that path in *p and true, its cpu_rate the link's
+ * cpu_copy_in where the route crosses it from the pageable memory, its
+ * cpu_copy_out the other way (either, when 0: its bandwidth). */
 bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32_t n, strata_staging_path *p);
 
 /* strata_staging_extra for the route's staging path; 0 when it has none. */
