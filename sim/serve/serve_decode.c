@@ -236,11 +236,11 @@ static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serv
 static const strata_serve_decode_kernel kernels[] = {
     {"flash-attention", NULL, "the FlashAttention op, a KV group's query heads as rows (models/kernel)"},
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
+    {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
+                               "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
     {"paged-attention-rocm", paged_rocm_time,
      "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
      "reduce kernel over the partitions"},
-    {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
-                               "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
     {NULL, NULL, NULL},
 };
 
