@@ -804,7 +804,8 @@ START_TEST(names_lookup_messages)
                    "trtllm-no-evict-unchunked, sglang-v0.3)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
-    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9");
+    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9, "
+                   "paged-attention-rocm");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
@@ -1189,7 +1190,8 @@ START_TEST(xqa_decode_by_hand)
     double x = strata_serve_cost_attention(c, d, 512, 0, &w);
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
-    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa, xqa-v0.9"));
+    ck_assert(!strata_serve_decode_find("nope", &err) &&
+              strstr(err->message, "flash-attention, xqa, xqa-v0.9, paged-attention-rocm"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);

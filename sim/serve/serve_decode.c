@@ -144,6 +144,71 @@ static double mmha_time(const strata_hw *hw, uint32_t unit, const strata_serve_d
     return p.time_s;
 }
 
+/* vLLM's ROCm paged attention (paged-attention-rocm), read at ROCm/vllm
+ * @040de12d (vLLM 0.10.0) csrc/rocm/attention.cu, the same launcher at
+ * @b309ea79 (0.7.3): paged_attention_custom_launcher (:3076-3231) fixes
+ * PARTITION_SIZE = 256 and NTHR = 256 and launches
+ * - paged_attention_ll4mi_QKV_mfma16_kernel (GQA ratio 5-16; the mfma4
+ *   kernel at 1-4: the same grid) over dim3 grid(num_seqs,
+ *   max_num_partitions, num_kv_heads), max_num_partitions =
+ *   ceil(max_context_len / 256): a workgroup per (sequence, KV head, 256
+ *   tokens of its context). A workgroup past its sequence's context
+ *   returns at once (:307-314); one inside it loads the context length, then
+ *   its tokens' block numbers from the block table (:371-382, clamped by the
+ *   length), then every K and V element of its partition in one go
+ *   (Klocal[TLOOP][QKHELOOP] and Vlocal[VTLOOP][VHELOOP][VTLANELOOP], 16-byte
+ *   loads issued before the first MFMA, :428-511): three dependent loads, so
+ *   a workgroup's time is its bytes plus three memory latencies; it writes
+ *   its GQA group's partial outputs in the query's dtype (tmp_out, :731-764,
+ *   whatever the partition count) and two floats a head (max_logits,
+ *   exp_sums, :647-660);
+ * - then paged_attention_ll4mi_reduce_kernel over dim3 reduce_grid(num_heads,
+ *   num_seqs), always (:3193-3230): each block loads the context length,
+ *   then its head's max_logits and exp_sums and partial outputs of every
+ *   partition (:1296-1400), and writes the head's output: two dependent
+ *   loads.
+ * vLLM runs it for every decode of a layer: 0.7.3's ROCmFlashAttentionBackend
+ * and 0.10.0's chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_
+ * ATTENTION=1) while use_rocm_custom_paged_attention holds (platforms/
+ * rocm.py:122-147 @040de12d: gfx9, fp16/bf16 query, head 64/128, block
+ * 16/32, GQA ratio 1-16, max_seq_len <= 128 Ki, no sliding window on V1).
+ * The workgroups of a sequence split its context, so the K and V of every
+ * context token are read once per KV head; strata takes the partitions at
+ * the mean context (a workgroup past a shorter context costs nothing: the
+ * grid's extent at the longest, or at max_seq_len_to_capture inside V0's
+ * graphs, adds only workgroups that return). Time: two kernel_launch, the
+ * latencies (3 + 2) of the operand memory, and the bytes (K and V, the
+ * queries, the partials written and read back, the output) at the stream
+ * rate; the workgroups of both kernels run concurrently on the CUs (ESTIMATE:
+ * no per-CU bandwidth limit; a partition's 128 KB of fp16 K and V are in
+ * flight at once). */
+enum { ROCM_PA_PARTITION = 256, ROCM_PA_MAIN_LOADS = 3, ROCM_PA_REDUCE_LOADS = 2, ROCM_PA_KERNELS = 2 };
+
+static double paged_rocm_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                              strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    uint32_t sms;
+    double rate = unit_stream_rate(hw, unit, &sms), lat = m ? m->latency : 0;
+    strata_serve_decode_plan p = {0};
+    if (in->decodes && in->kv_heads && rate > 0) {
+        uint64_t ctx = in->context ? in->context : 1, group = in->group ? in->group : 1;
+        p.blocks = (uint32_t)((ctx + ROCM_PA_PARTITION - 1) / ROCM_PA_PARTITION);
+        p.ctas = in->decodes * in->kv_heads * p.blocks;
+        p.waves = (p.ctas + sms - 1) / sms;
+        double d = (double)in->head_dim, heads = (double)(in->decodes * in->kv_heads * group);
+        double kv = (double)(in->decodes * in->kv_heads * ctx) * 2.0 * d * in->kv_bytes;
+        double q = heads * d * in->q_bytes, partials = heads * (double)p.blocks * (d * in->q_bytes + 8.0);
+        p.cta_s = ROCM_PA_MAIN_LOADS * lat;
+        p.time_s = ROCM_PA_KERNELS * u->kernel.kernel_launch + (ROCM_PA_MAIN_LOADS + ROCM_PA_REDUCE_LOADS) * lat +
+                   (kv + q + 2.0 * partials + q) / rate;
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
+}
+
 /* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
  * WhiteD2125/TensorRT-LLM mirror), XQA where all of these hold, else
  * masked MHA:
@@ -173,6 +238,9 @@ static const strata_serve_decode_kernel kernels[] = {
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
     {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
                                "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
+    {"paged-attention-rocm", paged_rocm_time,
+     "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
+     "reduce kernel over the partitions"},
     {NULL, NULL, NULL},
 };
 

@@ -17,6 +17,13 @@
  *                    head 128 or 256, kv heads x batch x 4 >= SMs), else
  *                    its masked MHA: a CTA per (query head, sequence), the
  *                    KV read once per query head (serve_decode.c).
+ *   paged-attention-rocm  vLLM's ROCm paged attention (csrc/rocm/attention.cu,
+ *                    0.7.3 and 0.10.0): a workgroup per (sequence, KV head,
+ *                    256 context tokens), then a reduce kernel over the
+ *                    partitions: 2 launches + 5 dependent memory latencies +
+ *                    (K and V of every context token, the queries in and the
+ *                    output out, the partials written and read back) at the
+ *                    stream rate (serve_decode.c).
  *
  * XQA's time (serve_decode.c gives the derivation and sources):
  *   blocks  = computeMultiBlockCount(B, kv heads, longest past, SMs)

@@ -63,6 +63,17 @@
  *   (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
  *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both
  *   pad a captured decode batch to the next captured size (graph_align).
+ * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 and vllm-v1 run
+ *   their decodes' attention as ROCm's paged_attention_rocm (serve_decode.h:
+ *   paged-attention-rocm), which 0.7.3's ROCmFlashAttentionBackend and
+ *   0.10.0's chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_
+ *   ATTENTION=1, as AMD's MI300X page sets it) call while
+ *   use_rocm_custom_paged_attention holds (gfx9, fp16/bf16 queries, head 64
+ *   or 128, block 16 or 32, GQA ratio 1-16, contexts up to 128 Ki, no window
+ *   on V1); other shapes run Triton's kernel_paged_attention_2d, not
+ *   modelled (the row times them as the ROCm kernel). Their prefill stays
+ *   the rows' (vllm-v0's FA2 entries, vllm-v1's FA3 bytes): ROCm's CK and
+ *   Triton prefill kernels are not modelled.
  * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1
  *   run vllm-custom-rocm: vLLM's custom all-reduce below 16 MiB, RCCL
  *   beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d)
@@ -251,6 +262,7 @@ static const strata_serve_engine engines[] = {
      .scheduler = "vllm-v0",
      .allreduce = "vllm-custom",
      .allreduce_rocm = "vllm-custom-rocm",
+     .decode_rocm = "paged-attention-rocm",
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "vllm-0.6-flash-attn",
      .fa2_attention = true,
@@ -322,6 +334,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                                     "prefill",
                                             .fa3_prefill = true,
                                             .allreduce_rocm = "vllm-custom-rocm",
+                                            .decode_rocm = "paged-attention-rocm",
                                             .window_blocks = true,
                                             .logits_gather = true,
                                             .embed_allreduce = true};
@@ -339,10 +352,12 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
 {
     if (!e)
         e = &vllm_v1;
+    bool rocm = strata_serve_hw_rocm(hw);
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
-    if (e->decode) {
-        const strata_serve_decode_kernel *dk = strata_serve_decode_find(e->decode, err);
+    const char *decode = rocm && e->decode_rocm ? e->decode_rocm : e->decode;
+    if (decode) {
+        const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);
         if (!dk)
             return false;
         strata_serve_cost_set_decode(cost, dk);
@@ -353,8 +368,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
             return false;
         strata_serve_cost_set_attn_aux(cost, aux);
     }
-    bool rocm = e->allreduce_rocm && strata_serve_hw_rocm(hw);
-    const char *allreduce = rocm ? e->allreduce_rocm : e->allreduce;
+    const char *allreduce = rocm && e->allreduce_rocm ? e->allreduce_rocm : e->allreduce;
     if (allreduce) {
         const strata_serve_allreduce *ar = strata_serve_allreduce_find(allreduce, err);
         if (!ar)

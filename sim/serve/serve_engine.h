@@ -58,6 +58,8 @@ typedef struct strata_serve_engine {
     const char *what; /* one line for --help and reports */
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
+    const char *decode_rocm; /* its decode attention kernel where the hardware's collectives are RCCL's (its
+                              * ROCm build; NULL: decode) */
     const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
     const char *sampler;   /* its decoder's kernels over the sampled logits (serve_sampler.h; NULL: none) */
     const char *allreduce_rocm; /* its TP all-reduce where the hardware's collectives are RCCL's (its ROCm
@@ -112,8 +114,9 @@ bool strata_serve_hw_rocm(const strata_hw *hw);
  * bytes, its decode kernel, the kernels around its attention, its TP
  * all-reduce (each left at the cost model's default where the row names
  * none; where hw's device collectives are RCCL's, the row's allreduce_rocm
- * if it names one). e NULL (no --engine): the default row, vLLM v1
- * (FlashAttention-3 prefill; on RCCL hardware vLLM's custom all-reduce),
+ * and decode_rocm if it names them). e NULL (no --engine): the default row,
+ * vLLM v1 (FlashAttention-3 prefill; on RCCL hardware vLLM's custom
+ * all-reduce and ROCm's paged attention),
  * which --engine cannot name. False, with err set,
  * when the row names a kernel no table has. */
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,

@@ -1,0 +1,114 @@
+/*
+ * test_serve_rocm_attention.c: vLLM's ROCm paged attention as a decode
+ * kernel (sim/serve/serve_decode.h, paged-attention-rocm) against values
+ * derived by hand from csrc/rocm/attention.cu's launcher and MI300X's
+ * figures, and the vLLM rows taking it where the hardware's collectives are
+ * RCCL's (and only there).
+ */
+#include <math.h>
+#include "hw/hw.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_decode.h"
+#include "serve/serve_engine.h"
+#include "testutil.h"
+
+static strata_hw *hw_load(const char *name)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", name, NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    g_free(path);
+    return hw;
+}
+
+/* MI300X (configs/hw/mi300x.ini): kernel_launch 1.9 us, HBM latency 0.5 us,
+ * 5.3 TB/s at stream efficiency 0.6 (3.18 TB/s). Llama 3 70B at TP8: one KV
+ * head on the rank, its 8 query heads, head 128, bf16 cache and queries.
+ *
+ * 128 decodes of 1,024 keys: 1,024 / 256 = 4 partitions a sequence, 512
+ * workgroups (2 waves over 304 CUs).
+ *   K and V:  128 x 1,024 x 2 x 128 x 2 B  = 67,108,864
+ *   queries:  128 x 8 heads x 128 x 2 B     =    262,144 (read), as much written
+ *   partials: 1,024 heads x 4 x (256 + 8) B =  1,081,344 written, read back
+ *   bytes = 67,108,864 + 2 x 262,144 + 2 x 1,081,344 = 69,795,840
+ *   time  = 2 x 1.9 us + (3 + 2) x 0.5 us + 69,795,840 / 3.18e12
+ *         = 6.3 us + 21.9484 us = 28.2484 us.
+ * One decode of one key: 1 partition; 512 + 2 x 2,048 + 2 x 2,112 = 8,832
+ * bytes: 6.3 us + 2.7774 ns. */
+START_TEST(rocm_paged_attention_by_hand)
+{
+    strata_hw *hw = hw_load("mi300x.ini");
+    GError *err = NULL;
+    const strata_serve_decode_kernel *k = strata_serve_decode_find("paged-attention-rocm", &err);
+    ck_assert_msg(k, "%s", err ? err->message : "");
+    ck_assert(!strata_serve_decode_is_flash(k));
+    strata_serve_decode_in in = {128, 1024, 1024, 1, 8, 128, 2.0, 2.0};
+    strata_serve_decode_plan p;
+    double t = strata_serve_decode_time(k, hw, 0, &in, &p);
+    ck_assert_msg(fabs(t - (6.3e-6 + 69795840.0 / 3.18e12)) < 1e-12, "%.17g", t);
+    ck_assert_msg(fabs(t - 28.2484e-6) < 1e-9, "%.17g", t);
+    ck_assert_uint_eq(p.blocks, 4);
+    ck_assert_uint_eq(p.ctas, 512);
+    ck_assert_uint_eq(p.waves, 2);
+    /* one key more opens a fifth partition: 640 workgroups */
+    in.context = in.longest = 1025;
+    strata_serve_decode_time(k, hw, 0, &in, &p);
+    ck_assert_uint_eq(p.blocks, 5);
+    ck_assert_uint_eq(p.ctas, 640);
+    strata_serve_decode_in one = {1, 1, 1, 1, 8, 128, 2.0, 2.0};
+    t = strata_serve_decode_time(k, hw, 0, &one, NULL);
+    ck_assert_msg(fabs(t - (6.3e-6 + 8832.0 / 3.18e12)) < 1e-15, "%.17g", t);
+    /* an FP8 cache halves the K and V bytes only */
+    in = (strata_serve_decode_in){128, 1024, 1024, 1, 8, 128, 1.0, 2.0};
+    t = strata_serve_decode_time(k, hw, 0, &in, NULL);
+    ck_assert_msg(fabs(t - (6.3e-6 + (69795840.0 - 33554432.0) / 3.18e12)) < 1e-12, "%.17g", t);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* One layer's decode attention through the serving cost (70B, FP8 weights,
+ * bf16 cache, TP8; 128 decodes of 1,024 keys): vllm-v1 (no --engine) on
+ * mi300x-8 charges the ROCm kernel, 28.2484 us (no prefill, so no
+ * preprocessing pass); vllm-v0 charges it plus its kernels around the
+ * attention (RoPE and the cache write of the 128 new tokens), so more; on
+ * dgx-h100 (NCCL) vllm-v1 keeps the flash op, another figure. */
+START_TEST(vllm_rows_take_rocm_attention_on_rccl)
+{
+    strata_serve_model m = {0};
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.dtype = STRATA_DTYPE_F8;
+    m.kv_dtype = STRATA_DTYPE_BF16;
+    strata_serve_chunk ch[128];
+    for (uint32_t i = 0; i < 128; i++)
+        ch[i] = (strata_serve_chunk){i, 1, 1024, true};
+    const char *files[3] = {"mi300x-8.ini", "mi300x-8.ini", "dgx-h100.ini"};
+    const char *engines[3] = {NULL, "vllm-v0", NULL};
+    double t[3];
+    for (int i = 0; i < 3; i++) {
+        strata_hw *hw = hw_load(files[i]);
+        GError *err = NULL;
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert(strata_serve_engine_set_kernels(engines[i] ? strata_serve_engine_find(engines[i], NULL) : NULL, hw,
+                                                  c, &err));
+        strata_serve_work w;
+        t[i] = strata_serve_cost_attention(c, ch, 128, 0, &w);
+        strata_serve_cost_free(c);
+        strata_hw_free(hw);
+    }
+    ck_assert_msg(fabs(t[0] - 28.2484e-6) < 1e-9, "%.17g", t[0]);
+    ck_assert_msg(t[1] > t[0] + 1e-7, "%.17g %.17g", t[1], t[0]);
+    ck_assert_msg(fabs(t[2] - 28.2484e-6) > 1e-7, "%.17g", t[2]);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_rocm_attention");
+    TCase *tc = tcase_create("serve_rocm_attention");
+    tcase_add_test(tc, rocm_paged_attention_by_hand);
+    tcase_add_test(tc, vllm_rows_take_rocm_attention_on_rccl);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
