@@ -21,6 +21,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "policy/policy.h"
 #include "sweep/experiment_internal.h"
 #include "workload/workload.h"
 
@@ -250,6 +251,14 @@ static bool load_policies(strata_experiment *e, load_ctx *ctx, GError **err)
         }
     g_strfreev(specs);
     g_free(policies);
+    if (ok) { /* "prefetch=2+prefetch=3" applied both at every point */
+        GError *inner = NULL;
+        g_ptr_array_add(e->policies, NULL);
+        bool once = strata_policies_once((const char *const *)e->policies->pdata, &inner);
+        g_ptr_array_remove_index(e->policies, e->policies->len - 1);
+        if (!once)
+            ok = exp_fail_from(err, ctx, pline, "bad policy", inner);
+    }
     return ok;
 }
 
