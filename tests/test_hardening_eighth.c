@@ -224,6 +224,39 @@ START_TEST(child_text_needs_exit_0)
 }
 END_TEST
 
+#define KINETO_EVENT "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2," \
+                     "\"cat\":\"kernel\",\"args\":{\"device\":0,\"stream\":7}}]}"
+
+/* Found by this pass's hunt: a request file's token count took
+ * hexadecimal (0x10 tokens: 16, where the fifth pass made the arrival
+ * decimal); --max-num-seqs past 2^20 said "expected --max-num-batched-
+ * tokens and --max-num-seqs <= 2^20, --block-size <= 4096", naming three
+ * options and no value; replay -r 0 "--repeats must be at least 1 and
+ * --warmup at least 0", the same; a Kineto or jax-profile JSON with a
+ * UTF-8 byte order mark was "not a Chrome trace" where every other text
+ * reader skips the mark. */
+START_TEST(found_by_the_hunt)
+{
+    static const strata_test_sh_case rows[] = {
+        {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,0x10,5\\n' > r.csv; " SERVE "--requests r.csv", 2,
+         "serve: r.csv:2: prompt tokens: expected a token count from 1 to 10^8, got '0x10'"},
+        {SERVE "--poisson n=2 --max-num-seqs 2147483647", 2,
+         "serve: --max-num-seqs: expected at most 2^20 (1048576), got 2147483647"},
+        {SERVE "--poisson n=2 --max-num-batched-tokens 2000000", 2,
+         "serve: --max-num-batched-tokens: expected at most 2^20 (1048576), got 2000000"},
+        {TRACE("compute k time=1us in=a out=a") "\"$S\" replay -b host --trace t.trace -r 0", 2,
+         "replay: --repeats: expected at least 1, got 0"},
+        {TRACE("compute k time=1us in=a out=a") "\"$S\" replay -b host --trace t.trace -w -1", 2,
+         "replay: --warmup: expected at least 0, got -1"},
+        /* what stays taken: decimal counts, a BOM before a Kineto trace */
+        {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,010,5\\n' > r.csv; " SERVE "--requests r.csv", 0, NULL},
+        {"printf '\\357\\273\\277%s' '" KINETO_EVENT "' > k.json; \"$S\" import kineto k.json -o out.trace && "
+         "grep -q 'compute k time=2us' out.trace", 0, NULL},
+    };
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
+}
+END_TEST
+
 static Suite *eighth_suite(void)
 {
     Suite *s = suite_create("hardening_eighth");
@@ -236,6 +269,7 @@ static Suite *eighth_suite(void)
     tcase_add_test(tc, fifo_inputs_read_once);
     tcase_add_test(tc, spool_bounds_a_pipe);
     tcase_add_test(tc, child_text_needs_exit_0);
+    tcase_add_test(tc, found_by_the_hunt);
     suite_add_tcase(s, tc);
     return s;
 }

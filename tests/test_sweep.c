@@ -453,7 +453,12 @@ START_TEST(unwritable_out_is_an_error_before_work)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "not a folder"), "%s", r.err);
     strata_cli_result_clear(&r);
+    /* a missing parent folder is refused as -o and --json refuse one (the eighth pass) */
     r = strata_test_cli("sweep", f.exp, "--out", "/proc/strata-no/out", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "'/proc/strata-no' does not exist: expected an existing folder"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("sweep", f.exp, "--out", "/proc/strata-no", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "cannot write"), "%s", r.err);
     strata_cli_result_clear(&r);

@@ -164,10 +164,6 @@ bool strata_policies_once(const char *const *specs, GError **err)
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err)
 {
-    if (!strata_policies_once(specs, err)) {
-        strata_source_free(src);
-        return NULL;
-    }
     for (const char *const *spec = specs; src && spec && *spec; spec++)
         src = apply_one(src, *spec, hw, err);
     return src;

@@ -56,8 +56,10 @@ char *strata_policy_describe(const char *indent);
 /* Each policy at most once in specs (NULL-terminated), or once per value
  * of its repeat_by parameter: the same policy twice rewrote its own output
  * again (--policy prefetch=2 --policy prefetch=3 ran both), which no
- * composition means. False with err naming both specs. Every spec must
- * parse (strata_policy_params); strata_policies_apply checks this first. */
+ * composition means. False with err naming both specs; a spec that does
+ * not parse repeats nothing (applying it says why). The commands check this
+ * (runspec.c, the experiment loader); strata_policies_apply composes any
+ * list, so that a policy's idempotence can be tested (pad twice). */
 bool strata_policies_once(const char *const *specs, GError **err);
 
 /* Apply specs in order. Takes ownership of src (freed on error). specs is

@@ -291,8 +291,15 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->max_num_seqs = count_or(a->max_seqs, c->max_num_seqs);
     c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
     c->block_size = count_or(a->block, c->block_size);
-    if (c->max_num_batched_tokens > (1u << 20) || c->max_num_seqs > (1u << 20) || c->block_size > 4096)
-        return fail(err, "expected --max-num-batched-tokens and --max-num-seqs <= 2^20, --block-size <= 4096%s", "");
+    /* each named with its value: the message named all three and no value */
+    const char *big = c->max_num_batched_tokens > (1u << 20) ? "--max-num-batched-tokens"
+                      : c->max_num_seqs > (1u << 20)           ? "--max-num-seqs"
+                                                               : NULL;
+    if (big) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (1048576), got %u", big,
+                    c->max_num_batched_tokens > (1u << 20) ? c->max_num_batched_tokens : c->max_num_seqs);
+        return false;
+    }
     c->concurrency = count_or(a->concurrency, 0);
     if (a->util && !(strata_serve_decimal(a->util, &c->gpu_memory_utilization) &&
                      c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))

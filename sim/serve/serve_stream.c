@@ -121,8 +121,9 @@ static bool header_columns(char *line, const char *path, csv_columns *c, GError 
 static bool parse_count(const char *text, const char *what, const char *path, uint64_t line, uint32_t *out,
                         GError **err)
 {
-    uint64_t v = 0;
-    if (!strata_parse_u64(text, &v, NULL) || v < 1 || v > 100000000)
+    uint64_t v = 0; /* decimal digits only, as the arrival (pandas reads these columns as decimal): 0x10 was 16 */
+    if (!*text || text[strspn(text, "0123456789")] != '\0' || !strata_parse_u64(text, &v, NULL) || v < 1 ||
+        v > 100000000)
         return strata_fail_at(err, path, line, "%s: expected a token count from 1 to 10^8, got '%s'", what, text);
     *out = (uint32_t)v;
     return true;
