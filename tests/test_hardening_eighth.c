@@ -130,7 +130,9 @@ START_TEST(policies_once)
          "each kind once"},
         {EXP("policies = prefetch=2+prefetch=3\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 2,
          "e.ini:5: bad policy: policy prefetch given twice ('prefetch=2', then 'prefetch=3')"},
-        /* what stays taken: two kinds of offload, two different policies */
+        /* what stays taken: two kinds of offload, two different policies; an [experiment] policy's own
+         * KEY=VALUE list (split at its comma before: "unknown policy 'sched'") */
+        {EXP("policies = prefetch:distance=2,sched=xla\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
         {TRACE("compute k time=1us in=a out=a") "\"$S\" transform --trace t.trace -o out.trace --policy offload=param "
          "--policy offload=optstate", 0, NULL},
         {TRACE("compute k time=1us in=a out=a") RUN " --policy prefetch=2 --policy donate", 0, NULL},
