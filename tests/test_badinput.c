@@ -63,9 +63,9 @@ static const bad_case trace_cases[] = {
     {"wait-no-record", IN_TRACE, "strata-trace 1\nwait e\nrecord e\n", ":2:", "expected an event recorded earlier", false},
     {"late-option", IN_TRACE, "strata-trace 1\nalloc a 4096\noption k=v\n", ":3:", "expected option lines before", false},
     {"unknown-memory", IN_TRACE, "strata-trace 1\nalloc a 4096\nalloc b 4096 vram\n", ":3", "vram", true},
-    {"absurd-time", IN_TRACE, "strata-trace 1\ncompute k time=1e30s\n", ":2:", "expected time= between 0 and 1e+06s, got 1e+30s", false},
+    {"absurd-time", IN_TRACE, "strata-trace 1\ncompute k time=1e30s\n", ":2:", "expected time= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+06s, got 1e+30s", false},
     {"absurd-flops", IN_TRACE, "strata-trace 1\ncompute k flops=1e30\n", ":2:", "expected flops= between 0 and 1e+21, got 1e+30", false},
-    {"absurd-at", IN_TRACE, "strata-trace 1\nalloc a 4096 at=1e12s\n", ":2:", "expected at= between 0 and 1e+09s", false},
+    {"absurd-at", IN_TRACE, "strata-trace 1\nalloc a 4096 at=1e12s\n", ":2:", "expected at= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+09s", false},
     /* An error far into the trace: work has started, still no output. */
     {"late-error", IN_TRACE, NULL, ":2002:", "expected a live buffer", false},
 };

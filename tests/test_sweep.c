@@ -130,7 +130,8 @@ END_TEST
 
 START_TEST(policy_axes_compose_in_order)
 {
-    char *text = g_strconcat(EXP_HEAD, "policies = pad\n[sweep]\npolicy = none, prefetch=1+pad=8x128\n", NULL);
+    /* (not pad, then pad=8x128: a policy twice is refused when the point runs, the eighth pass) */
+    char *text = g_strconcat(EXP_HEAD, "policies = donate\n[sweep]\npolicy = none, prefetch=1+pad=8x128\n", NULL);
     fixture f = make_fixture(text);
     g_free(text);
     GError *err = NULL;
@@ -139,12 +140,12 @@ START_TEST(policy_axes_compose_in_order)
     ck_assert_uint_eq(strata_experiment_point_count(e), 2);
     strata_point_plan *plan = strata_experiment_plan(e, 0, "/o", "/o/p.json", NULL);
     char *cmd = g_strjoinv(" ", plan->run_argv);
-    ck_assert_msg(strstr(cmd, "--policy pad --json"), "%s", cmd);
+    ck_assert_msg(strstr(cmd, "--policy donate --json"), "%s", cmd);
     g_free(cmd);
     strata_point_plan_free(plan);
     plan = strata_experiment_plan(e, 1, "/o", "/o/p.json", NULL);
     cmd = g_strjoinv(" ", plan->run_argv);
-    ck_assert_msg(strstr(cmd, "--policy pad --policy prefetch=1 --policy pad=8x128 --json"), "%s", cmd);
+    ck_assert_msg(strstr(cmd, "--policy donate --policy prefetch=1 --policy pad=8x128 --json"), "%s", cmd);
     g_free(cmd);
     strata_point_plan_free(plan);
     strata_experiment_free(e);
@@ -453,7 +454,12 @@ START_TEST(unwritable_out_is_an_error_before_work)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "not a folder"), "%s", r.err);
     strata_cli_result_clear(&r);
+    /* a missing parent folder is refused as -o and --json refuse one (the eighth pass) */
     r = strata_test_cli("sweep", f.exp, "--out", "/proc/strata-no/out", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "'/proc/strata-no' does not exist: expected an existing folder"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("sweep", f.exp, "--out", "/proc/strata-no", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "cannot write"), "%s", r.err);
     strata_cli_result_clear(&r);

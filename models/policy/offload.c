@@ -436,5 +436,6 @@ const strata_policy_type strata_policy_offload = {
     .arg_required = true,
     .params = offload_params,
     .arg = "kind",
+    .repeat_by = "kind", /* offload=param, then offload=optstate: two kinds */
     .apply = offload_apply,
 };

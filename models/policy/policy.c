@@ -117,6 +117,50 @@ static strata_source *apply_one(strata_source *src, const char *spec, const stra
     return next; /* apply freed src on error */
 }
 
+/* Whether spec b repeats spec a: the same policy, and the same value of
+ * its repeat_by parameter where it has one. Specs that do not parse repeat
+ * nothing (their own error comes when they are applied). */
+static bool repeats(const char *a, const char *b, const strata_policy_type **type, char **value)
+{
+    const strata_policy_type *ta = NULL, *tb = NULL;
+    strata_params *pa = strata_policy_params(a, &ta, NULL);
+    strata_params *pb = pa ? strata_policy_params(b, &tb, NULL) : NULL;
+    bool same = pb && ta == tb;
+    if (same && ta->repeat_by) {
+        const char *va = strata_params_string(pa, ta->repeat_by), *vb = strata_params_string(pb, ta->repeat_by);
+        same = g_strcmp0(va, vb) == 0;
+        *value = same ? g_strdup(va) : NULL;
+    }
+    *type = ta;
+    if (pa)
+        strata_params_free(pa);
+    if (pb)
+        strata_params_free(pb);
+    return same;
+}
+
+bool strata_policies_once(const char *const *specs, GError **err)
+{
+    for (const char *const *b = specs; b && *b; b++)
+        for (const char *const *a = specs; a < b; a++) {
+            const strata_policy_type *t = NULL;
+            char *value = NULL;
+            if (!repeats(*a, *b, &t, &value))
+                continue;
+            if (t->repeat_by)
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy %s of %s %s given twice ('%s', then "
+                            "'%s'): expected each %s once (the second would rewrite the first's output again)",
+                            t->name, t->repeat_by, value ? value : "(unset)", *a, *b, t->repeat_by);
+            else
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy %s given twice ('%s', then '%s'): "
+                            "expected each policy once (the second would rewrite the first's output again)",
+                            t->name, *a, *b);
+            g_free(value);
+            return false;
+        }
+    return true;
+}
+
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err)
 {

@@ -29,6 +29,9 @@ typedef struct strata_policy_type {
     bool arg_required;        /* the parameter `arg` must be given */
     const strata_param_def *params; /* declared parameters (NULL: none) */
     const char *arg;          /* the parameter NAME=ARG sets (NULL: takes no ARG) */
+    /* The parameter whose values tell two applications apart (offload's
+     * kind: param, then optstate); NULL: the policy is applied once. */
+    const char *repeat_by;
     /* Wrap `in` (takes ownership of it, frees it on error). p holds the
      * validated parameters (borrowed for the call). hw may be NULL
      * (transform without --hw): policies that need the machine then use the
@@ -49,6 +52,15 @@ strata_params *strata_policy_params(const char *spec, const strata_policy_type *
 bool strata_policy_check(const char *spec, GError **err);
 /* Help text: each policy's summary and parameter table (g_free). */
 char *strata_policy_describe(const char *indent);
+
+/* Each policy at most once in specs (NULL-terminated), or once per value
+ * of its repeat_by parameter: the same policy twice rewrote its own output
+ * again (--policy prefetch=2 --policy prefetch=3 ran both), which no
+ * composition means. False with err naming both specs; a spec that does
+ * not parse repeats nothing (applying it says why). The commands check this
+ * (runspec.c, the experiment loader); strata_policies_apply composes any
+ * list, so that a policy's idempotence can be tested (pad twice). */
+bool strata_policies_once(const char *const *specs, GError **err);
 
 /* Apply specs in order. Takes ownership of src (freed on error). specs is
  * NULL-terminated (NULL or empty: src returned unchanged). */

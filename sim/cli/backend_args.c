@@ -36,9 +36,10 @@ const strata_backend *strata_backend_args_check(const strata_backend_args *a, bo
         return NULL;
     }
     const strata_backend *backend = strata_backend_find(a->backend, err);
-    if (backend && (a->repeats < 1 || a->warmup < 0)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "--repeats must be at least 1 and --warmup at least 0");
+    if (backend && (a->repeats < 1 || a->warmup < 0)) { /* the message named both and neither value */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at least %d, got %d",
+                    a->repeats < 1 ? "--repeats" : "--warmup", a->repeats < 1 ? 1 : 0,
+                    a->repeats < 1 ? a->repeats : a->warmup);
         return NULL;
     }
     if (backend && (a->repeats > STRATA_BACKEND_MAX_RUNS || a->warmup > STRATA_BACKEND_MAX_RUNS)) {

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include "sweep/experiment.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
@@ -29,13 +30,31 @@
 
 #define CMD "sweep"
 
+/* --out DIR: made when missing, in a folder that exists. A missing parent
+ * is refused, as -o and --json refuse a file in a missing folder:
+ * g_mkdir_with_parents made every missing folder of a typo (--out
+ * resutls/a/b), exit 0. */
 static bool prepare_out_dir(const char *dir, GError **err)
 {
     if (g_file_test(dir, G_FILE_TEST_EXISTS) && !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: --out exists and is not a folder", dir);
         return false;
     }
-    if (g_mkdir_with_parents(dir, 0777) != 0 || access(dir, W_OK | X_OK) != 0) {
+    if (!g_file_test(dir, G_FILE_TEST_EXISTS)) {
+        char *parent = g_path_get_dirname(dir);
+        bool missing = !g_file_test(parent, G_FILE_TEST_IS_DIR);
+        if (missing) {
+            char *base = g_path_get_basename(dir);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "--out %s: the folder '%s' does not exist: expected an "
+                        "existing folder to make '%s' in (as for -o and --json; create it first)", dir, parent,
+                        base);
+            g_free(base);
+        }
+        g_free(parent);
+        if (missing)
+            return false;
+    }
+    if ((g_mkdir(dir, 0777) != 0 && errno != EEXIST) || access(dir, W_OK | X_OK) != 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the --out folder: %s", dir,
                     g_strerror(errno));
         return false;

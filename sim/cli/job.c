@@ -21,6 +21,7 @@
 #include "core/opt_check.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/readall.h"
 #include "hw/hw.h"
 #include "trace/writer.h"
 
@@ -186,40 +187,13 @@ strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }
 
 /* The most a device other than a terminal yields before it is taken for
  * an endless one (/dev/zero, /dev/urandom: the copy never ended, filling
- * the temporary folder's disk). Pipes and FIFOs are not bounded. */
+ * the temporary folder's disk). */
 #define DEVICE_MAX ((off_t)16 << 20)
-
-/* Copies the descriptor `in` to an unlinked temporary, at most max bytes
- * (-1: any); its descriptor, or -1 with err. */
-static int spool_fd(int in, const char *path, off_t max, GError **err)
-{
-    char *tmp = NULL;
-    int fd = g_file_open_tmp("strata-input-XXXXXX", &tmp, err);
-    if (fd < 0)
-        return -1;
-    unlink(tmp);
-    g_free(tmp);
-    char buf[1 << 16];
-    ssize_t n = 0;
-    bool ok = true;
-    off_t total = 0;
-    while (ok && (max < 0 || total <= max) && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
-        ok = n < 0 || write(fd, buf, (size_t)n) == n;
-        total += n > 0 ? n : 0;
-    }
-    if (ok && max >= 0 && total > max) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a device that yields more than %lld bytes (an "
-                    "endless one, such as /dev/zero?): expected a file, a pipe or a terminal", path, (long long)max);
-        close(fd);
-        return -1;
-    }
-    if (!ok || n < 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read it once: %s", path, g_strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
+/* The most a pipe, FIFO or socket yields: 2 GiB, the largest input an
+ * importer reads whole (a Chakra or XPlane protobuf, STRATA_CHAKRA_MAX_FILE).
+ * `cat /dev/urandom | strata import kineto -` was copied without end. A
+ * larger input is given as a file, which is read where it is. */
+#define STREAM_MAX ((off_t)1 << 31)
 
 const char *strata_job_input_once(strata_job *job, const char *path, GError **err)
 {
@@ -235,7 +209,9 @@ const char *strata_job_input_once(strata_job *job, const char *path, GError **er
         return NULL;
     }
     bool device = S_ISCHR(st.st_mode) && !isatty(in);
-    int fd = spool_fd(in, path, device ? DEVICE_MAX : -1, err);
+    bool stream = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+    const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+    int fd = strata_spool_fd(in, name, device ? DEVICE_MAX : stream ? STREAM_MAX : -1, device, err);
     close(in);
     if (fd < 0)
         return NULL;

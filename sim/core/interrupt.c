@@ -277,11 +277,13 @@ char *strata_child_text(char *(*fn)(void *data), void *data, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "pipe: %s", g_strerror(errno));
         return NULL;
     }
+    strata_child_signals keep; /* a signal the parent ignores (trap '' INT) stays ignored in the child */
+    strata_child_signals_read(&keep);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        strata_interrupt_child_setup(NULL);
+        strata_interrupt_child_setup(&keep);
         char *text = fn(data);
         bool ok = write_all(fds[1], text);
         g_free(text);
@@ -300,6 +302,19 @@ char *strata_child_text(char *(*fn)(void *data), void *data, GError **err)
     }
     if (pid < 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "fork: %s", g_strerror(fork_errno));
+        g_string_free(text, TRUE);
+        return NULL;
+    }
+    /* What a child wrote counts only when it exited 0: one killed midway
+     * (a signal, SimGrid's abort) or whose write failed left a part, which
+     * was read as its answer ("ok 1.2" of "ok 1.25e-05"). */
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFSIGNALED(status))
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the child process was killed by signal %d (%s)",
+                        WTERMSIG(status), g_strsignal(WTERMSIG(status)));
+        else
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the child process exited with status %d",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         g_string_free(text, TRUE);
         return NULL;
     }

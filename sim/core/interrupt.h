@@ -56,12 +56,14 @@ void strata_child_signals_read(strata_child_signals *s);
 void strata_interrupt_child_setup(gpointer signals);
 
 /* Runs fn(data) in a forked child (set up by strata_interrupt_child_setup,
- * NULL), which writes the text fn returns to a pipe and exits; returns what
- * the parent read from it (g_free; empty when the child died before
- * writing), once the child has ended. So a simulation that SimGrid allows
+ * with the signals the parent ignores kept ignored), which writes the text
+ * fn returns to a pipe and exits 0; returns what the parent read from it
+ * (g_free), once the child has ended. So a simulation that SimGrid allows
  * once a process runs once a call (validate --published's cases, the
- * benchmarks' points). NULL, with err set (STRATA_ERROR_IO), when the pipe
- * or the fork failed. */
+ * benchmarks' points). NULL, with err set, when the pipe or the fork
+ * failed (STRATA_ERROR_IO) or the child did not exit 0 (killed, or its
+ * write failed: STRATA_ERROR_INTERNAL, "the child process was killed by
+ * signal 9 (Killed)"): a part of its text is never taken for its answer. */
 char *strata_child_text(char *(*fn)(void *data), void *data, GError **err);
 
 #endif

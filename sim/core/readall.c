@@ -69,3 +69,39 @@ bool strata_read_all(const char *path, size_t max, bool text, const char *what, 
     *data = g_string_free(buf, FALSE);
     return true;
 }
+
+int strata_spool_fd(int in, const char *name, off_t max, bool device, GError **err)
+{
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("strata-input-XXXXXX", &tmp, err);
+    if (fd < 0)
+        return -1;
+    unlink(tmp);
+    g_free(tmp);
+    char buf[1 << 16];
+    ssize_t n = 0;
+    bool ok = true;
+    off_t total = 0;
+    while (ok && (max < 0 || total <= max) && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
+        ok = n < 0 || write(fd, buf, (size_t)n) == n;
+        total += n > 0 ? n : 0;
+    }
+    if (ok && max >= 0 && total > max) {
+        if (device)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a device that yields more than %lld bytes (an "
+                        "endless one, such as /dev/zero?): expected a file, a pipe or a terminal", name,
+                        (long long)max);
+        else
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a pipe or FIFO that yields more than %lld "
+                        "bytes: expected at most %lld bytes through a pipe (give a larger input as a file)", name,
+                        (long long)max, (long long)max);
+        close(fd);
+        return -1;
+    }
+    if (!ok || n < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read it once: %s", name, g_strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

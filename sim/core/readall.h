@@ -14,6 +14,10 @@
  * A file that cannot be opened or read (missing, a directory) is
  * "FILE: cannot read: REASON".
  *
+ * strata_spool_fd, for the commands that read an input once (import,
+ * validate --against), copies a stream to a temporary with the same kind
+ * of bound: pipes and FIFOs were copied without end.
+ *
  * Invariants: on success (*data)[*len] == '\0' and *len <= max; with text,
  * no byte of *data before *len is a NUL. Every error is STRATA_ERROR_INPUT.
  */
@@ -23,9 +27,21 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* what: the file's kind in the size message ("a config.json"). *data: g_free. */
 bool strata_read_all(const char *path, size_t max, bool text, const char *what, char **data, size_t *len,
                      GError **err);
+
+/* A stream read once (standard input, a pipe, a FIFO, a device), copied to
+ * an unlinked temporary so that a reader may read it twice: the
+ * temporary's descriptor, or -1 with err. At most max bytes (-1: any; a
+ * regular file redirected to standard input ends): past it the copy stops,
+ * "NAME: a device that yields more than MAX bytes (an endless one, such as
+ * /dev/zero?): expected a file, a pipe or a terminal" (device), else
+ * "NAME: a pipe or FIFO that yields more than MAX bytes: expected at most
+ * MAX through a pipe (give a larger input as a file)", STRATA_ERROR_INPUT.
+ * A failed read or write is STRATA_ERROR_IO. */
+int strata_spool_fd(int in, const char *name, off_t max, bool device, GError **err);
 
 #endif

@@ -30,6 +30,7 @@ struct strata_kineto_scan {
     uint64_t line;
     int depth, events_depth;
     bool started, in_str, esc, done;
+    bool bom_seen;            /* the first chunk was looked at for a UTF-8 BOM */
     bool key_is_events;       /* the value being read at depth 1 is traceEvents' */
     char key[KEY_MAX + 1];    /* the last string read at depth 1 (truncated) */
     size_t key_len;
@@ -346,6 +347,12 @@ int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t 
                                                 : "no traceEvents array: not a Chrome trace")
                        ? 0
                        : -1;
+        }
+        if (!s->bom_seen) { /* a leading BOM, as the trace, hardware and CSV readers take it (RFC 8259 sec. 8.1) */
+            s->bom_seen = true;
+            if (s->len - s->pos >= 3 && memcmp(s->buf + s->pos, "\xef\xbb\xbf", 3) == 0)
+                s->pos += 3;
+            continue;
         }
         if (plain_run(s) > 0)
             continue;

@@ -68,6 +68,10 @@ static strata_source *rewrite(strata_source *src, const strata_run_spec_options 
     const strata_namer *names = &strata_spmd_program_namer;
     if (opt->checked)
         src = strata_checked_source_named(src, NULL, names);
+    if (opt->policies && !strata_policies_once(opt->policies, err)) { /* --policy prefetch=2 --policy prefetch=3 */
+        strata_source_free(src);
+        return NULL;
+    }
     if (opt->policies && !(src = strata_policies_apply(src, opt->policies, hw, err)))
         return NULL;
     if (opt->checked)

@@ -152,6 +152,35 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
     return ok;
 }
 
+/* The block sizes vLLM takes. vLLM 0.6 (the vllm-v0 rows): its CLI's
+ * `--block-size` choices=[8, 16, 32] (vllm/engine/arg_utils.py; PR #11259
+ * widened them to 8..128, CUDA still at most 32). Later releases: the
+ * `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]` of vllm/config/cache.py;
+ * main now takes any size > 0 (vllm-project/vllm@002f10e0
+ * vllm/config/cache.py, `Field(gt=0)`) that the attention backend takes,
+ * FlashAttention's a multiple of 16 (vllm@5704f34f
+ * vllm/v1/attention/backends/flash_attn.py, get_supported_kernel_block_sizes),
+ * so no release runs --block-size 3, which strata took at exit 0. */
+static bool block_size_ok(const strata_serve_config *c, const char *what, GError **err)
+{
+    static const uint32_t v0[] = {8, 16, 32, 0}, v1[] = {1, 8, 16, 32, 64, 128, 256, 0};
+    const strata_serve_scheduler *p = c->scheduler;
+    bool old = p && g_str_has_prefix(p->name, "vllm-v0");
+    const uint32_t *allowed = old ? v0 : v1;
+    GString *list = g_string_new(NULL);
+    for (const uint32_t *b = allowed; *b; b++) {
+        if (*b == c->block_size) {
+            g_string_free(list, TRUE);
+            return true;
+        }
+        g_string_append_printf(list, "%s%u", b == allowed ? "" : b[1] ? ", " : " or ", *b);
+    }
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s (vLLM %s's block sizes), got %u", what,
+                list->str, old ? "0.6" : "v1", c->block_size);
+    g_string_free(list, TRUE);
+    return false;
+}
+
 /* The scheduling policy: --scheduler, else the engine's (or the row it
  * picks for this setup on this hardware, with that row's budget); its
  * defaults where the options leave them, and the setups vLLM refuses or
@@ -180,6 +209,8 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    if (!block_size_ok(c, "--block-size", err))
+        return false;
     if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
@@ -190,6 +221,8 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
 {
     const strata_serve_scheduler *p = c->scheduler;
+    if (!block_size_ok(c, "block_size", err)) /* a sweep's value (config_of names --block-size first) */
+        return false;
     if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
         return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
                     "scheduler, which read it; --engine none with --scheduler %s reads neither",
@@ -271,8 +304,15 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->max_num_seqs = count_or(a->max_seqs, c->max_num_seqs);
     c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
     c->block_size = count_or(a->block, c->block_size);
-    if (c->max_num_batched_tokens > (1u << 20) || c->max_num_seqs > (1u << 20) || c->block_size > 4096)
-        return fail(err, "expected --max-num-batched-tokens and --max-num-seqs <= 2^20, --block-size <= 4096%s", "");
+    /* each named with its value: the message named all three and no value */
+    const char *big = c->max_num_batched_tokens > (1u << 20) ? "--max-num-batched-tokens"
+                      : c->max_num_seqs > (1u << 20)           ? "--max-num-seqs"
+                                                               : NULL;
+    if (big) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (1048576), got %u", big,
+                    c->max_num_batched_tokens > (1u << 20) ? c->max_num_batched_tokens : c->max_num_seqs);
+        return false;
+    }
     c->concurrency = count_or(a->concurrency, 0);
     if (a->util && !(strata_serve_decimal(a->util, &c->gpu_memory_utilization) &&
                      c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))
@@ -328,6 +368,28 @@ static bool arrivals_finite(const strata_serve_stream *s, double scale, GError *
     return true;
 }
 
+/* --shared-prefix N is a prefix of every prompt, so each prompt is longer:
+ * vLLM's benchmark asserts the same of its sonnet prompts ("input_len >
+ * prefix_len", benchmarks/benchmark_serving.py, sample_sonnet_requests).
+ * A prompt at or under N was taken whole as the shared prefix, exit 0. */
+static bool shared_prefix_fits(const strata_serve_stream *s, GError **err)
+{
+    for (uint32_t i = 0; s->shared_prefix && i < s->n; i++) {
+        uint32_t p = s->req[i].prompt;
+        if (p > s->shared_prefix)
+            continue;
+        if (s->line)
+            return strata_fail_at(err, s->origin, s->line[i], "prompt of %u tokens: expected more than "
+                                  "--shared-prefix %u (the shared prefix is part of every prompt)", p,
+                                  s->shared_prefix);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--shared-prefix %u: expected fewer tokens than every "
+                    "prompt (the shared prefix is part of each), got a prompt of %u (request %u of %s)",
+                    s->shared_prefix, p, i + 1, s->origin);
+        return false;
+    }
+    return true;
+}
+
 static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
 {
     strata_serve_stream *s = NULL;
@@ -361,6 +423,10 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         s->req[i].arrival *= scale;
     if (s)
         s->shared_prefix = count_or(a->shared_prefix, 0);
+    if (s && !shared_prefix_fits(s, err)) {
+        strata_serve_stream_free(s);
+        return NULL;
+    }
     return s;
 }
 

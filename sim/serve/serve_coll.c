@@ -170,9 +170,19 @@ bool strata_serve_coll_simulate(const strata_serve_coll *c, strata_op_kind kind,
                                 GError **err)
 {
     sim_args a = {c, kind, kind == STRATA_OP_ALL_GATHER ? in_bytes * c->ranks : in_bytes};
-    char *text = strata_child_text(child_time, &a, err);
-    if (!text)
+    GError *child = NULL;
+    char *text = strata_child_text(child_time, &a, &child);
+    if (!text && !g_error_matches(child, STRATA_ERROR, STRATA_ERROR_INTERNAL)) {
+        g_propagate_error(err, child); /* the pipe or the fork */
         return false;
+    }
+    if (!text) { /* a child that did not exit 0: "ended abnormally", as an empty answer was */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "the %s of %" G_GUINT64_FORMAT " B over %u ranks of %s: "
+                    "the simulation ended abnormally (%s)", strata_op_kind_name(kind), in_bytes, c->ranks,
+                    strata_hw_origin(c->hw), child->message);
+        g_error_free(child);
+        return false;
+    }
     bool ok = g_str_has_prefix(text, "ok ");
     if (ok)
         *time_s = g_ascii_strtod(text + 3, NULL);

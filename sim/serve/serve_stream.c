@@ -121,8 +121,9 @@ static bool header_columns(char *line, const char *path, csv_columns *c, GError 
 static bool parse_count(const char *text, const char *what, const char *path, uint64_t line, uint32_t *out,
                         GError **err)
 {
-    uint64_t v = 0;
-    if (!strata_parse_u64(text, &v, NULL) || v < 1 || v > 100000000)
+    uint64_t v = 0; /* decimal digits only, as the arrival (pandas reads these columns as decimal): 0x10 was 16 */
+    if (!*text || text[strspn(text, "0123456789")] != '\0' || !strata_parse_u64(text, &v, NULL) || v < 1 ||
+        v > 100000000)
         return strata_fail_at(err, path, line, "%s: expected a token count from 1 to 10^8, got '%s'", what, text);
     *out = (uint32_t)v;
     return true;
@@ -275,17 +276,17 @@ static bool poisson_value(strata_serve_poisson *p, const char *k, const char *v,
         p->n = (uint32_t)x;
     else if (strcmp(k, "rate") == 0)
         p->rate = x;
-    else if (strcmp(k, "prompt") == 0 && x >= 1)
+    else if (strcmp(k, "prompt") == 0 && x >= 1 && x <= 1e8) /* a request file's token counts' range */
         p->prompt_mean = x;
-    else if (strcmp(k, "output") == 0 && x >= 1)
+    else if (strcmp(k, "output") == 0 && x >= 1 && x <= 1e8) /* 1e300 was clamped to 1e8, exit 0 */
         p->output_mean = x;
     else if (strcmp(k, "spread") == 0 && x <= 1)
         p->spread = x;
     else if (strcmp(k, "seed") == 0 && x == floor(x) && x < 4294967296.0)
         p->seed = (uint64_t)x;
     else {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson %s=%s: expected n (1..1e8), rate, prompt (>= 1), "
-                    "output (>= 1), dist, spread (0..1) or seed (< 2^32)", k, v);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson %s=%s: expected n (1..1e8), rate, prompt "
+                    "(1..1e8 tokens), output (1..1e8 tokens), dist, spread (0..1) or seed (< 2^32)", k, v);
         return false;
     }
     return true;

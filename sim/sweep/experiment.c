@@ -234,21 +234,17 @@ static bool load_source(strata_experiment *e, load_ctx *ctx, GError **err)
     return ok;
 }
 
+/* [experiment] policies: a set joined by '+' (or none), as a policy axis's
+ * value. It was split at commas and blanks too, which cut a policy's own
+ * KEY=VALUE list: "prefetch:distance=2,sched=xla" was refused as
+ * "unknown policy 'sched'". A policy twice in the set is refused. */
 static bool load_policies(strata_experiment *e, load_ctx *ctx, GError **err)
 {
     char *policies = exp_value(ctx, "experiment", "policies");
     if (!policies)
         return true;
     guint pline = exp_line_of(ctx, "experiment", "policies");
-    char **specs = g_strsplit_set(policies, ", \t+", -1);
-    bool ok = true;
-    for (guint i = 0; specs[i] && ok; i++)
-        if (*specs[i] && strcmp(specs[i], "none") != 0) {
-            ok = exp_check_policy(specs[i], ctx, pline, err);
-            if (ok)
-                g_ptr_array_add(e->policies, g_strdup(specs[i]));
-        }
-    g_strfreev(specs);
+    bool ok = exp_parse_policy_set(g_strstrip(policies), e->policies, ctx, pline, err);
     g_free(policies);
     return ok;
 }

@@ -88,6 +88,9 @@ bool exp_parse_policy_set(const char *text, GPtrArray *out, const load_ctx *ctx,
         if (ok && out)
             g_ptr_array_add(out, g_strdup(p));
     }
+    GError *inner = NULL; /* "prefetch=2+prefetch=3" ran both at every point (parts stripped above) */
+    if (ok && !strata_policies_once((const char *const *)parts, &inner))
+        ok = exp_fail_from(err, ctx, line, "bad policy", inner);
     g_strfreev(parts);
     return ok;
 }

@@ -319,7 +319,8 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
     if (op->has_flops && !strata_trace_flops_ok(op->flops))
         return fail(c, op, err, "expected flops= between 0 and %g, got %g", STRATA_TRACE_MAX_FLOPS, op->flops);
     if (op->has_time && !strata_trace_time_ok(op->time_s))
-        return fail(c, op, err, "expected time= between 0 and %gs, got %gs", STRATA_TRACE_MAX_TIME_S, op->time_s);
+        return fail(c, op, err, "expected time= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to %gs, got %gs",
+                    STRATA_TRACE_MAX_TIME_S, op->time_s);
     if (op->has_bytes && op->bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
     r->bytes = op->has_bytes ? op->bytes : bytes;
@@ -558,7 +559,8 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
     if (op->kind != STRATA_OP_RELEASE && (op->name == NULL || *op->name == '\0'))
         return fail(c, op, err, "expected a name for %s", strata_op_kind_name(op->kind));
     if (op->has_at && !strata_trace_at_ok(op->at_s))
-        return fail(c, op, err, "expected at= between 0 and %gs, got %gs", STRATA_TRACE_MAX_AT_S, op->at_s);
+        return fail(c, op, err, "expected at= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to %gs, got %gs",
+                    STRATA_TRACE_MAX_AT_S, op->at_s);
     uint32_t n_dev = known_devices(c);
     if (op->has_device && n_dev && op->device >= n_dev)
         return fail(c, op, err, "expected device= a device 0..%u, got %u", n_dev - 1, op->device);

@@ -45,10 +45,25 @@
 #define STRATA_TRACE_MAX_AT_S 1e9   /* at= timestamps: 31.7 years */
 #define STRATA_TRACE_MAX_FLOPS 1e21 /* flops= of one op: 1e6 s at 1 PFLOP/s */
 
+/* The least time above 0 a time= or at= may hold: a picosecond, the
+ * finest time strata itself writes (a collective step's delay is kept in
+ * ps, spmd_render.c; the importers round to ns) and a thousandth of
+ * SimGrid's numerical accuracy for a sleep (sg_surf_precision, 1e-9 s in
+ * SimGrid 3.32, whose sleep_for() warns below it). 1e-300s, or a
+ * subnormal, was taken as a time no clock ticks; 0 stays "no time". */
+#define STRATA_TRACE_MIN_TIME_S 1e-12
+
 /* Each range once, for the checker and for importers that refuse a value
- * at its source line (NaN is outside every range). */
-static inline bool strata_trace_time_ok(double s) { return s >= 0 && s <= STRATA_TRACE_MAX_TIME_S; }
-static inline bool strata_trace_at_ok(double s) { return s >= 0 && s <= STRATA_TRACE_MAX_AT_S; }
+ * at its source line (NaN is outside every range): 0, or from
+ * STRATA_TRACE_MIN_TIME_S to the maximum. */
+static inline bool strata_trace_time_ok(double s)
+{
+    return s == 0 || (s >= STRATA_TRACE_MIN_TIME_S && s <= STRATA_TRACE_MAX_TIME_S);
+}
+static inline bool strata_trace_at_ok(double s)
+{
+    return s == 0 || (s >= STRATA_TRACE_MIN_TIME_S && s <= STRATA_TRACE_MAX_AT_S);
+}
 static inline bool strata_trace_flops_ok(double f) { return f >= 0 && f <= STRATA_TRACE_MAX_FLOPS; }
 
 typedef struct strata_checker strata_checker;

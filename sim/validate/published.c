@@ -659,8 +659,11 @@ static char *child_value_of(void *c)
 bool strata_published_simulate(const strata_published_case *c, double *value, GError **err)
 {
     char *text = strata_child_text(child_value_of, (void *)c, err);
-    if (!text)
+    if (!text) {
+        if (err && g_error_matches(*err, STRATA_ERROR, STRATA_ERROR_INTERNAL)) /* the child did not exit 0 */
+            g_prefix_error(err, "%s: the simulation of case '%s' ended abnormally: ", c->where, c->name);
         return false;
+    }
     bool ok = false;
     if (g_str_has_prefix(text, "ok ")) {
         *value = g_ascii_strtod(text + 3, NULL);
