@@ -833,6 +833,19 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
+/* The decoder's kernels (serve_sampler.h) over `rows` sampled rows of the
+ * whole vocabulary on one rank: each pass one kernel. */
+static double sampler_time(const strata_serve_cost *c, uint64_t rows)
+{
+    double t = 0;
+    uint64_t logits = rows * (uint64_t)c->m.vocab;
+    for (uint32_t i = 0; c->sampler && rows && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
+        double b = c->sampler->passes[i].bytes_per_logit * (double)logits;
+        t += stream_pass(c, b > 0 ? logits : rows, b);
+    }
+    return t;
+}
+
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     const strata_serve_model *m = &c->m;
@@ -850,15 +863,13 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     double attn = (attention(c, chunks, n, pad, 0) + qk_norms) * (m->layers - sliding);
     if (sliding)
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
-    if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
-        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    double t = dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-               vocab_collectives(c, tokens, sampled);
-    for (uint32_t i = 0; c->sampler && sampled && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
-        double b = c->sampler->passes[i].bytes_per_logit * (double)(sampled * m->vocab);
-        t += stream_pass(c, b > 0 ? sampled * m->vocab : sampled, b);
-    }
-    return t;
+    /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off), and
+     * its decoder over those rows: the sampler was charged only without attention DP */
+    if (c->dp > 1)
+        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab) +
+               sampler_time(c, local_tokens(c, sampled));
+    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work
