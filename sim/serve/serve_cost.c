@@ -266,10 +266,7 @@ void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *
     forget_dense(c); /* they hold the collectives */
 }
 
-void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
-{
-    c->decode = k;
-}
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k) { c->decode = k; }
 
 void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained)
 {
@@ -277,25 +274,10 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
     forget_dense(c); /* they were at the peak's clock */
 }
 
-void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
-{
-    c->fa3_prefill = on;
-}
-
-void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on)
-{
-    c->fa2 = on;
-}
-
-void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a)
-{
-    c->aux = a;
-}
-
-void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s)
-{
-    c->sampler = s;
-}
+void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
+void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
+void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
+void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
