@@ -130,6 +130,18 @@ START_TEST(policies_once)
          "each kind once"},
         {EXP("policies = prefetch=2+prefetch=3\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 2,
          "e.ini:5: bad policy: policy prefetch given twice ('prefetch=2', then 'prefetch=3')"},
+        /* [experiment] policies and a policy axis's value join at every point (experiment_plan.c): the same
+         * policy in both loaded, listed its points, and failed each point's run naming no line (review, wave 28) */
+        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy.prefetch = 1, 3/' e.ini; "
+         "\"$S\" sweep e.ini --out sw --list-jobs", 2,
+         "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
+         "'prefetch=1')"},
+        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, pad+prefetch=3/' e.ini; "
+         "\"$S\" sweep e.ini --out sw --list-jobs", 2,
+         "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
+         "'prefetch=3')"},
+        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, donate/' e.ini; "
+         "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
         /* what stays taken: two kinds of offload, two different policies; an [experiment] policy's own
          * KEY=VALUE list (split at its comma before: "unknown policy 'sched'") */
         {EXP("policies = prefetch:distance=2,sched=xla\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},

@@ -3,7 +3,8 @@
  * (sim/serve/serve_sampler.h) against values derived by hand: the
  * trtllm-decoder row's passes (TensorRT-LLM's C++ runtime decoder, greedy,
  * float32 logits), its time through the serving cost on a decode step,
- * nothing for a step whose chunks do not sample, which engine rows name it,
+ * nothing for a step whose chunks do not sample, a rank's own rows under
+ * attention DP, which engine rows name it,
  * and an unknown name refused.
  */
 #include <math.h>
@@ -75,6 +76,41 @@ START_TEST(decode_step_adds_the_decoder)
 }
 END_TEST
 
+/* Under attention DP each rank runs its decoder over its own requests' rows
+ * (the LM head whole on its share, serve_cost.c), so the decoder was not
+ * charged at all (the DP path returned before it). 256 Llama-3-70B decodes
+ * (vocab 128,256) at TP2 with --attention-dp on a DGX H100
+ * (configs/hw/dgx-h100.ini: HBM 3.35 TB/s at stream efficiency 0.9,
+ * 3.015e12 B/s; kernel_launch 3 us): a rank's 128 rows,
+ *   128 x 128,256 = 16,416,768 logits x 44 B = 722,337,792 B / 3.015e12
+ *   = 239.581358 us, + 4 launches x 3 us, + the last kernel's one element
+ *   a row (4 B x 128 = 512 B: 0.000170 us) = 251.581527 us. */
+START_TEST(attention_dp_rank_runs_its_rows)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.layers = 1;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, true, 1024, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("trtllm-cpp", NULL), hw, c, &err));
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
+    for (uint32_t i = 0; i < 256; i++)
+        d[i] = (strata_serve_chunk){i, 1, 1000, true};
+    double with = strata_serve_cost_step(c, d, 256);
+    strata_serve_cost_set_sampler(c, NULL);
+    double without = strata_serve_cost_step(c, d, 256);
+    const double expect = (16416768.0 * 44 + 128 * 4) / (0.9 * 3.35e12) + 4 * 3e-6;
+    ck_assert_msg(fabs(expect - 251.581527e-6) < 1e-12, "%.17g", expect);
+    ck_assert_msg(fabs(with - without - expect) < 1e-12, "%.17g vs %.17g", with - without, expect);
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* trtllm-cpp names the row; trtllm-cpp-0.9 (v0.9.0's layers not read), the
  * PyTorch backend's trtllm (its own sampler, not read) and the others none. */
 START_TEST(engines_name_the_decoder)
@@ -101,6 +137,7 @@ int main(void)
     TCase *tc = tcase_create("serve_sampler");
     tcase_add_test(tc, trtllm_decoder_passes);
     tcase_add_test(tc, decode_step_adds_the_decoder);
+    tcase_add_test(tc, attention_dp_rank_runs_its_rows);
     tcase_add_test(tc, engines_name_the_decoder);
     tcase_add_test(tc, unknown_sampler_refused);
     suite_add_tcase(s, tc);

@@ -257,11 +257,17 @@ START_TEST(rate_keys_refused)
                                 "t.ini:17: [link staging] cpu_copy_out");
     strata_test_hw_text_refused(head, "staging_buffer = 2MiB\ncpu_copy_in = 0GB/s\n",
                                 "t.ini:17: [link staging] cpu_copy_in");
+    /* one copy faster than what all the host's copies share (the link's 5 GB/s) ran at 5 GB/s, unsaid */
+    strata_test_hw_text_refused(head, "staging_buffer = 2MiB\ncpu_copy_in = 7.7GB/s\n",
+                                "t.ini:17: [link staging] cpu_copy_in: expected at most the link's bandwidth");
+    strata_test_hw_text_refused(head, "staging_buffer = 2MiB\ncpu_copy_out = 5.1GB/s\n",
+                                "t.ini:17: [link staging] cpu_copy_out: expected at most the link's bandwidth");
     GError *err = NULL;
-    strata_hw *hw = strata_test_load_hw_text(head, "staging_buffer = 2MiB\ncpu_copy_in = 7.7GB/s\n", &err);
+    strata_hw *hw = strata_test_load_hw_text(head, "staging_buffer = 2MiB\ncpu_copy_in = 4.7GB/s\ncpu_copy_out = 5GB/s\n",
+                                             &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
-    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_in, 7.7e9);
-    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_out, 0); /* absent: the bandwidth */
+    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_in, 4.7e9);
+    ck_assert_double_eq(strata_hw_link(hw, 0)->cpu_copy_out, 5e9); /* the bandwidth itself stays taken */
     strata_hw_free(hw);
 }
 END_TEST

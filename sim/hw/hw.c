@@ -71,9 +71,9 @@ static const strata_key_def link_keys[] = {
     {"staging_overlap", false, "true (default: the CPU fills one half of the staging buffer while the DMA drains "
                                "the other) or false (the whole buffer, the DMA and the CPU copy in turn)"},
     {"cpu_copy_in", false, "with staging_buffer: the CPU copy's rate from pageable memory into the staging buffer "
-                           "(a copy toward the device), 1 kB/s to 10 PB/s (default: bandwidth)"},
+                           "(a copy toward the device), 1 kB/s to the link's bandwidth (default: bandwidth)"},
     {"cpu_copy_out", false, "with staging_buffer: the CPU copy's rate out of the staging buffer into pageable "
-                            "memory (a copy from the device), 1 kB/s to 10 PB/s (default: bandwidth)"},
+                            "memory (a copy from the device), 1 kB/s to the link's bandwidth (default: bandwidth)"},
     {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"copy_engines", false, "DMA engines per direction, 1 to 64: copies crossing the link one way run first come, "

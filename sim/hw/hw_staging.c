@@ -7,7 +7,8 @@
  * Invariants: staging_buffer, when given, is at least a page and the link
  * joins a pageable and a pinned host memory; staging_overlap, cpu_copy_in
  * and cpu_copy_out need staging_buffer in the same group; a copy rate,
- * when given, is a positive bandwidth (absent: 0, the link's bandwidth).
+ * when given, is a positive bandwidth at most the link's (absent: 0, the
+ * link's bandwidth).
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
@@ -39,6 +40,15 @@ static bool load_rates(const hw_load_ctx *ctx, strata_link_spec *l, const char *
             return false;
         if (strata_keyfile_has_key(ctx->k, group, keys[i]) && !hw_get_bandwidth(ctx, group, keys[i], rates[i], err))
             return false;
+        /* one copy runs within what all of them share: a faster one was taken and ran at `bandwidth` */
+        if (*rates[i] > l->bandwidth) {
+            char *rate = strata_format_bandwidth(*rates[i]), *shared = strata_format_bandwidth(l->bandwidth);
+            hw_fail(ctx, err, group, keys[i], "expected at most the link's bandwidth %s (what the host's CPU "
+                    "copies share; %s is one copy's rate), got %s", shared, keys[i], rate);
+            g_free(rate);
+            g_free(shared);
+            return false;
+        }
     }
     return true;
 }

@@ -266,10 +266,7 @@ void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *
     forget_dense(c); /* they hold the collectives */
 }
 
-void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
-{
-    c->decode = k;
-}
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k) { c->decode = k; }
 
 void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained)
 {
@@ -277,25 +274,10 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
     forget_dense(c); /* they were at the peak's clock */
 }
 
-void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
-{
-    c->fa3_prefill = on;
-}
-
-void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on)
-{
-    c->fa2 = on;
-}
-
-void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a)
-{
-    c->aux = a;
-}
-
-void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s)
-{
-    c->sampler = s;
-}
+void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
+void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
+void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
+void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
@@ -833,6 +815,19 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
+/* The decoder's kernels (serve_sampler.h) over `rows` sampled rows of the
+ * whole vocabulary on one rank: each pass one kernel. */
+static double sampler_time(const strata_serve_cost *c, uint64_t rows)
+{
+    double t = 0;
+    uint64_t logits = rows * (uint64_t)c->m.vocab;
+    for (uint32_t i = 0; c->sampler && rows && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
+        double b = c->sampler->passes[i].bytes_per_logit * (double)logits;
+        t += stream_pass(c, b > 0 ? logits : rows, b);
+    }
+    return t;
+}
+
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     const strata_serve_model *m = &c->m;
@@ -850,15 +845,13 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     double attn = (attention(c, chunks, n, pad, 0) + qk_norms) * (m->layers - sliding);
     if (sliding)
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
-    if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
-        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    double t = dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-               vocab_collectives(c, tokens, sampled);
-    for (uint32_t i = 0; c->sampler && sampled && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
-        double b = c->sampler->passes[i].bytes_per_logit * (double)(sampled * m->vocab);
-        t += stream_pass(c, b > 0 ? sampled * m->vocab : sampled, b);
-    }
-    return t;
+    /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off), and
+     * its decoder over those rows: the sampler was charged only without attention DP */
+    if (c->dp > 1)
+        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab) +
+               sampler_time(c, local_tokens(c, sampled));
+    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

@@ -13,8 +13,9 @@
  * one element a row as the elementwise model moves it, nothing of the
  * vocabulary.
  * serve_cost.c charges each pass as one kernel at the stream rate, on
- * every rank (each TP rank runs the decoder on the gathered logits), after
- * the LM head and the logits' gather. Rows and their sources are in
+ * every rank (each TP rank runs the decoder on the gathered logits; under
+ * attention DP a rank over its own requests' rows), after the LM head and
+ * the logits' gather. Rows and their sources are in
  * serve_sampler.c.
  *
  * Invariants: a row has at least one pass; a pass's bytes are >= 0; the

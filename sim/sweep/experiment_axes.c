@@ -375,16 +375,40 @@ static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GE
     return ok;
 }
 
+/* A policy axis's value after [experiment] policies, as a point runs them
+ * (experiment_plan.c): each policy once. "policies = prefetch=2" with
+ * "policy.prefetch = 1, 3" loaded and listed its points, then every point's
+ * run refused "policy prefetch given twice", naming no line of the file. */
+static bool policies_once_with_fixed(const strata_experiment *e, const axis *a, const char *v, const load_ctx *ctx,
+                                     GError **err)
+{
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < e->policies->len; i++)
+        g_ptr_array_add(all, g_strdup(g_ptr_array_index(e->policies, i)));
+    if (a->kind == AXIS_POLICY_SET)
+        exp_parse_policy_set(v, all, NULL, 0, NULL); /* checked by the caller */
+    else if (strcmp(v, "off") != 0)
+        g_ptr_array_add(all, g_strdup_printf("%s=%s", a->param, v));
+    g_ptr_array_add(all, NULL);
+    GError *inner = NULL;
+    bool ok = strata_policies_once((const char *const *)all->pdata, &inner);
+    g_ptr_array_free(all, TRUE);
+    if (!ok)
+        g_prefix_error(&inner, "with [experiment] policies: ");
+    return ok || exp_fail_from(err, ctx, a->line, "bad policy", inner);
+}
+
 static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const load_ctx *ctx,
                              GError **err)
 {
     switch (a->kind) {
-    case AXIS_POLICY_SET: return exp_parse_policy_set(v, NULL, ctx, a->line, err);
+    case AXIS_POLICY_SET:
+        return exp_parse_policy_set(v, NULL, ctx, a->line, err) && policies_once_with_fixed(e, a, v, ctx, err);
     case AXIS_POLICY_NAMED: {
         if (strcmp(v, "off") == 0)
             return true;
         char *spec = g_strdup_printf("%s=%s", a->param, v);
-        bool ok = exp_check_policy(spec, ctx, a->line, err);
+        bool ok = exp_check_policy(spec, ctx, a->line, err) && policies_once_with_fixed(e, a, v, ctx, err);
         g_free(spec);
         return ok;
     }
