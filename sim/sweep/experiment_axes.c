@@ -375,6 +375,14 @@ static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GE
     return ok;
 }
 
+void exp_axis_policies(const axis *a, const char *v, GPtrArray *out)
+{
+    if (a->kind == AXIS_POLICY_SET)
+        exp_parse_policy_set(v, out, NULL, 0, NULL);
+    else if (a->kind == AXIS_POLICY_NAMED && strcmp(v, "off") != 0)
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", a->param, v));
+}
+
 /* A policy axis's value after [experiment] policies, as a point runs them
  * (experiment_plan.c): each policy once. "policies = prefetch=2" with
  * "policy.prefetch = 1, 3" loaded and listed its points, then every point's
@@ -385,10 +393,7 @@ static bool policies_once_with_fixed(const strata_experiment *e, const axis *a, 
     GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < e->policies->len; i++)
         g_ptr_array_add(all, g_strdup(g_ptr_array_index(e->policies, i)));
-    if (a->kind == AXIS_POLICY_SET)
-        exp_parse_policy_set(v, all, NULL, 0, NULL); /* checked by the caller */
-    else if (strcmp(v, "off") != 0)
-        g_ptr_array_add(all, g_strdup_printf("%s=%s", a->param, v));
+    exp_axis_policies(a, v, all); /* checked by the caller */
     g_ptr_array_add(all, NULL);
     GError *inner = NULL;
     bool ok = strata_policies_once((const char *const *)all->pdata, &inner);

@@ -76,6 +76,10 @@ GPtrArray *exp_split_list(const char *text, const load_ctx *ctx, guint line, GEr
 bool exp_check_policy(const char *spec, const load_ctx *ctx, guint line, GError **err);
 /* "offload=param+prefetch=2" or "none": appends the specs to out (may be NULL). */
 bool exp_parse_policy_set(const char *text, GPtrArray *out, const load_ctx *ctx, guint line, GError **err);
+/* The --policy specs a policy axis's value adds to a point (appended to
+ * out): a set's parts, or PARAM=VALUE for a named axis unless "off";
+ * nothing for another kind of axis. The value was checked at load. */
+void exp_axis_policies(const axis *a, const char *v, GPtrArray *out);
 bool exp_check_allocator(const char *spec, const load_ctx *ctx, guint line, GError **err);
 char **exp_hw_overrides(const char *name, const char *value);
 bool exp_check_hw(const char *path, char *const *overrides, const load_ctx *ctx, guint line, GError **err);

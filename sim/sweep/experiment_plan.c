@@ -56,11 +56,8 @@ static void fold_axis(const strata_experiment *e, const axis *a, guint index, po
         ps->wargs = n;
         break;
     }
-    case AXIS_POLICY_SET: exp_parse_policy_set(v, ps->policies, NULL, 0, NULL); break;
-    case AXIS_POLICY_NAMED:
-        if (strcmp(v, "off") != 0)
-            g_ptr_array_add(ps->policies, g_strdup_printf("%s=%s", a->param, v));
-        break;
+    case AXIS_POLICY_SET:
+    case AXIS_POLICY_NAMED: exp_axis_policies(a, v, ps->policies); break;
     case AXIS_ALLOCATOR: ps->allocator = v; break;
     case AXIS_CAPACITY: ps->capacity = v; break;
     case AXIS_ALIGNMENT: ps->alignment = v; break;
