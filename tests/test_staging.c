@@ -1,5 +1,7 @@
 /* test_staging.c: pageable copies through the driver's pinned staging
- * buffer (hw/staging.h), by hand, and one through the engine. */
+ * buffer (hw/staging.h), by hand, and one through the engine; the CPU rate
+ * the pipeline inverts to, and the staging link `strata calibrate --backend
+ * cuda` writes with it (backend/cuda_backend.h) run back through the engine. */
 #include <math.h>
 #include "testutil.h"
 #include "engine/engine.h"
@@ -7,6 +9,7 @@
 #include "hw/hw.h"
 #include "hw/pcie.h"
 #include "hw/staging.h"
+#include "backend/cuda_backend.h"
 #include "validate/published.h"
 
 /* buffer 200 B (chunks of 100), CPU 100 B/s, DMA 50 B/s with 1 s setup,
@@ -272,6 +275,89 @@ START_TEST(rate_keys_refused)
 }
 END_TEST
 
+/* The inverse in the CPU rate (staging.h), by the closed forms: buffer 200
+ * (chunks c = 100), DMA 50 B/s with 1 s setup: d = 1 + 100 / 50 = 3 s a
+ * chunk; 500 B = n = 5 chunks.
+ *   T = 25 s: CPU bound, x = (T - d) / n = 22 / 5 = 4.4 s >= d: 100 / 4.4 B/s;
+ *   T = 17 s: n d = 15 < T <= (n + 1) d = 18: DMA bound, x = T - n d = 2 s: 50 B/s;
+ *   T = 18 s: both forms, x = 3 s: 33.3 B/s;
+ *   T = 15 s, 14 s: the DMAs alone take 15 s: no rate (0).
+ * A last partial chunk (dma_bound_by_hand: 250 B in 9 s at 100 B/s) and the
+ * serial path (serial_by_hand: 450 B in 16.5 s at 100 B/s) invert to the
+ * rate they were built with. Each rate gives back its time. */
+START_TEST(cpu_rate_inverted_by_hand)
+{
+    strata_staging_path p = {.buffer = 200, .dma_rate = 50, .dma_latency = 1};
+    static const struct {
+        uint64_t bytes;
+        double seconds, rate;
+    } rows[] = {{500, 25, 100 / 4.4}, {500, 17, 50}, {500, 18, 100 / 3.0}, {500, 15, 0}, {500, 14, 0}, {250, 9, 100}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        double got = strata_staging_cpu_rate_for(&p, rows[i].bytes, rows[i].seconds);
+        ck_assert_msg(fabs(got - rows[i].rate) <= 1e-9 * rows[i].rate, "row %zu: %.12g, want %.12g", i, got,
+                      rows[i].rate);
+        if (got > 0) {
+            p.cpu_rate = got;
+            ck_assert_double_eq_tol(strata_staging_pipeline_time(&p, rows[i].bytes), rows[i].seconds, 1e-9);
+        }
+    }
+    p.serial = true;
+    ck_assert_double_eq_tol(strata_staging_cpu_rate_for(&p, 450, 16.5), 100, 1e-9);
+    ck_assert_double_eq(strata_staging_cpu_rate_for(&p, 0, 1), 0); /* nothing copied */
+}
+END_TEST
+
+/* `strata calibrate --backend cuda`'s [link staging] (cuda_backend.h) on a
+ * calibrated head (pcie 50 GB/s, 10 us; the host 100 GB/s) from pageable
+ * copies of B = 2^30 at 6.5 GB/s H2D and 11 GB/s D2H. A 1 MiB chunk's DMA:
+ * d = 10 us + 2^20 / 50e9 = 30.97152 us, below either CPU copy (161 us,
+ * 95 us): CPU bound, rate = B / (B / measured - d): 6.5012 GB/s in (written
+ * 6.50 GB/s), 11.0035 GB/s out (11.00 GB/s). The engine then takes the
+ * pipeline, B / rate + d, for each copy: the measured time, but for d and
+ * the written rate's rounding (under 0.1%). Row 0 runs the H2D, row 1 the
+ * D2H (one engine a process). Row 2: D2H measured at 50 GB/s, B / 50e9 =
+ * 21.5 ms, below the DMAs alone (1024 d = 31.7 ms): no rate, the CPU copy
+ * at the host's 100 GB/s, said in a comment; the D2H then takes the
+ * DMA-bound pipeline 2^20 / 100e9 + 1024 d = 31.72532 ms. */
+static const char *const CAL_HEAD =
+    "[hardware]\nname = cal\ndefault_memory = hbm\n"
+    "[memory hbm]\nkind = device\ncapacity = 4GiB\nbandwidth = 1TB/s\n"
+    "[memory host]\nkind = host\ncapacity = 4GiB\nbandwidth = 100GB/s\n"
+    "[memory pageable]\nkind = host\npageable = true\ncapacity = 4GiB\nbandwidth = 100GB/s\n"
+    "[link pcie]\nbetween = host hbm\nbandwidth = 50GB/s\nlatency = 10us\nduplex = full\n";
+
+START_TEST(calibrated_staging_reproduces_each_direction)
+{
+    double bytes = 1073741824.0, d = 10e-6 + 1048576 / 50e9;
+    double h2d = 6.5e9, d2h = _i == 2 ? 50e9 : 11e9;
+    strata_cuda_pageable m = {.bytes = UINT64_C(1) << 30, .h2d = h2d, .d2h = d2h, .dma_rate = 50e9,
+                              .dma_latency = 10e-6, .host_bandwidth = 100e9, .full = true};
+    GString *ini = g_string_new(NULL);
+    strata_cuda_write_staging(ini, &m, NULL);
+    ck_assert_double_eq_tol(bytes / (bytes / h2d - d), 6.5012e9, 1e5);
+    ck_assert_double_eq_tol(bytes / (bytes / 11e9 - d), 11.0035e9, 1e5);
+    ck_assert_msg(strstr(ini->str, "cpu_copy_in = 6.50 GB/s\n"), "%s", ini->str);
+    ck_assert_msg(strstr(ini->str, _i == 2 ? "cpu_copy_out = 100.00 GB/s\n" : "cpu_copy_out = 11.00 GB/s\n"), "%s",
+                  ini->str);
+    ck_assert_msg((_i == 2) == (strstr(ini->str, "no CPU rate reproduces it") != NULL), "%s", ini->str);
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(CAL_HEAD, ini->str, &err);
+    ck_assert_msg(hw, "%s\n%s", err ? err->message : "", ini->str);
+    static const char *const traces[2] = {
+        "strata-trace 1\nalloc s 1073741824 pageable\nalloc d 1073741824 hbm\ncopy d s\n",
+        "strata-trace 1\nalloc s 1073741824 hbm\nalloc d 1073741824 pageable\ncopy d s\n"};
+    strata_results *r = strata_test_run_trace_text(hw, traces[_i ? 1 : 0], NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    double want = _i == 2 ? 1048576 / 100e9 + 1024 * d : bytes / (_i ? d2h : h2d);
+    ck_assert_double_eq_tol(want, _i == 2 ? 31.72532e-3 : want, 1e-8);
+    ck_assert_msg(fabs(r->makespan_s - want) <= (_i == 2 ? 1e-9 : 1e-3) * want, "row %d: %.9g s, want %.9g s", _i,
+                  r->makespan_s, want);
+    strata_results_free(r);
+    strata_hw_free(hw);
+    g_string_free(ini, TRUE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("staging");
@@ -287,6 +373,8 @@ int main(void)
     tcase_add_test(tc, path_picks_direction);
     tcase_add_test(tc, rate_keys_refused);
     tcase_add_loop_test(tc, a100_bandwidthtest_pageable, 0, 2);
+    tcase_add_test(tc, cpu_rate_inverted_by_hand);
+    tcase_add_loop_test(tc, calibrated_staging_reproduces_each_direction, 0, 3);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

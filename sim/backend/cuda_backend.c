@@ -18,6 +18,7 @@
 #include "backend/plan.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "hw/staging.h"
 
 bool strata_cuda_built(void)
 {
@@ -114,7 +115,6 @@ static bool cuda_backend_run(const strata_hw *hw, strata_source *src, const stra
 #endif
 }
 
-#ifdef STRATA_HAVE_CUDA
 static void put_key(GString *ini, const char *key, char *value, const char *comment)
 {
     if (comment)
@@ -122,6 +122,59 @@ static void put_key(GString *ini, const char *key, char *value, const char *comm
     g_string_append_printf(ini, "%s = %s\n", key, value);
     g_free(value);
 }
+
+/* One direction's CPU copy rate: the inverse of the staging pipeline at the
+ * measured time (0: none reproduces it, the host's bandwidth then). */
+static double fit_direction(const strata_cuda_pageable *m, const char *key, double measured, GString *why, FILE *log)
+{
+    strata_staging_path p = {.buffer = STRATA_CUDA_STAGING_BUFFER, .dma_rate = m->dma_rate,
+                             .dma_latency = m->dma_latency};
+    double rate = measured > 0 ? strata_staging_cpu_rate_for(&p, m->bytes, (double)m->bytes / measured) : 0;
+    char *got = strata_format_bandwidth(measured);
+    if (rate > 0) {
+        g_string_append_printf(why, "# %s: %s measured\n", key, got);
+    } else {
+        rate = m->host_bandwidth;
+        g_string_append_printf(why, "# %s: %s measured, no slower than the DMAs alone: no CPU rate reproduces it, "
+                                    "the CPU copy at [memory host]'s bandwidth\n", key, got);
+        if (log)
+            fprintf(log, "calibrate: %s pageable copies (%s) as fast as the pinned DMAs: %s = the host's bandwidth\n",
+                    key, got, key);
+    }
+    g_free(got);
+    return rate;
+}
+
+void strata_cuda_write_staging(GString *ini, const strata_cuda_pageable *m, FILE *log)
+{
+    GString *why = g_string_new(NULL);
+    double in = fit_direction(m, "cpu_copy_in", m->h2d, why, log);
+    double out = fit_direction(m, "cpu_copy_out", m->d2h, why, log);
+    char *size = strata_format_size_exact(m->bytes);
+    g_string_append(ini, "\n[link staging]\nbetween = pageable host\n"
+                         "# Pageable copies as the runtime makes them (hw/staging.h): the driver copies with the\n"
+                         "# CPU through a pinned staging buffer, the DMA over pcie draining one half while the\n"
+                         "# CPU fills the other.\n");
+    put_key(ini, "staging_buffer", strata_format_size_exact(STRATA_CUDA_STAGING_BUFFER),
+            "ESTIMATE: the driver's pinned buffer (no published size), two 1 MiB halves");
+    put_key(ini, "bandwidth", strata_format_bandwidth(MAX(in, out)),
+            "what the host's CPU copies share, not measured: the faster direction's copy");
+    g_string_append_printf(ini,
+                           "# Per direction, the CPU copy's rate at which the pipeline over [link pcie] (chunks of\n"
+                           "# 1 MiB, each DMA paying pcie's latency) takes a measured pageable copy of %s\n"
+                           "# (strata_staging_cpu_rate_for):\n%s",
+                           size, why->str);
+    put_key(ini, "cpu_copy_in", strata_format_bandwidth(in), NULL);
+    put_key(ini, "cpu_copy_out", strata_format_bandwidth(out), NULL);
+    put_key(ini, "duplex", g_strdup(m->full ? "full" : "half"), "as pcie");
+    if (log)
+        fprintf(log, "calibrate: pageable %s: H2D %.2f GB/s, D2H %.2f GB/s; CPU copy in %.2f GB/s, out %.2f GB/s\n",
+                size, m->h2d / 1e9, m->d2h / 1e9, in / 1e9, out / 1e9);
+    g_free(size);
+    g_string_free(why, TRUE);
+}
+
+#ifdef STRATA_HAVE_CUDA
 
 static void write_table(GString *ini, const strata_cuda_calibration *c)
 {
@@ -194,14 +247,14 @@ static bool cuda_calibrate(const strata_calibrate_options *opt, GString *ini, FI
     }
     int last = c.n_sizes - 1;
     double pcie = (c.h2d_pinned[last] + c.d2h_pinned[last]) / 2;
-    double pageable = (c.h2d_pageable[last] + c.d2h_pageable[last]) / 2;
     double latency = (c.latency_h2d + c.latency_d2h) / 2;
     bool full = c.concurrent_h2d_d2h > 1.5 * pcie;
+    double host_bw = MAX(c.concurrent_h2d_d2h, MAX(c.concurrent_h2d_h2d, pcie));
     long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
     uint64_t ram = page > 0 && pages > 0 ? (uint64_t)page * (uint64_t)pages : UINT64_C(8) << 30;
     if (log)
-        fprintf(log, "calibrate: %s, PCIe pinned %.2f GB/s, pageable %.2f GB/s, D2D %.2f GB/s\n", c.device,
-                pcie / 1e9, pageable / 1e9, c.d2d[last] / 1e9);
+        fprintf(log, "calibrate: %s, PCIe pinned %.2f GB/s, D2D %.2f GB/s\n", c.device, pcie / 1e9,
+                c.d2d[last] / 1e9);
     char *largest = strata_format_size_exact(c.size[last]);
     g_string_append_printf(ini,
                            "# Hardware model of %s, written by `strata calibrate --backend cuda`\n"
@@ -225,7 +278,7 @@ static bool cuda_calibrate(const strata_calibrate_options *opt, GString *ini, FI
         g_string_append_printf(ini, "[memory %s]\nkind = host\n%s", hosts[i], i ? "pageable = true\n" : "");
         put_key(ini, "capacity", strata_format_size_exact(ram / 2 / (UINT64_C(1) << 20) * (UINT64_C(1) << 20)),
                 "half of this machine's memory");
-        put_key(ini, "bandwidth", strata_format_bandwidth(MAX(c.concurrent_h2d_d2h, MAX(c.concurrent_h2d_h2d, pcie))),
+        put_key(ini, "bandwidth", strata_format_bandwidth(host_bw),
                 "aggregate of two concurrent pinned copies: the port they share");
         put_key(ini, "latency", strata_format_time_exact(latency), "4-byte H2D/D2H copy");
         g_string_append(ini, "\n");
@@ -234,10 +287,9 @@ static bool cuda_calibrate(const strata_calibrate_options *opt, GString *ini, FI
     put_key(ini, "bandwidth", strata_format_bandwidth(pcie), "pinned, largest size, mean of H2D and D2H");
     put_key(ini, "latency", strata_format_time_exact(latency), "4-byte H2D/D2H copy");
     put_key(ini, "duplex", g_strdup(full ? "full" : "half"), "full when H2D+D2H at once beat 1.5x one copy");
-    g_string_append(ini, "\n[link pcie_pageable]\nbetween = pageable hbm\n");
-    put_key(ini, "bandwidth", strata_format_bandwidth(pageable), "pageable, largest size, mean of H2D and D2H");
-    put_key(ini, "latency", strata_format_time_exact(latency), "4-byte H2D/D2H copy");
-    put_key(ini, "duplex", g_strdup(full ? "full" : "half"), NULL);
+    strata_cuda_pageable pg = {.bytes = c.size[last], .h2d = c.h2d_pageable[last], .d2h = c.d2h_pageable[last],
+                               .dma_rate = pcie, .dma_latency = latency, .host_bandwidth = host_bw, .full = full};
+    strata_cuda_write_staging(ini, &pg, log);
     g_string_append(ini, "\n[compute gpu]\n");
     write_compute_rates(ini, &c);
     g_string_append(ini, "operands = hbm\n");

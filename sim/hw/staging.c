@@ -4,6 +4,8 @@
  */
 #include "hw/staging.h"
 
+#include <math.h>
+
 /* The serial path: every chunk of a whole buffer pays its DMA (setup and
  * bytes) and its CPU copy, one after the other. */
 static double serial_time(const strata_staging_path *p, uint64_t bytes)
@@ -54,6 +56,31 @@ double strata_staging_extra(const strata_staging_path *p, uint64_t bytes)
     double alone = p->dma_latency + (double)bytes / slower;
     double extra = strata_staging_pipeline_time(p, bytes) - alone;
     return extra > 0 ? extra : 0;
+}
+
+/* The pipeline's time at a CPU copy of x seconds a byte (0: instant). */
+static double time_at(const strata_staging_path *p, uint64_t bytes, double x)
+{
+    strata_staging_path q = *p;
+    q.cpu_rate = x > 0 ? 1 / x : INFINITY;
+    return strata_staging_pipeline_time(&q, bytes);
+}
+
+double strata_staging_cpu_rate_for(const strata_staging_path *p, uint64_t bytes, double seconds)
+{
+    if (bytes == 0 || !(seconds > time_at(p, bytes, 0)))
+        return 0;
+    double lo = 0, hi = seconds / (double)bytes; /* time_at(lo) < seconds <= time_at(hi) */
+    for (int i = 0; i < 200; i++) {
+        double mid = lo + (hi - lo) / 2;
+        if (mid <= lo || mid >= hi)
+            break; /* adjacent doubles */
+        if (time_at(p, bytes, mid) < seconds)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 1 / hi;
 }
 
 bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32_t n, strata_staging_path *p)

@@ -65,6 +65,27 @@ double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes
  * (dma_latency + bytes / the slower of link_rate and dma_rate), at least 0. */
 double strata_staging_extra(const strata_staging_path *p, uint64_t bytes);
 
+/* The inverse of strata_staging_pipeline_time in the CPU copy's rate: the
+ * cpu_rate at which the pipeline of p (its other fields as given) takes
+ * seconds for bytes; 0 where none does, the copy being no slower than the
+ * DMA stage alone makes it (seconds at most the pipeline's time with a CPU
+ * copy that takes no time). What `strata calibrate --backend cuda` writes
+ * per direction from a measured pageable copy (cuda_backend.h).
+ *
+ * Chunks c = buffer / 2, bytes = n c, each chunk's DMA d = dma_latency +
+ * c / dma_rate, the CPU copy of a chunk x = c / cpu_rate:
+ *   CPU bound (x >= d): the DMA of each chunk waits for its copy, the last
+ *     DMA ends one d after the last copy: T = n x + d, so
+ *     cpu_rate = n c / (T - d), where T >= (n + 1) d;
+ *   DMA bound (x <= d): after the first copy the DMAs run back to back:
+ *     T = x + n d, so cpu_rate = c / (T - n d), where n d < T <= (n + 1) d;
+ *   T <= n d: no rate (the DMAs alone take that long).
+ * The function inverts the model itself (any size, a last partial chunk, the
+ * serial path): the time rises strictly with x, the first chunk's copy being
+ * on every path, so it bisects x between 0 and seconds / bytes (where the
+ * time is at least bytes x = seconds) to the last bit of a double. */
+double strata_staging_cpu_rate_for(const strata_staging_path *p, uint64_t bytes, double seconds);
+
 /* When the route (hops from strata_hw_route) crosses a staging link next to
  * another link: that path in *p and true, its cpu_rate the link's
  * cpu_copy_in where the route crosses it from the pageable memory, its
