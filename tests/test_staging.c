@@ -326,6 +326,20 @@ static const char *const CAL_HEAD =
     "[memory pageable]\nkind = host\npageable = true\ncapacity = 4GiB\nbandwidth = 100GB/s\n"
     "[link pcie]\nbetween = host hbm\nbandwidth = 50GB/s\nlatency = 10us\nduplex = full\n";
 
+/* calibrate's copy_engines: copies on one engine run in order, so of two
+ * equal H2D copies issued at once the first ends at half the pair's time
+ * (the H200 of docs/validation.md: 19.4 of 38.7 ms, 0.50); sharing the link
+ * ends both together (1.0). 0.75 splits them; 0 is "not measured". */
+START_TEST(calibrated_copy_engines)
+{
+    ck_assert_int_eq(strata_cuda_copy_engines_of(19.4 / 38.7), 1);
+    ck_assert_int_eq(strata_cuda_copy_engines_of(0.74), 1);
+    ck_assert_int_eq(strata_cuda_copy_engines_of(0.75), 0);
+    ck_assert_int_eq(strata_cuda_copy_engines_of(0.98), 0);
+    ck_assert_int_eq(strata_cuda_copy_engines_of(0), 0);
+}
+END_TEST
+
 START_TEST(calibrated_staging_reproduces_each_direction)
 {
     double bytes = 1073741824.0, d = 10e-6 + 1048576 / 50e9;
@@ -375,6 +389,7 @@ int main(void)
     tcase_add_loop_test(tc, a100_bandwidthtest_pageable, 0, 2);
     tcase_add_test(tc, cpu_rate_inverted_by_hand);
     tcase_add_loop_test(tc, calibrated_staging_reproduces_each_direction, 0, 3);
+    tcase_add_test(tc, calibrated_copy_engines);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -568,9 +568,9 @@ double time_copy(cuda_status &st, void *dst, const void *src, size_t size, cudaM
 
 double concurrent(cuda_status &st, void *d0, const void *s0, cudaMemcpyKind k0, void *d1, const void *s1,
                   cudaMemcpyKind k1, size_t size, cudaStream_t a, cudaStream_t b, cudaEvent_t start,
-                  cudaEvent_t end_a, cudaEvent_t end_b)
+                  cudaEvent_t end_a, cudaEvent_t end_b, double *first_share)
 {
-    std::vector<double> v;
+    std::vector<double> v, share;
     for (int rep = 0; rep < 5 && !st.failed; rep++) {
         st.ok(cudaEventRecord(start, a), "cudaEventRecord");
         st.ok(cudaStreamWaitEvent(b, start, 0), "cudaStreamWaitEvent");
@@ -583,9 +583,13 @@ double concurrent(cuda_status &st, void *d0, const void *s0, cudaMemcpyKind k0, 
         st.ok(cudaEventElapsedTime(&ma, start, end_a), "cudaEventElapsedTime");
         st.ok(cudaEventElapsedTime(&mb, start, end_b), "cudaEventElapsedTime");
         double t = std::max(ma, mb) * 1e-3;
-        if (t > 0)
+        if (t > 0) {
             v.push_back(2.0 * (double)size / t);
+            share.push_back(std::min(ma, mb) * 1e-3 / t);
+        }
     }
+    if (first_share)
+        *first_share = share.empty() ? 0 : median_of(share);
     return v.empty() ? 0 : median_of(v);
 }
 
@@ -777,9 +781,9 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
     if (ok && n > 0) {
         size_t big = out->size[n - 1];
         out->concurrent_h2d_d2h = concurrent(st, d0, h0, cudaMemcpyHostToDevice, h1, d1, cudaMemcpyDeviceToHost, big,
-                                             s0, s1, e0, e1, e2);
+                                             s0, s1, e0, e1, e2, NULL);
         out->concurrent_h2d_h2d = concurrent(st, d0, h0, cudaMemcpyHostToDevice, d1, h1, cudaMemcpyHostToDevice, big,
-                                             s0, s1, e0, e1, e2);
+                                             s0, s1, e0, e1, e2, &out->h2d_h2d_first_share);
         calibrate_latencies(st, d0, d1, h0, h1, s0, e0, e1, out);
         calibrate_compute(st, d0, d1, big, s0, e0, e1, out);
         calibrate_gemms(st, s0, e0, e1, out);

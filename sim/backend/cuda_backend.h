@@ -38,6 +38,15 @@ typedef struct strata_cuda_pageable {
  * comment and on log (when not NULL). Needs no device: the test runs it. */
 void strata_cuda_write_staging(GString *ini, const strata_cuda_pageable *m, FILE *log);
 
+/* The calibrated [link pcie]'s copy_engines (engine_copy_queue.h) from two
+ * pinned H2D copies issued at once on two streams: first_share is the first
+ * copy's end over the pair's end. Copies given to one engine run in order,
+ * so one engine a direction ends the first at half the pair's time (0.5)
+ * and two or more let them share the link (near 1). Returns 1 below 0.75,
+ * midway, else 0 (no queue: the copies share the link, whatever the count
+ * of engines, which this pair cannot tell apart). */
+int strata_cuda_copy_engines_of(double first_share);
+
 /* True when strata was built with the CUDA toolkit. */
 bool strata_cuda_built(void);
 

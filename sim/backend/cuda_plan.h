@@ -203,6 +203,8 @@ typedef struct strata_cuda_calibration {
     double d2d[STRATA_CUDA_CAL_SIZES];
     double concurrent_h2d_d2h;     /* aggregate, pinned, largest size, two streams */
     double concurrent_h2d_h2d;     /* aggregate, pinned, largest size, two streams */
+    double h2d_h2d_first_share;    /* the H2D+H2D pair: the first copy's end over the pair's end (median);
+                                    * 0.5 when the two ran one after the other, 1 when they shared */
     double latency_h2d, latency_d2h, latency_d2d; /* 4-byte copy, event-timed */
     double launch_latency;         /* empty kernel, event-timed */
     double flops_f32;              /* FMA kernel FLOP/s */
