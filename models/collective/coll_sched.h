@@ -96,7 +96,14 @@ typedef struct strata_coll_step {
      * (src/device/prims_ll.h waitSend, prims_simple.h waitPeer: the sender
      * waits for head + NCCL_STEPS), less their way back (NCCL's slot frees
      * when the receiver has forwarded the step, and across nodes its
-     * receive proxy then posts the slot's receive to the sender). */
+     * receive proxy then posts the slot's receive to the sender). That way
+     * back, a slice's forward, two flights and the proxies' passes, hides
+     * behind the 3 other slices in flight unless the flights and passes
+     * exceed twice a slice's wire time, which p5's Simple slices (512 KiB
+     * to 2 MiB) do not allow; held here, at a round's grain (a whole chunk
+     * forwarded), it would charge up to half of it every round, an artifact of
+     * the unsliced rounds (docs/validation.md, "Simple's fixed network
+     * round", wave 29). */
     bool slotted;
 } strata_coll_step;
 
