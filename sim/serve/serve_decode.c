@@ -250,7 +250,7 @@ static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serv
  *   (LlamaDecoderSelfAttentionLayer.h:98), avg_batch_size = the batch's
  *   summed lengths / the longest; the launcher cuts it to the longest's
  *   slices of kSliceLen = 1024 tokens (decoder_multihead_attention.cu:
- *   45-46, SliceLen 1024 at :68 and :75); with more than one split a
+ *   45-46, SliceLen 1024 at :69 and :76); with more than one split a
  *   reduce kernel over the partials follows (:60-63): each split writes a
  *   float32 O of head_dim and its M and L per query head, read back once.
  * Time: its launches, and its bytes (K and V as read, the queries in, the

@@ -7,7 +7,7 @@
  *
  * One iteration of LlamaBatch<T>::InternalThreadEntry (src/turbomind/
  * models/llama/LlamaBatch.cc:1379-1467), in order:
- * - rank 0 dequeues up to max_batch_size - batch new requests (:1398-1410);
+ * - rank 0 dequeues up to max_batch_size - batch new requests (:1400-1408);
  *   a prompt over session_len is refused (RejectInvalidRequests, :73);
  * - Initialize (:327-474) asks SequenceManager::Materialize for blocks:
  *   every sequence of the batch, sorted by priority (arrival), needs
@@ -17,13 +17,13 @@
  *   swapped out (their blocks may be evicted, then recomputed);
  * - ContextDecode (:1041-1193): each newly active sequence's whole missing
  *   context less its last token ("subtract input/context len by 1 to skip
- *   last input token (will process with decoder later)", :1058-1059), in
+ *   last input token (will process with decoder later)", :1055, :1077), in
  *   sub-batches walked in order: a sequence joins the current one while its
  *   summed input tokens <= max_context_token_num and the longest context x
  *   the sub-batch's size <= max_context_token_num (:1087-1104), else starts
- *   the next; each sub-batch is one contextDecode forward pass (:1150-1166),
+ *   the next; each sub-batch is one contextDecode forward pass (:1153-1169),
  *   no logits; Initialize put the newly active ones last, sorted by missing
- *   length, shortest first (:392-398);
+ *   length, shortest first (:395-401);
  * - Generate (:1446-1450): one decoder forward of every active sequence,
  *   the new ones' last prompt token included, and sampling: every active
  *   sequence, new ones too, gets a token in the iteration;
