@@ -64,6 +64,8 @@ typedef struct strata_serve_config {
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
     const strata_serve_scheduler *scheduler; /* the policy (serve_scheduler.h; NULL: vllm-v1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
+    uint32_t kv_blocks;               /* > 0: the KV pool is this many blocks a rank, whatever the memory
+                                       * (--kv-blocks; TurboMind's cache_max_entry_count > 1) */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
     bool record_steps;                /* keep every step in the result's steps_log (--timeline) */
     /* CUDA graph batch sizes, increasing (--cuda-graph-batch-sizes;

@@ -10,7 +10,7 @@
 
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
-    a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = STRATA_SERVE_UNSET;
+    a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = a->kv_blocks = STRATA_SERVE_UNSET;
     a->shared_prefix = a->concurrency = a->scheduler_steps = STRATA_SERVE_UNSET;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
@@ -61,7 +61,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, sglang-v0.3, overlap, trtllm (XQA decode attention; "
          "docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
-         "dispatch)", "NAME"},
+         "dispatch), lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
@@ -71,6 +71,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "N1,N2,..."},
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
+        {"kv-blocks", 0, 0, G_OPTION_ARG_INT, &a->kv_blocks, "the KV pool as this many blocks of --block-size per "
+         "rank, whatever the memory (TurboMind's cache_max_entry_count > 1; default: from the memory)", "N"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
         {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
@@ -273,6 +275,7 @@ static bool counts_given_in_range(const strata_serve_args *a, GError **err)
                   {a->max_seqs, "--max-num-seqs", 1},
                   {a->max_tokens, "--max-num-batched-tokens", 1},
                   {a->block, "--block-size", 1},
+                  {a->kv_blocks, "--kv-blocks", 1},
                   {a->limit, "--limit", 1},
                   {a->scheduler_steps, "--num-scheduler-steps", 1},
                   {a->concurrency, "--concurrency", 0},
@@ -304,6 +307,7 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->max_num_seqs = count_or(a->max_seqs, c->max_num_seqs);
     c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
     c->block_size = count_or(a->block, c->block_size);
+    c->kv_blocks = count_or(a->kv_blocks, 0);
     /* each named with its value: the message named all three and no value */
     const char *big = c->max_num_batched_tokens > (1u << 20) ? "--max-num-batched-tokens"
                       : c->max_num_seqs > (1u << 20)           ? "--max-num-seqs"

@@ -233,6 +233,63 @@ static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serv
     return head && group && gain ? xqa_time(hw, unit, in, plan) : mmha_time(hw, unit, in, plan);
 }
 
+/* LMDeploy TurboMind v0.1.0a1's decoder attention (InternLM/lmdeploy
+ * @9c46b27ce0358b8bc645633442b7810f715997d7, src/turbomind/kernels/
+ * decoder_multihead_attention/): one kernel that applies RoPE to the new
+ * token's q and k, appends its k and v to the paged cache and attends over
+ * the sequence's blocks (decoder_multihead_attention_template.h:240-312),
+ * for an fp16 cache:
+ * - heads a CTA: DispatchDecoderMultiheadAttention (decoder_multihead_
+ *   attention.cu:82-110) takes HeadPerCta = 4 where the GQA group is a
+ *   multiple of 4, 2 where of 2, else 1; the grid is (num_heads /
+ *   HeadPerCta, batch, split_k) (:49), each CTA streaming its KV head's
+ *   blocks, so the cache is read group / HeadPerCta times a KV head
+ *   (Llama 2 70B, group 8: twice; an MHA model: once);
+ * - split-K: LlamaDecoderSelfAttentionLayer.cc:177-185 sets max_split_k =
+ *   max(1, ceil(kMaxSplitK / avg_batch_size)), kMaxSplitK = 16
+ *   (LlamaDecoderSelfAttentionLayer.h:98), avg_batch_size = the batch's
+ *   summed lengths / the longest; the launcher cuts it to the longest's
+ *   slices of kSliceLen = 1024 tokens (decoder_multihead_attention.cu:
+ *   45-46, SliceLen 1024 at :69 and :76); with more than one split a
+ *   reduce kernel over the partials follows (:60-63): each split writes a
+ *   float32 O of head_dim and its M and L per query head, read back once.
+ * Time: its launches, and its bytes (K and V as read, the queries in, the
+ * partials, the output) at the stream rate, no shorter than one CTA's
+ * share of the longest context at its SM's share of the rate (as mmha_time:
+ * ESTIMATE, no wave quantisation). */
+enum { TM_MAX_SPLIT_K = 16, TM_SLICE_LEN = 1024 };
+
+static double turbomind_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                             strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    uint32_t sms;
+    double rate = unit_stream_rate(hw, unit, &sms);
+    strata_serve_decode_plan p = {0};
+    if (in->decodes && in->kv_heads && rate > 0) {
+        uint64_t group = in->group ? in->group : 1, per_cta = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+        uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
+        double avg_batch = (double)in->decodes * (double)ctx / (double)longest;
+        uint64_t split = (uint64_t)fmax(1.0, ceil(TM_MAX_SPLIT_K / avg_batch));
+        uint64_t slices = (longest + TM_SLICE_LEN - 1) / TM_SLICE_LEN;
+        split = split < slices ? split : (slices ? slices : 1);
+        double d = (double)in->head_dim, heads = (double)(in->decodes * in->kv_heads * group);
+        double reads = (double)(group / per_cta);
+        double kv = (double)(in->decodes * in->kv_heads * ctx) * 2.0 * d * in->kv_bytes * reads;
+        double q = heads * d * in->q_bytes;
+        double partials = split > 1 ? 2.0 * heads * (double)split * (d + 2.0) * 4.0 : 0;
+        p.blocks = (uint32_t)split;
+        p.ctas = in->decodes * in->kv_heads * (group / per_cta) * split;
+        p.waves = 1;
+        p.cta_s = (double)((longest + split - 1) / split) * 2.0 * d * in->kv_bytes / (rate / sms);
+        double launches = split > 1 ? 2.0 : 1.0;
+        p.time_s = launches * u->kernel.kernel_launch + fmax((kv + q + partials + q) / rate, p.cta_s);
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
+}
+
 static const strata_serve_decode_kernel kernels[] = {
     {"flash-attention", NULL, "the FlashAttention op, a KV group's query heads as rows (models/kernel)"},
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
@@ -241,6 +298,9 @@ static const strata_serve_decode_kernel kernels[] = {
     {"paged-attention-rocm", paged_rocm_time,
      "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
      "reduce kernel over the partitions"},
+    {"turbomind-v0.1", turbomind_time,
+     "LMDeploy TurboMind v0.1's decoder attention: 1, 2 or 4 query heads a CTA (the cache read group / that "
+     "times), split-K to 16 over 1024-token slices, a reduce kernel when split"},
     {NULL, NULL, NULL},
 };
 

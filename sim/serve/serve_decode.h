@@ -24,6 +24,11 @@
  *                    (K and V of every context token, the queries in and the
  *                    output out, the partials written and read back) at the
  *                    stream rate (serve_decode.c).
+ *   turbomind-v0.1   LMDeploy TurboMind v0.1.0's decoder attention: RoPE,
+ *                    the cache append and the attention in one kernel, a CTA
+ *                    per (1, 2 or 4 query heads, sequence, split), the cache
+ *                    read group / heads-a-CTA times, split-K up to 16 over
+ *                    1024-token slices with a reduce kernel (serve_decode.c).
  *
  * XQA's time (serve_decode.c gives the derivation and sources):
  *   blocks  = computeMultiBlockCount(B, kv heads, longest past, SMs)

@@ -171,6 +171,53 @@
  *   for its 70B runs, is read nowhere in that tree's sources (only
  *   TRTLLM_FORCE_XQA, envUtils.cpp:28). The rest as trtllm-cpp, but for
  *   its decoder's kernels: v0.9.0's layers were not read (no sampler).
+ * lmdeploy-turbomind (alias turbomind, the name LMDeploy's --backend gives
+ *   it): LMDeploy's TurboMind engine as of v0.1.0a1 (InternLM/lmdeploy
+ *   @9c46b27ce0358b8bc645633442b7810f715997d7; src/turbomind/). Its loop
+ *   is C++ (LlamaBatch<T>::InternalThreadEntry, models/llama/
+ *   LlamaBatch.cc:1379-1467, one thread a rank): no Python a step. Its
+ *   scheduler is the lmdeploy-turbomind policy (serve_sched_turbomind.c:
+ *   whole prompts, sub-batched context passes, then one decoder pass of
+ *   every active sequence: context_passes). Its decode attention is the
+ *   turbomind-v0.1 row (serve_decode.h: LlamaDecoderSelfAttentionLayer.cc
+ *   :196 calls DispatchDecoderMultiheadAttention, RoPE and the cache
+ *   append fused in). Its context attention is its copy of
+ *   FlashAttention-2's sm80 forward (models/llama/flash_attention2/,
+ *   flash_fwd_hdim128_fp16_sm80.cu; LlamaContextAttentionLayer.cc:
+ *   324-367) over K and V first copied from the blocks into a linear
+ *   buffer (ConvertKvCacheBlocksToLinear2, :234; that copy and
+ *   invokeExtendKVCache's write, :214, not modelled: the default fused
+ *   QKV pass stands for invokeAddFusedQKVBiasTranspose, :176): fa2_attention.
+ *   All-reduce: NCCL's, ftNcclAllReduceSum (utils/nccl_utils.cc:58-69,
+ *   ncclAllReduce in a group) after the attention's and the FFN's output
+ *   GEMMs (LlamaDecoderSelfAttentionLayer.cc:218-222, LlamaFfnLayer.cc:116,
+ *   LlamaContextAttentionLayer.cc:301); the custom all-reduce
+ *   communicators LlamaTritonModel.cc:388 creates are not called by the
+ *   layers (enable_custom_all_reduce defaults to 0 there, :47): the
+ *   default row. LM head: each rank's vocab / tp columns of logits,
+ *   all-gathered (ftNcclAllGather, LlamaV2.cc:366-395; in float32 there,
+ *   strata's gather counts the activations' dtype): logits_gather; the
+ *   embedding table is whole on every rank (LlamaWeight.cc): no embedding
+ *   all-reduce. No CUDA graphs (no cudaGraph call in src/turbomind at that
+ *   tag): graph_align 0, every kernel launched each step. KV pool: the
+ *   memory rule of the default row; cache_max_entry_count > 1 is a count
+ *   of blocks (BlockManager.cc:16-21; --kv-blocks N), under 1 a fraction
+ *   of the device's total memory (GetBlockCount, :84-90; total x ratio /
+ *   block bytes, weights not subtracted: not modelled, pass the pool by
+ *   --kv-blocks); cache_block_seq_len 128 by default (LlamaTritonModel.cc
+ *   :99-102; --block-size 128). Requests longer than session_len:
+ *   refused when the prompt exceeds it (LlamaBatch.cc:73), the output cut
+ *   to session_len - 1 - prompt (:245-246): the TRTLLM rule (its cut is
+ *   one token longer). Host time, SYNC (Finish synchronises the stream,
+ *   :1242-1258, before the next iteration launches anything):
+ *   ESTIMATE 50 us a step: the host work between that synchronisation and
+ *   the next iteration's first launch (two Barrier::wait of the rank
+ *   threads, the request queue, Materialize's walk, the block-pointer and
+ *   length copies to the device, about ten cudaMemcpyAsync at ~5 us each);
+ *   ESTIMATE 1 us a request: Finish's copy of each sequence's session_len
+ *   int32 output ids to the host (:1258; 4,104 x 4 B = 16 KB at ~25 GB/s,
+ *   PCIe 4.0 x16) and its per-sequence loop. Its sampler
+ *   (DynamicDecodeLayer, FasterTransformer's) is not modelled.
  * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
  *   (vllm-v0, sglang-v0.3, vllm-v1: embed_allreduce and logits_gather;
  *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
@@ -321,6 +368,22 @@ static const strata_serve_engine engines[] = {
      .pool_of_free = true,
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true},
+#define LMDEPLOY_TURBOMIND(alias)                                                                                \
+    {.name = alias,                                                                                              \
+     .mode = SERVE_ENGINE_SYNC,                                                                                  \
+     .step_s = 50e-6,                                                                                            \
+     .per_seq_s = 1e-6,                                                                                          \
+     .what = "LMDeploy TurboMind 0.1 (C++): whole prompts in context passes, then one decoder pass; its decoder " \
+             "attention, NCCL, no CUDA graphs; 50 us + 1 us a request a step (ESTIMATE)",                        \
+     .scheduler = "lmdeploy-turbomind",                                                                          \
+     .decode = "turbomind-v0.1",                                                                                 \
+     .fa2_attention = true,                                                                                      \
+     .context_passes = true,                                                                                     \
+     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
+     .logits_gather = true}
+    LMDEPLOY_TURBOMIND("lmdeploy-turbomind"),
+    LMDEPLOY_TURBOMIND("turbomind"),
+#undef LMDEPLOY_TURBOMIND
     {.name = NULL},
 };
 

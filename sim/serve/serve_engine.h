@@ -100,6 +100,10 @@ typedef struct strata_serve_engine {
     bool logits_to_root;   /* with logits_gather, the logits are gathered to rank 0 only by p2p sends
                             * (torch.distributed.gather: vLLM v0), not all-gathered (serve_cost.h) */
     serve_length_rule lengths; /* its rule for a request longer than the model allows (above) */
+    bool context_passes;   /* a step's prompt tokens, each prompt's last excepted, run as separate forward
+                            * passes (sub-batches of at most max_num_batched_tokens) before one decoder pass
+                            * of every request's one token (TurboMind's ContextDecode then Generate:
+                            * serve_sched_turbomind.c); false: one pass of all the step's tokens */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;

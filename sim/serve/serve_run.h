@@ -120,6 +120,17 @@ void serve_schedule_trtllm_no_evict(serve_state *st); /* serve_sched_trtllm.c */
 void serve_schedule_trtllm_no_evict_unchunked(serve_state *st);
 void serve_schedule_sglang(serve_state *st);          /* serve_sched_sglang.c */
 uint32_t serve_sglang_budget(uint32_t max_model_len);
+void serve_schedule_turbomind(serve_state *st);       /* serve_sched_turbomind.c */
+/* TurboMind's passes of a step of n chunks: dec gets the decoder pass (each
+ * chunk one token, its context whole), ctx the context passes' chunks (a
+ * chunk of t > 1 tokens as t - 1 tokens, no sample), shortest first, pass p
+ * being ctx[first[p]] .. ctx[first[p + 1] - 1], cut at max_context tokens
+ * (LlamaBatch.cc's sub-batches); ctx, dec and first hold n + 1. Returns the
+ * passes. */
+uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, uint32_t max_context,
+                                strata_serve_chunk *ctx, uint32_t *first, strata_serve_chunk *dec);
+/* The step's GPU time as TurboMind runs it: its context passes, then its decoder pass. */
+double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost);
 uint32_t serve_v0_budget(uint32_t max_model_len);
 uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
 const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget);

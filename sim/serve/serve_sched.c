@@ -354,15 +354,25 @@ static strata_serve_engine_batch engine_batch(const serve_state *st)
     return b;
 }
 
+/* The step's forward time on one cost model: one pass of its chunks, or,
+ * under an engine with context_passes, TurboMind's context passes then its
+ * decoder pass (serve_sched_turbomind.c; no CUDA graph padding there). */
+static double pass_gpu(serve_state *st, strata_serve_cost *cost, uint32_t pad)
+{
+    if (st->cfg->engine && st->cfg->engine->context_passes)
+        return serve_turbomind_gpu(st, cost);
+    return strata_serve_cost_step_padded(cost, st->chunks, st->n_chunks, pad);
+}
+
 /* The step's forward pass. Under --clock duty (serve_clock.h) it starts at
  * now, at the clocks the filter gives, from its times at the peak and the
  * sustained clock. */
 static double step_gpu(serve_state *st, uint32_t pad)
 {
-    double peak = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad);
+    double peak = pass_gpu(st, st->cost, pad);
     if (!st->clock)
         return peak;
-    double sus = strata_serve_cost_step_padded(st->cost_sustained, st->chunks, st->n_chunks, pad);
+    double sus = pass_gpu(st, st->cost_sustained, pad);
     return strata_serve_clock_step(st->clock, st->now, peak, sus);
 }
 

@@ -27,6 +27,11 @@
  *                    decodes, never both; admission against the free pool
  *                    less the running requests' expected outputs; retract
  *                    on a full pool.
+ *   lmdeploy-turbomind  LMDeploy TurboMind 0.1's persistent batch
+ *                    (serve_sched_turbomind.c): decodes, then whole prompts
+ *                    (no chunking, no token cap a step: the budget is
+ *                    max_context_token_num, which only cuts the step's
+ *                    context passes) while max_num_seqs and the pool allow.
  *
  * A row may give the engine's own defaults (token budget and max_num_seqs
  * when the options leave them out) and pick a sibling row, with its own
@@ -35,7 +40,8 @@
  * Adding a policy is one function (serve_run.h's state) and one row in
  * serve_scheduler.c's table; docs/extending.md.
  *
- * Invariants: a policy schedules at most max_num_batched_tokens tokens and
+ * Invariants: a policy schedules at most max_num_batched_tokens tokens
+ * (lmdeploy-turbomind: that many a context pass) and
  * keeps at most max_num_seqs requests running; it changes the KV scheme
  * only through its grow/release hooks.
  */
