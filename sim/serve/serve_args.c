@@ -210,19 +210,18 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
-    if (!block_size_ok(c, "--block-size", err))
-        return false;
     if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
-    return strata_serve_config_check_scheduler(c, m->max_model_len, err);
+    return strata_serve_config_check_scheduler(c, m->max_model_len, "--block-size", err);
 }
 
-bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
+                                         const char *block_size_name, GError **err)
 {
     const strata_serve_scheduler *p = c->scheduler;
-    if (!block_size_ok(c, "block_size", err)) /* a sweep's value (config_of names --block-size first) */
+    if (!block_size_ok(c, block_size_name, err))
         return false;
     if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
         return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
