@@ -44,6 +44,10 @@ STRATA_ROWS_TEST(policy_axes_apart,
     {EXP("", "policy + policy.prefetch = pad+prefetch=3 1, pad off\\n"), 2,
      "e.ini:6: in tuple 'pad+prefetch=3 1' of joint axis 'policy + policy.prefetch': bad policy: policy prefetch "
      "given twice ('prefetch=3', then 'prefetch=1')"},
+    /* a bad policy in a joint axis is the member's error (the check of the tuple's policies together
+     * parsed it first, with no file to name, and crashed: found in review) */
+    {EXP("", "policy + workload.buffers = nosuch 1, pad 2\n"), 2,
+     "e.ini:6: in tuple 'nosuch 1' of joint axis 'policy + workload.buffers': bad policy: unknown policy 'nosuch'"},
     /* what stays taken: two kinds of offload, other policies, prefetch in one axis only */
     {EXP("", "policy = none, offload=param\\npolicy.offload = off, optstate\\n"), 0, NULL},
     {EXP("", "policy.prefetch = 1, 2\\npolicy = none, pad+donate\\n"), 0, NULL},

@@ -540,7 +540,6 @@ static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, 
         axis *m = g_ptr_array_index(a->members, j);
         const char *v = g_ptr_array_index(w, j);
         g_ptr_array_add(m->values, g_strdup(v));
-        exp_axis_policies(m, v, policies); /* nothing unless a policy member */
         if (m->kind == AXIS_WORKLOAD) {
             char **n = exp_args_with(wargs, m->param, v);
             g_strfreev(wargs);
@@ -553,6 +552,8 @@ static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, 
             g_strfreev(ov);
         } else {
             ok = axis_check_value(e, m, v, ctx, err);
+            if (ok) /* once checked (it parses with no file to name): nothing unless a policy member */
+                exp_axis_policies(m, v, policies);
             if (ok && m->kind == AXIS_HARDWARE) {
                 g_free(hw_path);
                 hw_path = exp_resolve_path(e, v);
