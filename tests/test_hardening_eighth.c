@@ -21,12 +21,11 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
-#include "testutil.h"
+#include "hardening_rows.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/readall.h"
 
-#define TRACE(op) "printf 'strata-trace 1\\nalloc a 1MiB\\n" op "\\nfree a\\n' > t.trace; "
 #define RUN "\"$S\" run -q --trace t.trace --hw \"$H/h100.ini\""
 #define EXP(extra) "printf '[experiment]\\nname = x\\nhardware = %s/tpu-v5e.ini\\nworkload = matmul m=512 n=512 " \
                    "k=512 bm=128 bn=128 bk=128\\n" extra "[sweep]\\nworkload.buffers = 1, 2\\n' \"$H\" > e.ini; "
@@ -34,46 +33,36 @@
 /* sweep --out a/b/c made a, a/b and a/b/c (g_mkdir_with_parents), where -o
  * and --json refuse a file in a missing folder: a typo in the path ran the
  * sweep somewhere new, exit 0. The folder itself is still made. */
-START_TEST(sweep_out_in_an_existing_folder)
-{
-    static const strata_test_sh_case rows[] = {
-        {EXP("") "\"$S\" sweep e.ini --out nosuch/a --no-report; s=$?; test -e nosuch && exit 9; exit $s", 2,
-         "nosuch' does not exist: expected an existing folder to make 'a' in (as for -o and --json; create it "
-         "first)"},
-        {EXP("") "\"$S\" sweep e.ini --out nosuch/a/b --point 0; s=$?; test -e nosuch && exit 9; exit $s", 2,
-         "does not exist: expected an existing folder to make 'b' in"},
-        /* what stays taken: a new folder in one that exists, and one that exists */
-        {EXP("") "mkdir d && \"$S\" sweep e.ini --out d/new --point 0 && test -d d/new/points", 0, NULL},
-        {EXP("") "mkdir d && \"$S\" sweep e.ini --out d --point 0 && test -d d/points", 0, NULL},
-    };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
-}
-END_TEST
+STRATA_ROWS_TEST(sweep_out_in_an_existing_folder,
+    {EXP("") "\"$S\" sweep e.ini --out nosuch/a --no-report; s=$?; test -e nosuch && exit 9; exit $s", 2,
+     "nosuch' does not exist: expected an existing folder to make 'a' in (as for -o and --json; create it "
+     "first)"},
+    {EXP("") "\"$S\" sweep e.ini --out nosuch/a/b --point 0; s=$?; test -e nosuch && exit 9; exit $s", 2,
+     "does not exist: expected an existing folder to make 'b' in"},
+    /* what stays taken: a new folder in one that exists, and one that exists */
+    {EXP("") "mkdir d && \"$S\" sweep e.ini --out d/new --point 0 && test -d d/new/points", 0, NULL},
+    {EXP("") "mkdir d && \"$S\" sweep e.ini --out d --point 0 && test -d d/points", 0, NULL},
+)
 
 /* time=1e-300s ran as a time no clock ticks (below SimGrid's 1 ns
  * accuracy by 291 orders); a subnormal at= the same. The floor is a
  * picosecond, the finest time strata writes (spmd_render.c's step delay). */
-START_TEST(trace_times_from_a_picosecond)
-{
-    static const strata_test_sh_case rows[] = {
-        {TRACE("compute k time=1e-300s in=a out=a") RUN, 2,
-         "t.trace:3: expected time= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+06s, "
-         "got 1e-300s"},
-        {TRACE("compute k time=0.0009ns in=a out=a") RUN, 2, "expected time= of 0, or from 0.001ns"},
-        {"printf 'strata-trace 1\\nalloc a 1MiB at=4.9e-324s\\nfree a\\n' > t.trace; \"$S\" check --trace t.trace", 2,
-         "t.trace:2: expected at= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+09s, "
-         "got 4.94066e-324s"},
-        /* what stays taken: 0 (no time) and the floor itself */
-        {TRACE("compute k time=0 in=a out=a") RUN, 0, NULL},
-        {TRACE("compute k time=0.001ns in=a out=a") RUN, 0, NULL},
-        {"printf 'strata-trace 1\\nalloc a 1MiB at=0.001ns\\nfree a at=1s\\n' > t.trace; \"$S\" check --trace t.trace",
-         0, NULL},
-    };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
-}
-END_TEST
+STRATA_ROWS_TEST(trace_times_from_a_picosecond,
+    {HR_TRACE_OF("compute k time=1e-300s in=a out=a") RUN, 2,
+     "t.trace:3: expected time= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+06s, "
+     "got 1e-300s"},
+    {HR_TRACE_OF("compute k time=0.0009ns in=a out=a") RUN, 2, "expected time= of 0, or from 0.001ns"},
+    {"printf 'strata-trace 1\\nalloc a 1MiB at=4.9e-324s\\nfree a\\n' > t.trace; \"$S\" check --trace t.trace", 2,
+     "t.trace:2: expected at= of 0, or from 0.001ns (a picosecond, the finest time a trace holds) to 1e+09s, "
+     "got 4.94066e-324s"},
+    /* what stays taken: 0 (no time) and the floor itself */
+    {HR_TRACE_OF("compute k time=0 in=a out=a") RUN, 0, NULL},
+    {HR_TRACE_OF("compute k time=0.001ns in=a out=a") RUN, 0, NULL},
+    {"printf 'strata-trace 1\\nalloc a 1MiB at=0.001ns\\nfree a at=1s\\n' > t.trace; \"$S\" check --trace t.trace",
+     0, NULL},
+)
 
-#define SERVE "\"$S\" serve -q --hw \"$H/dgx-h100.ini\" --model llama-3-8b "
+#define SERVE HR_SERVE("dgx-h100.ini") "--model llama-3-8b "
 
 /* --poisson prompt=1e300 was clamped to 10^8 tokens and every request
  * refused as too long, exit 0 with a warning; --block-size 3 ran, a size
@@ -81,93 +70,78 @@ END_TEST
  * the attention backend takes, FlashAttention a multiple of 16);
  * --shared-prefix 600 over 512-token prompts made each whole prompt the
  * shared prefix (vLLM's benchmark asserts input_len > prefix_len). */
-START_TEST(serve_lengths_and_blocks)
-{
-    static const strata_test_sh_case rows[] = {
-        {SERVE "--poisson n=2,prompt=1e300", 2,
-         "serve: --poisson prompt=1e300: expected n (1..1e8), rate, prompt (1..1e8 tokens), output (1..1e8 tokens)"},
-        {SERVE "--poisson n=2,output=100000001", 2, "--poisson output=100000001: expected n (1..1e8)"},
-        {SERVE "--poisson n=2 --block-size 3", 2,
-         "serve: --block-size: expected 1, 8, 16, 32, 64, 128 or 256 (vLLM v1's block sizes), got 3"},
-        {SERVE "--poisson n=2 --scheduler vllm-v0 --block-size 64", 2,
-         "serve: --block-size: expected 8, 16 or 32 (vLLM 0.6's block sizes), got 64"},
-        {SERVE "--poisson n=2 --sweep block_size=16,24", 2,
-         "serve: --sweep: block_size: expected 1, 8, 16, 32, 64, 128 or 256 (vLLM v1's block sizes), got 24"},
-        {SERVE "--poisson n=2,prompt=512 --shared-prefix 600", 2,
-         "serve: --shared-prefix 600: expected fewer tokens than every prompt (the shared prefix is part of each), "
-         "got a prompt of 512 (request 1 of poisson("},
-        {SERVE "--poisson n=2,prompt=512 --shared-prefix 512", 2, "got a prompt of 512"},
-        {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,700,5\\n1,100,5\\n' > r.csv; " SERVE
-         "--requests r.csv --shared-prefix 200", 2,
-         "serve: r.csv:3: prompt of 100 tokens: expected more than --shared-prefix 200 (the shared prefix is part "
-         "of every prompt)"},
-        /* what stays taken: the bounds themselves, vLLM's sizes, a prefix shorter than every prompt (the second
-         * request hits the first's full blocks of it: blocks i with (i + 1) x 16 <= 511, 31 of them, 496 tokens) */
-        {SERVE "--poisson n=2,prompt=100000000,output=1 --json out.json", 0, NULL},
-        {SERVE "--poisson n=2 --block-size 32 --scheduler vllm-v0", 0, NULL},
-        {SERVE "--poisson n=2 --block-size 256", 0, NULL},
-        {SERVE "--poisson n=2,prompt=512 --shared-prefix 511 | grep -q 'prefix hits 496 tokens'", 0, NULL},
-    };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
-}
-END_TEST
+STRATA_ROWS_TEST(serve_lengths_and_blocks,
+    {SERVE "--poisson n=2,prompt=1e300", 2,
+     "serve: --poisson prompt=1e300: expected n (1..1e8), rate, prompt (1..1e8 tokens), output (1..1e8 tokens)"},
+    {SERVE "--poisson n=2,output=100000001", 2, "--poisson output=100000001: expected n (1..1e8)"},
+    {SERVE "--poisson n=2 --block-size 3", 2,
+     "serve: --block-size: expected 1, 8, 16, 32, 64, 128 or 256 (vLLM v1's block sizes), got 3"},
+    {SERVE "--poisson n=2 --scheduler vllm-v0 --block-size 64", 2,
+     "serve: --block-size: expected 8, 16 or 32 (vLLM 0.6's block sizes), got 64"},
+    {SERVE "--poisson n=2 --sweep block_size=16,24", 2,
+     "serve: --sweep: block_size: expected 1, 8, 16, 32, 64, 128 or 256 (vLLM v1's block sizes), got 24"},
+    {SERVE "--poisson n=2,prompt=512 --shared-prefix 600", 2,
+     "serve: --shared-prefix 600: expected fewer tokens than every prompt (the shared prefix is part of each), "
+     "got a prompt of 512 (request 1 of poisson("},
+    {SERVE "--poisson n=2,prompt=512 --shared-prefix 512", 2, "got a prompt of 512"},
+    {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,700,5\\n1,100,5\\n' > r.csv; " SERVE
+     "--requests r.csv --shared-prefix 200", 2,
+     "serve: r.csv:3: prompt of 100 tokens: expected more than --shared-prefix 200 (the shared prefix is part "
+     "of every prompt)"},
+    /* what stays taken: the bounds themselves, vLLM's sizes, a prefix shorter than every prompt (the second
+     * request hits the first's full blocks of it: blocks i with (i + 1) x 16 <= 511, 31 of them, 496 tokens) */
+    {SERVE "--poisson n=2,prompt=100000000,output=1 --json out.json", 0, NULL},
+    {SERVE "--poisson n=2 --block-size 32 --scheduler vllm-v0", 0, NULL},
+    {SERVE "--poisson n=2 --block-size 256", 0, NULL},
+    {SERVE "--poisson n=2,prompt=512 --shared-prefix 511 | grep -q 'prefix hits 496 tokens'", 0, NULL},
+)
 
 /* --policy prefetch=2 --policy prefetch=3 applied both: the second
  * rewrote the first's prefetches again; an experiment's
  * "prefetch=2+prefetch=3" the same at every point. offload takes one
  * kind a policy, so two kinds stay two policies. */
-START_TEST(policies_once)
-{
-    static const strata_test_sh_case rows[] = {
-        {TRACE("compute k time=1us in=a out=a") RUN " --policy prefetch=2 --policy prefetch=3", 2,
-         "run: policy prefetch given twice ('prefetch=2', then 'prefetch=3'): expected each policy once (the second "
-         "would rewrite the first's output again)"},
-        {TRACE("compute k time=1us in=a out=a") RUN " --policy donate --policy pad --policy donate", 2,
-         "policy donate given twice ('donate', then 'donate')"},
-        {TRACE("compute k time=1us in=a out=a") "\"$S\" alloc -q --trace t.trace --allocator best-fit -c 1GiB "
-         "--policy offload=param --policy offload=param:ahead=4", 2,
-         "alloc: policy offload of kind param given twice ('offload=param', then 'offload=param:ahead=4'): expected "
-         "each kind once"},
-        {EXP("policies = prefetch=2+prefetch=3\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 2,
-         "e.ini:5: bad policy: policy prefetch given twice ('prefetch=2', then 'prefetch=3')"},
-        /* [experiment] policies and a policy axis's value join at every point (experiment_plan.c): the same
-         * policy in both loaded, listed its points, and failed each point's run naming no line (review, wave 28) */
-        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy.prefetch = 1, 3/' e.ini; "
-         "\"$S\" sweep e.ini --out sw --list-jobs", 2,
-         "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
-         "'prefetch=1')"},
-        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, pad+prefetch=3/' e.ini; "
-         "\"$S\" sweep e.ini --out sw --list-jobs", 2,
-         "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
-         "'prefetch=3')"},
-        {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, donate/' e.ini; "
-         "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
-        /* what stays taken: two kinds of offload, two different policies; an [experiment] policy's own
-         * KEY=VALUE list (split at its comma before: "unknown policy 'sched'") */
-        {EXP("policies = prefetch:distance=2,sched=xla\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
-        {TRACE("compute k time=1us in=a out=a") "\"$S\" transform --trace t.trace -o out.trace --policy offload=param "
-         "--policy offload=optstate", 0, NULL},
-        {TRACE("compute k time=1us in=a out=a") RUN " --policy prefetch=2 --policy donate", 0, NULL},
-    };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
-}
-END_TEST
+STRATA_ROWS_TEST(policies_once,
+    {HR_TRACE RUN " --policy prefetch=2 --policy prefetch=3", 2,
+     "run: policy prefetch given twice ('prefetch=2', then 'prefetch=3'): expected each policy once (the second "
+     "would rewrite the first's output again)"},
+    {HR_TRACE RUN " --policy donate --policy pad --policy donate", 2,
+     "policy donate given twice ('donate', then 'donate')"},
+    {HR_TRACE "\"$S\" alloc -q --trace t.trace --allocator best-fit -c 1GiB "
+     "--policy offload=param --policy offload=param:ahead=4", 2,
+     "alloc: policy offload of kind param given twice ('offload=param', then 'offload=param:ahead=4'): expected "
+     "each kind once"},
+    {EXP("policies = prefetch=2+prefetch=3\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 2,
+     "e.ini:5: bad policy: policy prefetch given twice ('prefetch=2', then 'prefetch=3')"},
+    /* [experiment] policies and a policy axis's value join at every point (experiment_plan.c): the same
+     * policy in both loaded, listed its points, and failed each point's run naming no line (review, wave 28) */
+    {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy.prefetch = 1, 3/' e.ini; "
+     "\"$S\" sweep e.ini --out sw --list-jobs", 2,
+     "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
+     "'prefetch=1')"},
+    {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, pad+prefetch=3/' e.ini; "
+     "\"$S\" sweep e.ini --out sw --list-jobs", 2,
+     "e.ini:7: bad policy: with [experiment] policies: policy prefetch given twice ('prefetch=2', then "
+     "'prefetch=3')"},
+    {EXP("policies = prefetch=2\\n") "sed -i 's/^workload.buffers = 1, 2$/policy = none, donate/' e.ini; "
+     "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
+    /* what stays taken: two kinds of offload, two different policies; an [experiment] policy's own
+     * KEY=VALUE list (split at its comma before: "unknown policy 'sched'") */
+    {EXP("policies = prefetch:distance=2,sched=xla\\n") "\"$S\" sweep e.ini --out sw --list-jobs", 0, NULL},
+    {HR_TRACE "\"$S\" transform --trace t.trace -o out.trace --policy offload=param "
+     "--policy offload=optstate", 0, NULL},
+    {HR_TRACE RUN " --policy prefetch=2 --policy donate", 0, NULL},
+)
 
 /* A FIFO given to an importer still imports (copied once); the bound on
  * a pipe is 2 GiB, too large to push through in a test, so the copy's
  * bound is asserted in process below with a small one. */
-START_TEST(fifo_inputs_read_once)
-{
-    static const strata_test_sh_case rows[] = {
-        {"mkfifo f; (printf 'id,lower,upper,size\\na,0,1,64\\n' > f &); \"$S\" import minimalloc f -o out.trace && "
-         "grep -q 'alloc a 64' out.trace", 0, NULL},
-        {"printf 'id,lower,upper,size\\na,0,1,64\\n' | \"$S\" import minimalloc - -o out.trace", 0, NULL},
-        {"\"$S\" import kineto - -o out.trace < /dev/urandom", 2,
-         "standard input: a device that yields more than 16777216 bytes"},
-    };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
-}
-END_TEST
+STRATA_ROWS_TEST(fifo_inputs_read_once,
+    {"mkfifo f; (printf 'id,lower,upper,size\\na,0,1,64\\n' > f &); \"$S\" import minimalloc f -o out.trace && "
+     "grep -q 'alloc a 64' out.trace", 0, NULL},
+    {"printf 'id,lower,upper,size\\na,0,1,64\\n' | \"$S\" import minimalloc - -o out.trace", 0, NULL},
+    {"\"$S\" import kineto - -o out.trace < /dev/urandom", 2,
+     "standard input: a device that yields more than 16777216 bytes"},
+)
 
 /* strata_spool_fd over a pipe: past its bound it stops with the message;
  * at the bound it copies every byte. */
@@ -249,43 +223,35 @@ END_TEST
  * --warmup at least 0", the same; a Kineto or jax-profile JSON with a
  * UTF-8 byte order mark was "not a Chrome trace" where every other text
  * reader skips the mark. */
-START_TEST(found_by_the_hunt)
+STRATA_ROWS_TEST(found_by_the_hunt,
+    {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,0x10,5\\n' > r.csv; " SERVE "--requests r.csv", 2,
+     "serve: r.csv:2: prompt tokens: expected a token count from 1 to 10^8, got '0x10'"},
+    {SERVE "--poisson n=2 --max-num-seqs 2147483647", 2,
+     "serve: --max-num-seqs: expected at most 2^20 (1048576), got 2147483647"},
+    {SERVE "--poisson n=2 --max-num-batched-tokens 2000000", 2,
+     "serve: --max-num-batched-tokens: expected at most 2^20 (1048576), got 2000000"},
+    {HR_TRACE "\"$S\" replay -b host --trace t.trace -r 0", 2,
+     "replay: --repeats: expected at least 1, got 0"},
+    {HR_TRACE "\"$S\" replay -b host --trace t.trace -w -1", 2,
+     "replay: --warmup: expected at least 0, got -1"},
+    /* what stays taken: decimal counts, a BOM before a Kineto trace */
+    {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,010,5\\n' > r.csv; " SERVE "--requests r.csv", 0, NULL},
+    {"printf '\\357\\273\\277%s' '" KINETO_EVENT "' > k.json; \"$S\" import kineto k.json -o out.trace && "
+     "grep -q 'compute k time=2us' out.trace", 0, NULL},
+)
+
+int main(void)
 {
-    static const strata_test_sh_case rows[] = {
-        {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,0x10,5\\n' > r.csv; " SERVE "--requests r.csv", 2,
-         "serve: r.csv:2: prompt tokens: expected a token count from 1 to 10^8, got '0x10'"},
-        {SERVE "--poisson n=2 --max-num-seqs 2147483647", 2,
-         "serve: --max-num-seqs: expected at most 2^20 (1048576), got 2147483647"},
-        {SERVE "--poisson n=2 --max-num-batched-tokens 2000000", 2,
-         "serve: --max-num-batched-tokens: expected at most 2^20 (1048576), got 2000000"},
-        {TRACE("compute k time=1us in=a out=a") "\"$S\" replay -b host --trace t.trace -r 0", 2,
-         "replay: --repeats: expected at least 1, got 0"},
-        {TRACE("compute k time=1us in=a out=a") "\"$S\" replay -b host --trace t.trace -w -1", 2,
-         "replay: --warmup: expected at least 0, got -1"},
-        /* what stays taken: decimal counts, a BOM before a Kineto trace */
-        {"printf 'arrival_s,prompt_tokens,output_tokens\\n0,010,5\\n' > r.csv; " SERVE "--requests r.csv", 0, NULL},
-        {"printf '\\357\\273\\277%s' '" KINETO_EVENT "' > k.json; \"$S\" import kineto k.json -o out.trace && "
-         "grep -q 'compute k time=2us' out.trace", 0, NULL},
+    const TTest *const tests[] = {
+        sweep_out_in_an_existing_folder,
+        trace_times_from_a_picosecond,
+        serve_lengths_and_blocks,
+        policies_once,
+        fifo_inputs_read_once,
+        spool_bounds_a_pipe,
+        child_text_needs_exit_0,
+        found_by_the_hunt,
+        NULL,
     };
-    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
+    return strata_hardening_main("eighth", tests);
 }
-END_TEST
-
-static Suite *eighth_suite(void)
-{
-    Suite *s = suite_create("hardening_eighth");
-    TCase *tc = tcase_create("eighth_pass");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, sweep_out_in_an_existing_folder);
-    tcase_add_test(tc, trace_times_from_a_picosecond);
-    tcase_add_test(tc, serve_lengths_and_blocks);
-    tcase_add_test(tc, policies_once);
-    tcase_add_test(tc, fifo_inputs_read_once);
-    tcase_add_test(tc, spool_bounds_a_pipe);
-    tcase_add_test(tc, child_text_needs_exit_0);
-    tcase_add_test(tc, found_by_the_hunt);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-int main(void) { return strata_test_main(eighth_suite()); }

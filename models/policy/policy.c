@@ -161,6 +161,20 @@ bool strata_policies_once(const char *const *specs, GError **err)
     return true;
 }
 
+char *strata_policy_repeat_key(const char *spec)
+{
+    const strata_policy_type *t = NULL;
+    strata_params *p = strata_policy_params(spec, &t, NULL);
+    if (!p)
+        return NULL;
+    const char *v = t->repeat_by ? strata_params_string(p, t->repeat_by) : NULL;
+    char *key = !t->repeat_by ? g_strdup(t->name)
+                : v           ? g_strdup_printf("%s %s=%s", t->name, t->repeat_by, v)
+                              : g_strdup_printf("%s %s", t->name, t->repeat_by); /* unset: repeats unset only */
+    strata_params_free(p);
+    return key;
+}
+
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err)
 {

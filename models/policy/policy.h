@@ -61,6 +61,12 @@ char *strata_policy_describe(const char *indent);
  * (runspec.c, the experiment loader); strata_policies_apply composes any
  * list, so that a policy's idempotence can be tested (pad twice). */
 bool strata_policies_once(const char *const *specs, GError **err);
+/* What strata_policies_once tells specs apart by: the policy's name, and
+ * its repeat_by parameter's value where it has one ("prefetch", "offload
+ * kind=param"); two specs repeat each other when their keys are equal.
+ * NULL for a spec that does not parse (g_free). For callers that match
+ * many specs against many (a sweep's policy axes) through a hash table. */
+char *strata_policy_repeat_key(const char *spec);
 
 /* Apply specs in order. Takes ownership of src (freed on error). specs is
  * NULL-terminated (NULL or empty: src returned unchanged). */

@@ -120,6 +120,11 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
         g_free(known);
         return false;
     }
+    if (a->memory && !*a->memory) { /* said "allocates nothing in memory ''" once the whole trace was read */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--memory: expected a memory name as the trace's allocs name it (such as hbm), got ''");
+        return false;
+    }
     if (a->capacity && a->min_capacity) { /* the search starts from one step: --capacity would be ignored */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "--capacity %s: expected --capacity or --min-capacity (which searches the capacity), not both",

@@ -100,7 +100,7 @@ static bool sweep_points(const strata_serve_args *a, const strata_serve_setup *s
     for (guint i = 0; ok && (*values)[i]; i++) {
         probes[i] = *c; /* a copy: the probes differ in the knob's field alone */
         ok = strata_serve_config_set(&probes[i], *knob, (*values)[i], err) &&
-             strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, err);
+             strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, "block_size", err);
         if (!ok)
             g_prefix_error(err, "--sweep: ");
     }

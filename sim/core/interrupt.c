@@ -171,8 +171,33 @@ static gpointer watcher_main(gpointer data)
     }
 }
 
+/* SIGPIPE's handler: nothing, so that a write to a pipe whose reader has
+ * gone fails with EPIPE where the default action killed the process
+ * (`strata run --json - --timeline t.json | head -c 10`: exit 141 with
+ * .t.json.XXXXXX and its lock left behind). */
+static void pipe_closed(int sig) { (void)sig; }
+
+/* SIGPIPE handled (pipe_closed) from here to the exit, unless it is ignored
+ * or handled already: an output on a closed pipe then fails its commit
+ * ("cannot write standard output: Broken pipe", exit 2, the other outputs'
+ * temporaries removed), and what a command prints for the eye on a closed
+ * pipe is dropped, its files still written. A handler, not SIG_IGN: exec
+ * resets it to the default, so a program strata starts (capture's, the
+ * report's Python) gets SIGPIPE as it would have. Never restored: stdio
+ * flushes standard output at exit, after strata_interrupt_stop(). */
+static void pipe_writes_fail(void)
+{
+    struct sigaction now;
+    if (sigaction(SIGPIPE, NULL, &now) != 0 || now.sa_handler != SIG_DFL)
+        return;
+    struct sigaction sa = {.sa_handler = pipe_closed, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
 strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *outs)
 {
+    pipe_writes_fail();
     strata_interrupt *intr = g_new0(strata_interrupt, 1);
     intr->cmd = g_strdup(cmd);
     intr->outs = outs;

@@ -21,6 +21,13 @@
  * sets what was ignored at start to SIG_IGN again (over SimGrid's handler)
  * and restores the signal mask.
  *
+ * SIGPIPE: start also gives SIGPIPE a handler that does nothing (where it
+ * was at its default), kept to the exit: a write to a pipe whose reader
+ * has gone fails with EPIPE, so an output on it fails its commit (exit 2,
+ * the other outputs' temporaries removed) where the default action killed
+ * strata with them left behind. exec resets a handler to the default, so
+ * the programs strata starts get SIGPIPE as before.
+ *
  * Children: strata_interrupt_child_setup, given to g_spawn_*() as the child
  * setup with a strata_child_signals read in the parent just before (or
  * NULL), unblocks the signals in the child and asks the kernel to send it

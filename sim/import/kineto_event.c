@@ -146,6 +146,16 @@ static bool decode_gpu(JsonObject *o, JsonObject *args, const char *path, uint64
         return missing(path, line, what, "ts (a number)", err);
     if (!get_f64(o, "dur", &ev->dur) || ev->dur < 0)
         return missing(path, line, what, "dur (microseconds, 0 or more)", err);
+    /* The importer keeps whole ns (kineto.c, gpu_op), as Kineto writes a dur: "{}.{:03}" of ns / 1000 and
+     * ns % 1000 (pytorch/kineto libkineto/src/output_json.cpp @002d9919, handleActivity). A dur of
+     * 0.0001 us, which no Kineto writes, became time=0 silently. */
+    if (ev->dur > 0 && round(ev->dur * 1000.0) == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": %s event: expected a dur of 0, or at least 0.0005 us (the import "
+                    "keeps whole nanoseconds, as Kineto writes them; this one would become time=0), got %g us",
+                    path, line, what, ev->dur);
+        return false;
+    }
     if (!json_member_integer(args, "device", &v) || v < 0 || v > G_MAXINT)
         return missing(path, line, what, "args.device (a device number)", err);
     ev->device = (int)v;

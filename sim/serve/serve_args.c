@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_stream.h"
+#include "trace/check.h"
 
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
@@ -211,19 +212,18 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
-    if (!block_size_ok(c, "--block-size", err))
-        return false;
     if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
-    return strata_serve_config_check_scheduler(c, m->max_model_len, err);
+    return strata_serve_config_check_scheduler(c, m->max_model_len, "--block-size", err);
 }
 
-bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err)
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
+                                         const char *block_size_name, GError **err)
 {
     const strata_serve_scheduler *p = c->scheduler;
-    if (!block_size_ok(c, "block_size", err)) /* a sweep's value (config_of names --block-size first) */
+    if (!block_size_ok(c, block_size_name, err))
         return false;
     if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
         return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
@@ -327,6 +327,9 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
     if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead)) /* nan, inf, 0x10 */
         return fail(err, "--step-overhead: expected a finite number of seconds >= 0, got %s", a->step_overhead);
+    if (!strata_trace_time_ok(c->step_overhead)) /* a trace op's range: 1e300 ran 10^300 s a step, at exit 0 */
+        return fail(err, "--step-overhead: expected 0, or from 1e-12 s (a picosecond) to 1e6 s (a trace op's most), "
+                    "got %s", a->step_overhead);
     if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
@@ -353,20 +356,25 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
 /* Each request's arrival, times scale, a finite time within
  * SERVE_ARRIVAL_MAX_S: an arrival_s near the largest double times
  * --time-scale, or gaps of a rate= so small that they overflow, ran to
- * "inf s" with NaN latencies, exit 0. */
-static bool arrivals_finite(const strata_serve_stream *s, double scale, GError **err)
+ * "inf s" with NaN latencies, exit 0. And 0 or at least a picosecond
+ * (trace/check.h's floor): --poisson rate=1e300 (gaps of 1e-300 s) or
+ * --time-scale 1e-320 made arrivals no clock ticks, at exit 0. */
+static bool arrivals_in_range(const strata_serve_stream *s, double scale, GError **err)
 {
     for (uint32_t i = 0; i < s->n; i++) {
-        double t = s->req[i].arrival;
-        if (t * scale <= SERVE_ARRIVAL_MAX_S)
+        double t = s->req[i].arrival, at = t * scale;
+        if (at <= SERVE_ARRIVAL_MAX_S && (at == 0 || at >= STRATA_TRACE_MIN_TIME_S))
             continue;
+        const char *expected = at > 0 && at < STRATA_TRACE_MIN_TIME_S
+                                   ? "0 or at least 1e-12 s after the first request's (a picosecond, the finest "
+                                     "time strata keeps)"
+                                   : "a finite time within " G_STRINGIFY(SERVE_ARRIVAL_MAX_S) " s of the first "
+                                     "request's (a double then resolves a step's time)";
         if (s->line)
-            return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected a finite "
-                                  "time within " G_STRINGIFY(SERVE_ARRIVAL_MAX_S) " s of the first request's (a "
-                                  "double then resolves a step's time)", t, scale);
+            return strata_fail_at(err, s->origin, s->line[i], "arrival %g s x --time-scale %g: expected %s", t, scale,
+                                  expected);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: request %u arrives at %g s x --time-scale %g: "
-                    "expected a finite time within " G_STRINGIFY(SERVE_ARRIVAL_MAX_S) " s of the first (a larger "
-                    "rate=)", s->origin, i + 1, t, scale);
+                    "expected %s (another rate= or --time-scale)", s->origin, i + 1, t, scale, expected);
         return false;
     }
     return true;
@@ -419,7 +427,7 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         strata_serve_stream_free(s);
         return NULL;
     }
-    if (s && !arrivals_finite(s, scale, err)) {
+    if (s && !arrivals_in_range(s, scale, err)) {
         strata_serve_stream_free(s);
         return NULL;
     }

@@ -52,9 +52,11 @@ typedef struct strata_serve_setup {
 } strata_serve_setup;
 
 /* The setups c's scheduling policy refuses as vLLM 0.6 does (none without
- * a policy): checked on the options and on each --sweep point, which sets
- * a knob past them. */
-bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len, GError **err);
+ * a policy), and a block size no vLLM takes: checked on the options and on
+ * each --sweep point, which sets a knob past them. block_size_name names
+ * the block size in the message ("--block-size", a sweep's "block_size"). */
+bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
+                                         const char *block_size_name, GError **err);
 
 /* Builds everything the options say; hw_path overrides --hw when set. */
 bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err);

@@ -819,9 +819,11 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
  * whole vocabulary on one rank: each pass one kernel. */
 static double sampler_time(const strata_serve_cost *c, uint64_t rows)
 {
+    if (!c->sampler || !rows)
+        return 0;
     double t = 0;
     uint64_t logits = rows * (uint64_t)c->m.vocab;
-    for (uint32_t i = 0; c->sampler && rows && i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
+    for (uint32_t i = 0; i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
         double b = c->sampler->passes[i].bytes_per_logit * (double)logits;
         t += stream_pass(c, b > 0 ? logits : rows, b);
     }
@@ -847,9 +849,10 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off), and
      * its decoder over those rows: the sampler was charged only without attention DP */
-    if (c->dp > 1)
-        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab) +
-               sampler_time(c, local_tokens(c, sampled));
+    if (c->dp > 1) {
+        uint64_t rows = local_tokens(c, sampled);
+        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) + sampler_time(c, rows);
+    }
     return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
            vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled);
 }

@@ -410,6 +410,13 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
 
 bool strata_serve_hw_rocm(const strata_hw *hw) { return strata_hw_coll_impl(hw) == strata_coll_impl_find("rccl"); }
 
+/* A kernel's name on this platform: the ROCm build's where the engine
+ * names one and the hardware is ROCm's, else the CUDA build's (may be NULL). */
+static const char *platform_kernel(bool rocm, const char *cuda, const char *rocm_name)
+{
+    return rocm && rocm_name ? rocm_name : cuda;
+}
+
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
                                      GError **err)
 {
@@ -418,7 +425,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
     bool rocm = strata_serve_hw_rocm(hw);
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
-    const char *decode = rocm && e->decode_rocm ? e->decode_rocm : e->decode;
+    const char *decode = platform_kernel(rocm, e->decode, e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);
         if (!dk)
@@ -431,7 +438,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_
             return false;
         strata_serve_cost_set_attn_aux(cost, aux);
     }
-    const char *allreduce = rocm && e->allreduce_rocm ? e->allreduce_rocm : e->allreduce;
+    const char *allreduce = platform_kernel(rocm, e->allreduce, e->allreduce_rocm);
     if (allreduce) {
         const strata_serve_allreduce *ar = strata_serve_allreduce_find(allreduce, err);
         if (!ar)

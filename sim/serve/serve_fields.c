@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "serve/serve_names.h"
 #include "serve/serve_stream.h"
+#include "trace/check.h"
 #include "trace/op.h"
 
 enum { NAME_MAX_BYTES = 64 };
@@ -49,7 +50,10 @@ static const char *parse(const serve_field *f, const char *value, void *out)
         *(double *)out = d;
         return NULL;
     case SERVE_FIELD_TIME:
-        return strata_parse_time(value, (double *)out, NULL) && *(double *)out >= 0 ? NULL : "a time such as 2ms";
+        /* a trace op's range (trace/check.h): 1e300s ran 10^300 s a step, 1e-320s a subnormal, at exit 0 */
+        return strata_parse_time(value, (double *)out, NULL) && strata_trace_time_ok(*(double *)out)
+                   ? NULL
+                   : "a time such as 2ms: 0, or from 0.001ns (a picosecond) to 1e6 s";
     case SERVE_FIELD_SIZE:
         return strata_parse_size(value, (uint64_t *)out, NULL) ? NULL : "a size such as 4GiB";
     }

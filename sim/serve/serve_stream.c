@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/lines.h"
 #include "core/units.h"
+#include "trace/check.h"
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's
  * days_from_civil). */
@@ -156,6 +157,12 @@ static bool parse_row(char *line, const char *path, uint64_t ln, const csv_colum
         if (!ok)
             strata_fail_at(err, path, ln, "%s: expected %s, got '%s'", c->azure ? "TIMESTAMP" : "arrival_s",
                            c->azure ? "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]" : "seconds >= 0", ts);
+        /* a time (or a date's fraction of a second) of 1e-320, a subnormal, was taken as an arrival after 0:
+         * a trace's floor holds (trace/check.h), the finest time strata keeps */
+        else if (*t != 0 && *t < STRATA_TRACE_MIN_TIME_S)
+            ok = strata_fail_at(err, path, ln, "%s: expected %s of 0, or at least 1e-12 s (a picosecond, the finest "
+                                "time strata keeps), got '%s'", c->azure ? "TIMESTAMP" : "arrival_s",
+                                c->azure ? "a fraction of a second" : "seconds", ts);
     }
     ok = ok && parse_count(g_strstrip(f[c->prompt]), "prompt tokens", path, ln, &r->prompt, err) &&
          parse_count(g_strstrip(f[c->output]), "output tokens", path, ln, &r->output, err);

@@ -282,7 +282,9 @@ static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **
            load_policies(e, ctx, err) && load_allocator(e, ctx, err);
 }
 
-static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
+/* [output] figures: result keys, each once ("makespan_s, makespan_s" made
+ * the table two columns of one figure, at exit 0). */
+static bool load_figures(strata_experiment *e, load_ctx *ctx, GError **err)
 {
     char *figures = exp_value(ctx, "output", "figures");
     if (figures) {
@@ -299,6 +301,13 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
                 if (!*parts[j] || strpbrk(parts[j], " \t\""))
                     good = false;
             g_strfreev(parts);
+            for (guint j = 0; good && j < i; j++)
+                if (strcmp(g_ptr_array_index(items, j), f) == 0) {
+                    exp_fail(err, ctx, line, "figure '%s' appears twice in figures: the table would hold two "
+                             "columns of one figure; give each once", f);
+                    g_ptr_array_unref(items);
+                    return false;
+                }
             if (!good) {
                 exp_fail(err, ctx, line, "expected a result key such as makespan_s or memories.hbm.peak_allocated_bytes, got '%s'",
                      f);
@@ -316,16 +325,38 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
         const char *def[] = {"status", "peak_allocated_bytes", "peak_reserved_bytes", "fragmentation_peak", NULL};
         e->figures = g_strdupv((char **)def);
     }
+    return true;
+}
 
+/* The plots that draw from each point's timeline. */
+static bool plots_need_timeline(const strata_experiment *e)
+{
+    return g_hash_table_contains(e->plots, "memory") || g_hash_table_contains(e->plots, "address-map") ||
+           g_hash_table_contains(e->plots, "links");
+}
+
+static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
+{
+    if (!load_figures(e, ctx, err))
+        return false;
     char *plots = exp_value(ctx, "output", "plots");
     guint pline = exp_line_of(ctx, "output", "plots");
     if (!plots)
         plots = g_strdup(e->runner == STRATA_RUNNER_RUN ? "all" : "axes");
     char **items = g_strsplit_set(plots, ", \t", -1);
     bool ok = true;
+    guint named = 0; /* words that name plots, "none" and "all" included */
+    bool none = false;
     for (guint i = 0; items[i] && ok; i++) {
         const char *p = items[i];
-        if (!*p || strcmp(p, "none") == 0)
+        named += *p != '\0';
+        none = none || strcmp(p, "none") == 0;
+        if (none && named > 1) { /* "none, all" drew every plot, at exit 0 */
+            char *q = strata_quote(plots);
+            ok = exp_fail(err, ctx, pline, "expected none alone (no plot) or plots without none, got '%s'", q);
+            g_free(q);
+        }
+        if (!*p || none)
             continue;
         if (strcmp(p, "all") == 0) {
             for (guint j = 0; plot_names[j]; j++)
@@ -353,8 +384,7 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
             g_string_append_printf(text, "%s%s", text->len ? "," : "", plot_names[j]);
     e->plots_text = g_string_free(text, FALSE);
 
-    e->timeline = g_hash_table_contains(e->plots, "memory") || g_hash_table_contains(e->plots, "address-map") ||
-                  g_hash_table_contains(e->plots, "links");
+    e->timeline = plots_need_timeline(e);
     e->report = true;
     const char *bool_keys[] = {"timeline", "report"};
     bool *bool_dst[] = {&e->timeline, &e->report};
@@ -369,6 +399,10 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
             return exp_fail(err, ctx, line, "expected true or false for %s", bool_keys[i]);
         if (i == 0 && e->timeline && e->runner != STRATA_RUNNER_RUN)
             return exp_fail(err, ctx, line, "timeline needs runner = run");
+        if (i == 0 && !e->timeline && plots_need_timeline(e)) /* the plots were silently not drawn, exit 0 */
+            return exp_fail(err, ctx, line, "timeline = false: the plots memory, address-map and links draw "
+                            "from each point's timeline, and plots = %s names one; expected timeline = true, or "
+                            "plots without them (such as plots = axes)", e->plots_text);
     }
     return true;
 }

@@ -533,6 +533,9 @@ static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, 
     GPtrArray *sets = g_ptr_array_new_with_free_func(g_free);
     char *hw_path = e->hardware ? g_strdup(e->hardware) : NULL;
     bool any_workload = false;
+    GPtrArray *policies = g_ptr_array_new_with_free_func(g_free); /* [experiment] policies, then the members' */
+    for (guint i = 0; i < e->policies->len; i++)
+        g_ptr_array_add(policies, g_strdup(g_ptr_array_index(e->policies, i)));
     for (guint j = 0; ok && j < w->len; j++) {
         axis *m = g_ptr_array_index(a->members, j);
         const char *v = g_ptr_array_index(w, j);
@@ -549,12 +552,19 @@ static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, 
             g_strfreev(ov);
         } else {
             ok = axis_check_value(e, m, v, ctx, err);
+            if (ok) /* once checked (it parses with no file to name): nothing unless a policy member */
+                exp_axis_policies(m, v, policies);
             if (ok && m->kind == AXIS_HARDWARE) {
                 g_free(hw_path);
                 hw_path = exp_resolve_path(e, v);
             }
         }
     }
+    GError *inner = NULL; /* "policy + policy.prefetch = pad+prefetch=3 1": prefetch twice at the point */
+    g_ptr_array_add(policies, NULL);
+    if (ok && !strata_policies_once((const char *const *)policies->pdata, &inner))
+        ok = exp_fail_from(err, ctx, a->line, "bad policy", inner);
+    g_ptr_array_unref(policies);
     if (ok && any_workload)
         ok = exp_check_workload(e, wargs, ctx, a->line, err);
     if (ok && sets->len && hw_path) {
@@ -593,6 +603,79 @@ static bool axis_not_repeated(const strata_experiment *e, const load_ctx *ctx, G
                                     axis_part(a, j)->name, b->name, b->line);
     }
     return true;
+}
+
+/* Each policy spec an axis's values add (a joint axis's members' too),
+ * appended to specs (owned), with the axis value each comes from appended
+ * to values (borrowed). */
+static void axis_policy_specs(const axis *a, GPtrArray *specs, GPtrArray *values)
+{
+    for (guint j = 0; j < axis_parts(a); j++) {
+        const axis *m = axis_part(a, j);
+        for (guint i = 0; i < m->values->len; i++) {
+            guint before = specs->len;
+            exp_axis_policies(m, g_ptr_array_index(m->values, i), specs);
+            for (guint k = before; k < specs->len; k++)
+                g_ptr_array_add(values, g_ptr_array_index(a->values, i));
+        }
+    }
+}
+
+/* Whether b's specs (keyed by strata_policy_repeat_key) and a's share a
+ * key; false with err at a's line naming both values. */
+static bool policies_apart(const axis *b, const axis *a, GPtrArray *sa, GPtrArray *va, const load_ctx *ctx,
+                           GError **err)
+{
+    GPtrArray *sb = g_ptr_array_new_with_free_func(g_free), *vb = g_ptr_array_new();
+    axis_policy_specs(b, sb, vb);
+    GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL); /* key -> index in sb */
+    for (guint k = 0; k < sb->len; k++) {
+        char *key = strata_policy_repeat_key(g_ptr_array_index(sb, k));
+        if (key && !g_hash_table_contains(keys, key))
+            g_hash_table_insert(keys, key, GUINT_TO_POINTER(k));
+        else
+            g_free(key);
+    }
+    bool ok = true;
+    for (guint k = 0; ok && k < sa->len; k++) {
+        char *key = strata_policy_repeat_key(g_ptr_array_index(sa, k));
+        gpointer at = NULL;
+        if (key && g_hash_table_lookup_extended(keys, key, NULL, &at)) {
+            guint i = GPOINTER_TO_UINT(at);
+            const char *pair[] = {g_ptr_array_index(sb, i), g_ptr_array_index(sa, k), NULL};
+            GError *inner = NULL;
+            ok = strata_policies_once(pair, &inner);
+            g_prefix_error(&inner, "value '%s' of axis '%s' meets value '%s' of axis '%s' (line %u) at a point: ",
+                           (const char *)g_ptr_array_index(va, k), a->name, (const char *)g_ptr_array_index(vb, i),
+                           b->name, b->line);
+            ok = ok || exp_fail_from(err, ctx, a->line, "bad policy", inner);
+        }
+        g_free(key);
+    }
+    g_hash_table_unref(keys);
+    g_ptr_array_unref(sb);
+    g_ptr_array_unref(vb);
+    return ok;
+}
+
+/* Two axes meet at every pair of their values (a point takes one value of
+ * each), so a policy both can give ("policy.prefetch = 1, 2" beside
+ * "policy = none, pad+prefetch=3") runs twice at some point: the experiment
+ * loaded and listed its points, and those points' runs failed "policy
+ * prefetch given twice", naming no line of the file. The last axis is
+ * checked against each earlier one, at its line; a hash of the earlier
+ * axis's specs keeps it linear in their values. */
+static bool policy_axes_apart(const strata_experiment *e, const load_ctx *ctx, GError **err)
+{
+    const axis *a = g_ptr_array_index(e->axes, e->axes->len - 1);
+    GPtrArray *sa = g_ptr_array_new_with_free_func(g_free), *va = g_ptr_array_new();
+    axis_policy_specs(a, sa, va);
+    bool ok = true;
+    for (guint i = 0; ok && sa->len && i + 1 < e->axes->len; i++)
+        ok = policies_apart(g_ptr_array_index(e->axes, i), a, sa, va, ctx, err);
+    g_ptr_array_unref(sa);
+    g_ptr_array_unref(va);
+    return ok;
 }
 
 /* The most combinations of workload axes' values checked one by one; past
@@ -691,6 +774,7 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
                 axis_infer_unit(a);
             ok = a->kind == AXIS_JOINT || axis_values_distinct(a, ctx, err);
         }
+        ok = ok && policy_axes_apart(e, ctx, err);
         if (ok) {
             if (e->n_points * a->values->len > G_MAXUINT32)
                 ok = exp_fail(err, ctx, a->line, "the sweep has more than %u points", G_MAXUINT32);
