@@ -53,14 +53,15 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024)", "N"},
         {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
         {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
-        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9)", "F"},
+        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9; "
+         "sglang-v0.4: SGLang's mem_fraction_static by --tp)", "F"},
         {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
-         "decode attention kernel: none (default), vllm-v0, sglang-v0.3, overlap, trtllm (XQA decode attention; "
-         "docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
+         "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
+         "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
          "dispatch)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
@@ -327,6 +328,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
+    if (!a->util && c->engine && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
+        c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
     c->num_scheduler_steps = count_or(a->scheduler_steps, c->num_scheduler_steps);
