@@ -809,6 +809,37 @@ START_TEST(sglang_v04_waits_for_a_finish_after_a_refusal)
 }
 END_TEST
 
+/* SGLang 0.4's add_one_req_ignore_eos (sglang-v0.4 without prefix caching, SGLang's --disable-radix-cache): 6
+ * requests A of 4 + 4,084 tokens, then 5 B of 4 + 2,000, at 0; budget 64, 64 sequences, the pool 32,344 tokens.
+ * The estimate (prefix caching on, add_one_req): the A take 6 x 4,088 = 24,528, leaving 7,816; each B 2,004: 3
+ * fit (1,804 left), the 4th is refused (2,004 >= 1,804): 9 prefills, 36 tokens. The look ahead: the j-th A
+ * passes while 32,344 - 4j - 4,084 j > 0 (j <= 7). The B go first in req_states (2,000 left < 4,084, inserted
+ * at the front); with k of them the entry before the first A checks 32,344 - 4 (6 + k) + 4 (k - 1) - 4,084 x 7
+ * = 3,728 > 0 (its decode steps the next entry's tokens left, the source's reading), the earlier B's less, the
+ * A's 32,344 - 24 - 4,084 x 6 = 7,816 > 0: every B passes; rem_total after the 4th B is 1,804 - 2,004 < 0, so
+ * budget_state answers NO_TOKEN after taking it: 10 prefills, 40 tokens. */
+START_TEST(sglang_v04_ignore_eos_looks_ahead)
+{
+    strata_serve_request req[11];
+    for (int i = 0; i < 11; i++)
+        req[i] = (strata_serve_request){0, 4, i < 6 ? 4084 : 2000};
+    const bool prefix[2] = {true, false};
+    const uint32_t tokens[2] = {36, 40}, prefills[2] = {9, 10};
+    for (int k = 0; k < 2; k++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.max_num_batched_tokens = 64, c.max_num_seqs = 64, c.prefix_caching = prefix[k];
+        strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 11);
+        ck_assert_uint_eq(r->pool_blocks, 8086);
+        ck_assert_msg(step(r, 0)->tokens == tokens[k] && step(r, 0)->prefills == prefills[k],
+                      "prefix caching %d: %u tokens, %u prefills", prefix[k], step(r, 0)->tokens,
+                      step(r, 0)->prefills);
+        ck_assert_uint_eq(r->completed, 11);
+        strata_serve_result_free(r);
+    }
+}
+END_TEST
+
 /* The sglang-v0.4 engine's lag (event_loop_overlap: step n+1 formed before step n's results are read). A(4, 3),
  * B(4, 3) at 0, one sequence, budget 8: index 0 A's prompt (batch_is_full: the batch holds max_running_requests),
  * 1 and 2 A's decodes (A done at 2), 3 A's dropped decode, 4 B's prompt (the batch empty: batch_is_full cleared),
@@ -985,6 +1016,7 @@ int main(void)
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
     tcase_add_test(tc, sglang_v04_waits_for_a_finish_after_a_refusal);
     tcase_add_test(tc, sglang_v04_engine_lags_one_step);
+    tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);

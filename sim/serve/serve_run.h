@@ -133,6 +133,8 @@ typedef struct serve_sgl_rules {
     bool retract_one_at_least;                 /* retract_decode retracts one even with room (0.4's first_iter) */
     bool batch_is_full;                        /* after a full batch or a refusal for tokens, no prefill is
                                                 * tried until the running batch shrinks (0.4) */
+    bool ignore_eos;                           /* without prefix caching, requests admitted as
+                                                * add_one_req_ignore_eos admits them (0.4) */
 } serve_sgl_rules;
 void serve_schedule_sglang_rules(serve_state *st, const serve_sgl_rules *r);
 void serve_schedule_sglang04(serve_state *st);        /* serve_sched_sglang04.c */

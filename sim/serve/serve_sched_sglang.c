@@ -76,7 +76,7 @@ enum {
  * (x schedule_conservativeness 1.0), new_token_ratio_decay; no batch_is_full
  * (tp_worker.py's get_new_prefill_batch has none) and retract_decode's loop
  * stops as soon as the free tokens suffice (schedule_batch.py:489) */
-static const serve_sgl_rules sgl_v03 = {0.7, 0.1, 0.001, false, false};
+static const serve_sgl_rules sgl_v03 = {0.7, 0.1, 0.001, false, false, false};
 
 uint32_t serve_sglang_budget(uint32_t max_model_len)
 {
@@ -117,7 +117,15 @@ typedef struct sgl_adder {
     double rem_total;
     int64_t rem_input, rem_chunk;
     uint32_t taken;
+    double cur_rem;  /* cur_rem_tokens (0.4): the free tokens less the inputs taken */
+    GArray *states;  /* add_one_req_ignore_eos's req_states (0.4), built at its first call */
 } sgl_adder;
+
+/* One entry of req_states: a request's tokens still to generate and the
+ * tokens it holds (prompt and outputs). */
+typedef struct sgl_state {
+    double left, occupied;
+} sgl_state;
 
 /* PrefillAdder's AddReqResult (0.4.0's schedule_policy.py:114-117; 0.3.0's
  * loop breaks on any but CONTINUE alike). */
@@ -128,7 +136,19 @@ typedef enum { SGL_CONTINUE, SGL_NO_TOKEN, SGL_OTHER } sgl_result;
  * its own check adds nothing) */
 static sgl_result budget_state(const sgl_adder *a)
 {
-    return a->rem_total <= 0 ? SGL_NO_TOKEN : a->rem_input <= 0 || a->rem_chunk <= 0 ? SGL_OTHER : SGL_CONTINUE;
+    return a->rem_total <= 0 || a->cur_rem <= 0                ? SGL_NO_TOKEN
+           : a->rem_input <= 0 || a->rem_chunk <= 0 ? SGL_OTHER
+                                                    : SGL_CONTINUE;
+}
+
+/* _prefill_one_req: a request's chunk of `want` tokens taken, with its
+ * expected outputs when whole. */
+static void took(sgl_adder *a, const serve_req *q, uint32_t want, bool cut)
+{
+    a->rem_total -= want + (cut ? 0 : clipped_new(q));
+    a->cur_rem -= want;
+    a->rem_input -= want, a->rem_chunk -= want;
+    a->taken++;
 }
 
 /* add_inflight_req: the cut request's next chunk, up to rem_chunk_tokens. */
@@ -142,9 +162,7 @@ static void add_inflight(serve_state *st, sgl_adder *a, serve_req *q)
     if (!want || !st->scheme->grow(st->kv, &r, q->computed + want))
         return;
     serve_add_chunk(st, q, want);
-    a->rem_total -= want + (cut ? 0 : clipped_new(q));
-    a->rem_input -= want, a->rem_chunk -= want;
-    a->taken++;
+    took(a, q, want, cut);
 }
 
 /* add_one_req for the waiting queue's head: CONTINUE when taken and budget
@@ -169,9 +187,78 @@ static sgl_result add_one(serve_state *st, sgl_adder *a)
         return SGL_NO_TOKEN;
     uint32_t budget = want;
     serve_admit_head(st, hit, want, &budget);
-    a->rem_total -= want + (cut ? 0 : clipped_new(q));
-    a->rem_input -= want, a->rem_chunk -= want;
-    a->taken++;
+    took(a, q, want, cut);
+    return budget_state(a);
+}
+
+/* add_req_state: q's entry when it has tokens left to generate (0.4.0's
+ * schedule_policy.py:212-232; new_token_ratio 1 for ignore_eos): appended,
+ * or placed before the first entry with as many left or more, before the
+ * last when none has (its loop leaves i at the last index). */
+static void add_state(GArray *states, const serve_req *q, bool insert)
+{
+    sgl_state e = {(double)q->output - q->generated, (double)serve_tokens_of(q)};
+    if (e.left <= 0)
+        return;
+    guint i = 0;
+    if (insert)
+        for (i = 0; i < states->len && e.left > g_array_index(states, sgl_state, i).left; i++)
+            if (i + 1 == states->len)
+                break;
+    if (insert)
+        g_array_insert_val(states, i, e);
+    else
+        g_array_append_val(states, e);
+}
+
+static gint by_left(gconstpointer x, gconstpointer y)
+{
+    double a = ((const sgl_state *)x)->left, b = ((const sgl_state *)y)->left;
+    return (a > b) - (a < b);
+}
+
+/* add_one_req_ignore_eos (0.4.0's schedule_policy.py:207-280, taken when
+ * the request has ignore_eos and the radix cache is off): the head admitted
+ * only if, running every request with tokens left (the running batch's, the
+ * step's and its own) to its end, fewest left first, the free tokens less
+ * the inputs taken and its prompt, plus what the finished ones free, stay
+ * above the next decode steps of those left (decode_steps the next entry's
+ * tokens left, as the source has it). No max_prefill_tokens check. */
+static sgl_result add_one_ignore_eos(serve_state *st, sgl_adder *a)
+{
+    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+    if (!a->states) {
+        a->states = g_array_new(FALSE, FALSE, sizeof(sgl_state));
+        add_state(a->states, q, false);
+        for (uint32_t i = 0; i < st->n_running; i++)
+            if (decoding(&st->req[st->running[i]]))
+                add_state(a->states, &st->req[st->running[i]], false);
+        for (uint32_t i = 0; i < st->n_chunks; i++)
+            add_state(a->states, &st->req[st->chunks[i].id], false);
+        g_array_sort(a->states, by_left); /* Python's sort is stable; equal keys are equal entries here */
+    } else {
+        add_state(a->states, q, true);
+    }
+    double rem = a->cur_rem - q->prompt, freed = 0;
+    for (guint i = 0; i < a->states->len; i++) {
+        const sgl_state *e = &g_array_index(a->states, sgl_state, i);
+        double steps = i + 1 < a->states->len ? g_array_index(a->states, sgl_state, i + 1).left : e->left;
+        if (rem + freed - steps * (double)(a->states->len - i) <= 0)
+            return SGL_NO_TOKEN;
+        freed += e->occupied;
+    }
+    uint32_t input = serve_tokens_of(q), want = input;
+    bool cut = input > a->rem_chunk;
+    if (cut)
+        want = (uint32_t)(a->rem_chunk > 0 ? a->rem_chunk : 0);
+    strata_serve_kv_req r = serve_kv_req(q);
+    if (!want)
+        return SGL_OTHER;
+    if (!st->scheme->grow(st->kv, &r, want))
+        return SGL_NO_TOKEN;
+    uint32_t budget = want;
+    serve_admit_head(st, 0, want, &budget);
+    took(a, q, want, cut);
     return budget_state(a);
 }
 
@@ -186,15 +273,17 @@ static serve_req *inflight_of(serve_state *st)
 
 /* get_new_batch_prefill's loop as 0.4.0 runs it (scheduler.py:838-862):
  * the max_running_requests check before each request, a full batch or a
- * refusal for tokens setting batch_is_full. */
-static void take_waiting_v04(serve_state *st, sgl_adder *a, uint32_t running_bs)
+ * refusal for tokens setting batch_is_full; with ignore_eos (the radix
+ * cache off: strata's requests always run to their output length, as
+ * sglang.bench_serving's ignore_eos requests do) add_one_req_ignore_eos. */
+static void take_waiting_v04(serve_state *st, sgl_adder *a, uint32_t running_bs, bool ignore_eos)
 {
     while (st->waiting.n) {
         if (running_bs + a->taken >= st->cfg->max_num_seqs) {
             st->sgl_batch_full = true;
             break;
         }
-        sgl_result res = add_one(st, a);
+        sgl_result res = ignore_eos ? add_one_ignore_eos(st, a) : add_one(st, a);
         if (res != SGL_CONTINUE) {
             st->sgl_batch_full = st->sgl_batch_full || res == SGL_NO_TOKEN;
             break;
@@ -214,7 +303,8 @@ static void prefill_batch(serve_state *st, uint32_t running_bs, const serve_sgl_
         st->sgl_batch_full = r->batch_is_full;
         return;
     }
-    sgl_adder a = {(double)free_tokens(st), SGL_MAX_PREFILL, st->cfg->max_num_batched_tokens, 0};
+    double avail = (double)free_tokens(st);
+    sgl_adder a = {avail, SGL_MAX_PREFILL, st->cfg->max_num_batched_tokens, 0, avail, NULL};
     for (uint32_t i = 0; i < st->n_running; i++) {
         const serve_req *q = &st->req[st->running[i]];
         if (decoding(q))
@@ -223,11 +313,13 @@ static void prefill_batch(serve_state *st, uint32_t running_bs, const serve_sgl_
     if (inflight)
         add_inflight(st, &a, inflight);
     if (r->batch_is_full)
-        take_waiting_v04(st, &a, running_bs);
+        take_waiting_v04(st, &a, running_bs, r->ignore_eos && !st->cfg->prefix_caching);
     else
         while (st->waiting.n)
             if (add_one(st, &a) != SGL_CONTINUE || running_bs + a.taken >= st->cfg->max_num_seqs)
                 break;
+    if (a.states)
+        g_array_free(a.states, TRUE);
 }
 
 /* retract_decode's order: the request retracted next among running[0..n),

@@ -27,6 +27,21 @@
  * - retract_decode (schedule_batch.py:818-899) retracts at least one
  *   request when it runs (first_iter), then until the free tokens reach 20
  *   per request left; 0.3.0 stopped as soon as they did.
+ * - add_one_req_ignore_eos (schedule_policy.py:207-280; 0.3.0 has none):
+ *   a request with ignore_eos while the radix cache is off (ChunkCache's
+ *   disable, mem_cache/chunk_cache.py:24, the cache --disable-radix-cache
+ *   builds with chunked prefill, scheduler.py:231-240) is admitted by a
+ *   look ahead instead of the expected-output estimate: every request with
+ *   tokens left (its own, the running batch's, those taken this step), in
+ *   order of tokens left, run to its end, the free tokens less the inputs
+ *   taken and its prompt plus what those finished free must stay above
+ *   the decode steps to come x the requests left; no max_prefill_tokens
+ *   check. sglang.bench_serving sends ignore_eos by default
+ *   (bench_serving.py:145-165), and strata's requests always run to their
+ *   output length: strata takes this path whenever prefix caching is off
+ *   (--no-prefix-caching, SGLang's --disable-radix-cache). The source's
+ *   quirks are kept: the decode steps are the next entry's tokens left,
+ *   and an entry with more left than all is inserted before the last.
  * Unchanged from 0.3.0, read again in 0.4.0: PrefillAdder's budgets
  * (schedule_policy.py:121-151, 282-336: the free tokens less the running
  * requests' min(max_new_tokens - outputs, 4096) x new_token_ratio, each
@@ -60,6 +75,6 @@
  * 1.0: init 0.7, floor 0.7 x 0.14, decay (init - floor) / 600 */
 #define SGL04_INIT 0.7
 #define SGL04_MIN (SGL04_INIT * 0.14)
-static const serve_sgl_rules sgl_v04 = {SGL04_INIT, SGL04_MIN, (SGL04_INIT - SGL04_MIN) / 600.0, true, true};
+static const serve_sgl_rules sgl_v04 = {SGL04_INIT, SGL04_MIN, (SGL04_INIT - SGL04_MIN) / 600.0, true, true, true};
 
 void serve_schedule_sglang04(serve_state *st) { serve_schedule_sglang_rules(st, &sgl_v04); }
