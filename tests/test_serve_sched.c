@@ -910,6 +910,32 @@ START_TEST(sglang_v04_pool_of_static)
 }
 END_TEST
 
+/* SGLang 0.4.0's max_running_requests where --max-num-seqs is not given: min(pool // 2, min(max(int(pool /
+ * context_len x 512), 2048), 4096) + 1). Pool 414,577 tokens (Llama-3-8B on one H100: 0.88 x 80 GB - 16.06 GB
+ * of weights = 54,339,477,504 B at 131,072 B a token), context 8,192: 25,911 -> 4,096, 4,097 (half the pool
+ * 207,288); context 131,072: 1,619 -> 2,048, 2,049. Pool 3,000 at 8,192: 2,049 against half the pool, 1,500.
+ * --max-num-seqs wins. */
+START_TEST(sglang_v04_max_running_from_the_pool)
+{
+    const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert_uint_eq(e->default_max_running(414577, 8192), 4097);
+    ck_assert_uint_eq(e->default_max_running(414577, 131072), 2049);
+    ck_assert_uint_eq(e->default_max_running(3000, 8192), 1500);
+    ck_assert(!strata_serve_engine_find("sglang-v0.3", NULL)->default_max_running);
+    const char *len[3] = {NULL, "--set=max_model_len=131072", "--max-num-seqs=300"};
+    const char *want[3] = {"\"max_num_seqs\" : 4097", "\"max_num_seqs\" : 2049", "\"max_num_seqs\" : 300"};
+    for (int i = 0; i < 3; i++) {
+        strata_cli_result o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
+                                              "--engine", "sglang-v0.4", "--json", "-", len[i], NULL);
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        ck_assert_msg(strstr(o.out, "\"kv_pool_bytes\" : 54339477504"), "%s", o.out);
+        ck_assert_msg(strstr(o.out, want[i]), "%s", o.out);
+        strata_cli_result_clear(&o);
+    }
+}
+END_TEST
+
 static void check_lengths(const char *engine, uint64_t pool, uint32_t prompt, uint32_t output, bool served,
                           uint32_t want_prompt, uint32_t want_output)
 {
@@ -1018,6 +1044,7 @@ int main(void)
     tcase_add_test(tc, sglang_v04_engine_lags_one_step);
     tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
+    tcase_add_test(tc, sglang_v04_max_running_from_the_pool);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);

@@ -50,7 +50,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "SIZE"},
         {"kv-allocator", 0, 0, G_OPTION_ARG_STRING, &a->kv_allocator, "allocator of the contiguous schemes "
          "(default best-fit)", "SPEC"},
-        {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024)", "N"},
+        {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024; "
+         "sglang-v0.4: SGLang's max_running_requests from its pool)", "N"},
         {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
         {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
         {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9; "
@@ -216,6 +217,12 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
+    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
+    if (a->max_seqs == STRATA_SERVE_UNSET && c->engine && c->engine->default_max_running &&
+        strata_serve_memory(hw, m, c, &w, &act, &pool, NULL)) {
+        uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
+        c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
+    }
     return strata_serve_config_check_scheduler(c, m->max_model_len, err);
 }
 

@@ -109,12 +109,13 @@
  *   max_req_input_len = max_req_len - 5, max_req_len = min(context_len - 1,
  *   max_total_num_tokens - 1) (tp_worker.py:100-104), and sets
  *   max_new_tokens to min(itself, max_req_len - prompt - 1) (scheduler.py:
- *   620-632). Not modelled: chunked_prefill_size 2048 and
- *   cuda_graph_max_bs 8 on a GPU under 25 GB (server_args.py:171-182),
- *   max_running_requests' default min(pool tokens // 2, the request pool:
- *   min(max(pool tokens / context_len x 512, 2048), 4096) + 1,
- *   tp_worker.py:92-99, model_runner.py:505-517; pass --max-num-seqs),
- *   FlashInfer's tensor-core decode for large GQA groups.
+ *   620-632). Where --max-num-seqs is not given, max_running_requests'
+ *   default (default_max_running): min(pool tokens // 2, the request
+ *   pool, min(max(pool tokens / context_len x 512, 2048), 4096) + 1;
+ *   tp_worker.py:92-99, model_runner.py:505-517). Not modelled:
+ *   chunked_prefill_size 2048 and cuda_graph_max_bs 8 on a GPU under 25 GB
+ *   (server_args.py:171-182), FlashInfer's tensor-core decode for large
+ *   GQA groups.
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
  *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
@@ -310,6 +311,18 @@ static double sglang_v04_mem_fraction(uint32_t tp)
     return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
 }
 
+/* SGLang 0.4.0's max_running_requests when none is given (tp_worker.py:92-99):
+ * min(pool tokens // 2, the request pool's size), the request pool
+ * max_num_reqs + 1 with max_num_reqs = min(max(int(pool tokens /
+ * context_len x 512), 2048), 4096) (model_runner.py:505-517). */
+static uint32_t sglang_v04_max_running(uint64_t pool_tokens, uint32_t max_model_len)
+{
+    double per = max_model_len ? floor((double)pool_tokens / max_model_len * 512.0) : 4096.0;
+    uint64_t reqs = (uint64_t)fmin(fmax(per, 2048.0), 4096.0) + 1, half = pool_tokens / 2;
+    uint64_t n = half < reqs ? half : reqs;
+    return (uint32_t)(n ? n : 1);
+}
+
 /* SGLang 0.3.0's largest captured decode batch (model_executor/
  * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
  * with padding, the default) */
@@ -377,6 +390,7 @@ static const strata_serve_engine engines[] = {
      .logits_gather = true,
      .embed_allreduce = true,
      .default_utilization = sglang_v04_mem_fraction,
+     .default_max_running = sglang_v04_max_running,
      .pool_of_static = true},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,

@@ -113,6 +113,9 @@ typedef struct strata_serve_engine {
     double (*default_utilization)(uint32_t tp);
     bool pool_of_static;   /* the KV pool is that share of the device less the weights alone: no profile
                             * run's activations taken first (SGLang's profile_max_num_token) */
+    /* its running requests at most for a KV pool of pool_tokens a rank and max_model_len when --max-num-seqs
+     * is not given (SGLang's max_running_requests; NULL: the scheduler's default) */
+    uint32_t (*default_max_running)(uint64_t pool_tokens, uint32_t max_model_len);
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
