@@ -58,7 +58,10 @@
  * The policy's core takes the rules that differ between releases
  * (serve_run.h's serve_sgl_rules): serve_schedule_sglang runs it with
  * 0.3.0's, serve_sched_sglang04.c with 0.4.0's (batch_is_full, a retract
- * of at least one, the ratio's floor and decay; that file cites them).
+ * of at least one, the ratio's floor and decay, add_one_req_ignore_eos
+ * without prefix caching; that file cites them). Under an engine with
+ * overlap_lag, a finished request whose lagged step was a prefill leaves
+ * before the next step (drop_lagged).
  *
  * Invariants: a step is all prefill chunks or all decodes; at most one
  * running request has a cut prefill; new_token_ratio stays in [min_ratio,
