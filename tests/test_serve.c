@@ -710,7 +710,9 @@ END_TEST
  * 12,800 x 25 ns = 1 + 0.16 + 0.24948 + 0.32 = 1.72948 ms, 11.72948 ms,
  * prefill or not (its loop runs every step); with no tokens counted, 11.16
  * ms. overlap: max(10, 7.5) = 10 ms,
- * and a 5 ms step waits for the CPU: 7.5 ms. none: 10 ms. */
+ * and a 5 ms step waits for the CPU: 7.5 ms. none: 10 ms. sglang-v0.4:
+ * sglang-v0.3's 1.72948 ms run beside the GPU: max(10, 1.72948) = 10 ms;
+ * a 1 ms step waits for the CPU, 1.72948 ms. */
 START_TEST(engine_cpu_time_by_hand)
 {
     GError *err = NULL;
@@ -724,6 +726,11 @@ START_TEST(engine_cpu_time_by_hand)
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, false, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, true, 1), 11.72948e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, b100, false, 1), 11.16e-3, 1e-12);
+    const strata_serve_engine *sg4 = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert_ptr_nonnull(sg4);
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg4, 10e-3, held, false, 1), 10e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg4, 10e-3, held, true, 1), 10e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg4, 1e-3, held, false, 1), 1.72948e-3, 1e-12);
     /* vllm-v0 counts no prompt or generated tokens: the same 10.75 ms with them; a prefill step of 17 prompts
      * of 462 tokens pays 0.3 us for each of its 7,854: 4 + 17 x 0.035 + 7,854 x 0.0003 = 6.9512 ms of CPU */
     ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, held, false, 10), 10.75e-3, 1e-12);
@@ -796,13 +803,13 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp, trtllm-cpp-0.9, "
-                   "lmdeploy-turbomind, turbomind)");
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm, trtllm-cpp, "
+                   "trtllm-cpp-0.9, lmdeploy-turbomind, turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
                    "--scheduler: unknown scheduler 'fifo' (known: vllm-v1, vllm-v0, vllm-v0-chunked, trtllm-no-evict, "
-                   "trtllm-no-evict-unchunked, sglang-v0.3, lmdeploy-turbomind)");
+                   "trtllm-no-evict-unchunked, sglang-v0.3, sglang-v0.4, lmdeploy-turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9, "
@@ -813,7 +820,8 @@ START_TEST(names_lookup_messages)
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_attn_aux_find("fa4", &err));
     assert_message(err, STRATA_ERROR_INTERNAL,
-                   "unknown attention kernels 'fa4' (known: vllm-0.6-flash-attn, sglang-0.3-flashinfer)");
+                   "unknown attention kernels 'fa4' (known: vllm-0.6-flash-attn, sglang-0.3-flashinfer, "
+                   "sglang-0.4-flashinfer)");
     g_clear_error(&err);
     strata_serve_model m;
     ck_assert(!strata_serve_model_preset(&m, "gpt-5", &err));

@@ -75,11 +75,35 @@ START_TEST(sglang_ragged_above_4096)
 }
 END_TEST
 
+/* SGLang 0.4.0: the ragged path when the step's prefill tokens
+ * (extend_num_tokens) reach 4,096, whatever their contexts: 4,096 prefill
+ * tokens copy k and v (4,096 x 8 x 128 = 4,194,304 each) at a context sum
+ * of 4,096; 4,095 do not, even at contexts of 10,000 (where the 0.3 row,
+ * which counts contexts, would: 4,095 x 8 x 128 = 4,193,280). The other
+ * passes as the 0.3 row's. */
+START_TEST(sglang_v04_ragged_at_4096_prefill_tokens)
+{
+    const strata_serve_attn_aux *g = row("sglang-0.4-flashinfer"), *g3 = row("sglang-0.3-flashinfer");
+    ck_assert_uint_eq(g->n_passes, 7);
+    for (uint32_t i = 5; i < 7; i++) {
+        ck_assert_uint_eq(pass(g, i, 4096, 0, 4096, 2.0).elements, 4194304);
+        ck_assert_uint_eq(pass(g, i, 4095, 0, 10000, 2.0).elements, 0);
+        ck_assert_uint_eq(pass(g3, i, 4095, 0, 10000, 2.0).elements, 4193280);
+        ck_assert_uint_eq(pass(g3, i, 4096, 0, 4096, 2.0).elements, 0);
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        ck_assert_uint_eq(pass(g, i, 462, 0, 4096, 2.0).elements, pass(g3, i, 462, 0, 4096, 2.0).elements);
+        ck_assert_uint_eq(pass(g, i, 0, 256, 0, 2.0).elements, pass(g3, i, 0, 256, 0, 2.0).elements);
+    }
+}
+END_TEST
+
 /* The engines name their rows; an unknown name is refused. */
 START_TEST(engines_name_their_rows)
 {
     ck_assert_str_eq(strata_serve_engine_find("vllm-v0", NULL)->attn_aux, "vllm-0.6-flash-attn");
     ck_assert_str_eq(strata_serve_engine_find("sglang-v0.3", NULL)->attn_aux, "sglang-0.3-flashinfer");
+    ck_assert_str_eq(strata_serve_engine_find("sglang-v0.4", NULL)->attn_aux, "sglang-0.4-flashinfer");
     ck_assert_ptr_null(strata_serve_engine_find("trtllm", NULL)->attn_aux);
     ck_assert_ptr_null(strata_serve_engine_find("none", NULL)->attn_aux);
     GError *err = NULL;
@@ -125,6 +149,7 @@ int main(void)
     TCase *tc = tcase_create("serve_attn_aux");
     tcase_add_test(tc, vllm_passes_by_hand);
     tcase_add_test(tc, sglang_ragged_above_4096);
+    tcase_add_test(tc, sglang_v04_ragged_at_4096_prefill_tokens);
     tcase_add_test(tc, engines_name_their_rows);
     tcase_add_test(tc, decode_step_adds_them);
     suite_add_tcase(s, tc);

@@ -8,7 +8,8 @@
  * and admission; the KV pool each engine sizes (vLLM of the device,
  * TensorRT-LLM of the memory left free); TensorRT-LLM's overlap scheduler's
  * one decode more per request; inter-token latencies against TPOT; each
- * engine's rule for requests longer than max_model_len.
+ * engine's rule for requests longer than max_model_len; SGLang 0.4's
+ * batch_is_full, its overlap lag and its pool.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -770,6 +771,171 @@ START_TEST(lengths_vllm_server_refuses_over_max_model_len)
 }
 END_TEST
 
+/* SGLang 0.4's batch_is_full (the sglang-v0.4 policy, no engine: no lag): sglang_admits_against_expected_outputs'
+ * stream, 10 requests of 4 + 4,084 tokens at 0, budget 64, 64 sequences, the pool 8,086 blocks of 4 tokens, 32,344
+ * tokens. Step 1 (index 0) takes 7 as sglang-v0.3 does (32,344 - 7 x 4,088 = 3,728 left) and the 8th is refused for
+ * tokens (4,088 >= 3,728): NO_TOKEN sets batch_is_full. sglang-v0.3 admits the other 3 at step 2; sglang-v0.4 tries
+ * no prefill until a running request leaves: the 7 decode together (7 x 1,022 = 7,154 blocks at most: no retract)
+ * from index 1 to index 4,083, their 4,084th tokens, and leave; index 4,084 finds the batch empty, clears
+ * batch_is_full and prefills the 3 (12 tokens; new_token_ratio at its floor 0.098 after 4,083 decode steps of
+ * 0.0010033, nothing running: 3 x 4,088 fit), which decode at indexes 4,085 to 8,167: 8,168 steps, no
+ * preemption. */
+START_TEST(sglang_v04_waits_for_a_finish_after_a_refusal)
+{
+    strata_serve_request req[10];
+    for (int i = 0; i < 10; i++)
+        req[i] = (strata_serve_request){0, 4, 4084};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64;
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 10);
+    ck_assert_uint_eq(r->pool_blocks, 8086);
+    const guint at[] = {0, 1, 2, 4083, 4084, 4085, 8167};
+    const uint32_t want[][3] = {{28, 7, 0}, {7, 0, 7}, {7, 0, 7}, {7, 0, 7}, {12, 3, 0}, {3, 0, 3}, {3, 0, 3}};
+    for (guint i = 0; i < G_N_ELEMENTS(at); i++)
+        ck_assert_msg(step(r, at[i])->tokens == want[i][0] && step(r, at[i])->prefills == want[i][1] &&
+                          step(r, at[i])->decodes == want[i][2],
+                      "step index %u: %u tokens, %u prefills, %u decodes", at[i], step(r, at[i])->tokens,
+                      step(r, at[i])->prefills, step(r, at[i])->decodes);
+    ck_assert_uint_eq(r->steps_log->len, 8168);
+    ck_assert_uint_eq(r->preemptions, 0);
+    ck_assert_uint_eq(r->completed, 10);
+    strata_serve_result_free(r);
+    /* the engine row runs this policy, with sglang-v0.3's budget (chunked_prefill_size 8192) */
+    const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert(e && e->mode == SERVE_ENGINE_OVERLAP && e->overlap_lag);
+    ck_assert_str_eq(e->scheduler, "sglang-v0.4");
+    ck_assert_uint_eq(strata_serve_scheduler_find("sglang-v0.4", NULL)->default_budget(131072), 8192);
+}
+END_TEST
+
+/* SGLang 0.4's add_one_req_ignore_eos (sglang-v0.4 without prefix caching, SGLang's --disable-radix-cache): 6
+ * requests A of 4 + 4,084 tokens, then 5 B of 4 + 2,000, at 0; budget 64, 64 sequences, the pool 32,344 tokens.
+ * The estimate (prefix caching on, add_one_req): the A take 6 x 4,088 = 24,528, leaving 7,816; each B 2,004: 3
+ * fit (1,804 left), the 4th is refused (2,004 >= 1,804): 9 prefills, 36 tokens. The look ahead: the j-th A
+ * passes while 32,344 - 4j - 4,084 j > 0 (j <= 7). The B go first in req_states (2,000 left < 4,084, inserted
+ * at the front); with k of them the entry before the first A checks 32,344 - 4 (6 + k) + 4 (k - 1) - 4,084 x 7
+ * = 3,728 > 0 (its decode steps the next entry's tokens left, the source's reading), the earlier B's less, the
+ * A's 32,344 - 24 - 4,084 x 6 = 7,816 > 0: every B passes; rem_total after the 4th B is 1,804 - 2,004 < 0, so
+ * budget_state answers NO_TOKEN after taking it: 10 prefills, 40 tokens. */
+START_TEST(sglang_v04_ignore_eos_looks_ahead)
+{
+    strata_serve_request req[11];
+    for (int i = 0; i < 11; i++)
+        req[i] = (strata_serve_request){0, 4, i < 6 ? 4084 : 2000};
+    const bool prefix[2] = {true, false};
+    const uint32_t tokens[2] = {36, 40}, prefills[2] = {9, 10};
+    for (int k = 0; k < 2; k++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.max_num_batched_tokens = 64, c.max_num_seqs = 64, c.prefix_caching = prefix[k];
+        strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 11);
+        ck_assert_uint_eq(r->pool_blocks, 8086);
+        ck_assert_msg(step(r, 0)->tokens == tokens[k] && step(r, 0)->prefills == prefills[k],
+                      "prefix caching %d: %u tokens, %u prefills", prefix[k], step(r, 0)->tokens,
+                      step(r, 0)->prefills);
+        ck_assert_uint_eq(r->completed, 11);
+        strata_serve_result_free(r);
+    }
+}
+END_TEST
+
+/* The sglang-v0.4 engine's lag (event_loop_overlap: step n+1 formed before step n's results are read). A(4, 3),
+ * B(4, 3) at 0, one sequence, budget 8: index 0 A's prompt (batch_is_full: the batch holds max_running_requests),
+ * 1 and 2 A's decodes (A done at 2), 3 A's dropped decode, 4 B's prompt (the batch empty: batch_is_full cleared),
+ * 5 and 6 B's decodes: 7 steps, 4 decode tokens, as trtllm_overlap_runs_one_decode_more. Where the step after the
+ * finish is a prefill, the finished request leaves without its lagged decode: A(4, 1) and B(6, 2) at 0, budget
+ * 8, two sequences: index 0 A whole (4) and B's first 4 (cut: rem_chunk 0), A done (its one token); index 1 B's
+ * last 2, a prefill alone (A not in it); index 2 B's decode alone (A gone: it finished before index 1 ran), B
+ * done: 8, 2, 1 tokens with 0, 0, 1 decodes. */
+START_TEST(sglang_v04_engine_lags_one_step)
+{
+    strata_serve_request req[2] = {{0, 4, 3}, {0, 4, 3}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
+    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 2);
+    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
+    check_steps(r, lag, G_N_ELEMENTS(lag));
+    ck_assert_uint_eq(r->decode_tokens, 4);
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+    strata_serve_request pre[2] = {{0, 4, 1}, {0, 6, 2}};
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2;
+    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
+    r = run_config(&c, "sglang-v0.4", pre, 2);
+    const uint32_t skip[][3] = {{8, 2, 0}, {2, 1, 0}, {1, 0, 1}};
+    check_steps(r, skip, G_N_ELEMENTS(skip));
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+/* The sglang-v0.4 row's pool (pool_of_static): mem_fraction_static of the device less the weights, no profile
+ * run first. The tiny model at budget 64 and 64 sequences: the vLLM rule takes activations of 64 tokens x (2 x 8
+ * hidden + 24 QKV + 24 MLP) = 4,096 bf16 elements, 8,192 B, and 64 x 8 fp32 logits and probabilities x 8 B =
+ * 4,096 B: 12,288 B, 96 blocks of 128 B (4 tokens x 32 B) more than the 8,086 blocks
+ * sglang_admits_against_expected_outputs asserts: 8,182. mem_fraction_static by TP (server_args.py:157-168). */
+START_TEST(sglang_v04_pool_of_static)
+{
+    strata_serve_request req[1] = {{0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64;
+    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 1);
+    ck_assert_uint_eq(r->pool_blocks, 8182);
+    strata_serve_result_free(r);
+    const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.4", NULL);
+    const uint32_t tp[] = {1, 2, 3, 4, 7, 8, 15, 16};
+    const double frac[] = {0.88, 0.87, 0.87, 0.85, 0.85, 0.81, 0.81, 0.79};
+    for (guint i = 0; i < G_N_ELEMENTS(tp); i++)
+        ck_assert_double_eq(e->default_utilization(tp[i]), frac[i]);
+    ck_assert(!strata_serve_engine_find("sglang-v0.3", NULL)->default_utilization);
+    /* the CLI takes it where --gpu-memory-utilization is not given: 0.81 at tp 8, the option's value else */
+    strata_cli_result o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
+                                          "--engine", "sglang-v0.4", "--tp", "8", "--json", "-", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_msg(strstr(o.out, "\"gpu_memory_utilization\" : 0.81"), "%s", o.out);
+    strata_cli_result_clear(&o);
+    o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=4,rate=0,prompt=100,output=4", "-q", "--engine", "sglang-v0.4", "--tp", "8",
+                        "--gpu-memory-utilization", "0.5", "--json", "-", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_msg(strstr(o.out, "\"gpu_memory_utilization\" : 0.5"), "%s", o.out);
+    strata_cli_result_clear(&o);
+}
+END_TEST
+
+/* SGLang 0.4.0's max_running_requests where --max-num-seqs is not given: min(pool // 2, min(max(int(pool /
+ * context_len x 512), 2048), 4096) + 1). Pool 414,577 tokens (Llama-3-8B on one H100: 0.88 x 80 GB - 16.06 GB
+ * of weights = 54,339,477,504 B at 131,072 B a token), context 8,192: 25,911 -> 4,096, 4,097 (half the pool
+ * 207,288); context 131,072: 1,619 -> 2,048, 2,049. Pool 3,000 at 8,192: 2,049 against half the pool, 1,500.
+ * --max-num-seqs wins. */
+START_TEST(sglang_v04_max_running_from_the_pool)
+{
+    const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert_uint_eq(e->default_max_running(414577, 8192), 4097);
+    ck_assert_uint_eq(e->default_max_running(414577, 131072), 2049);
+    ck_assert_uint_eq(e->default_max_running(3000, 8192), 1500);
+    ck_assert(!strata_serve_engine_find("sglang-v0.3", NULL)->default_max_running);
+    const char *len[3] = {NULL, "--set=max_model_len=131072", "--max-num-seqs=300"};
+    const char *want[3] = {"\"max_num_seqs\" : 4097", "\"max_num_seqs\" : 2049", "\"max_num_seqs\" : 300"};
+    for (int i = 0; i < 3; i++) {
+        strata_cli_result o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
+                                              "--engine", "sglang-v0.4", "--json", "-", len[i], NULL);
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        ck_assert_msg(strstr(o.out, "\"kv_pool_bytes\" : 54339477504"), "%s", o.out);
+        ck_assert_msg(strstr(o.out, want[i]), "%s", o.out);
+        strata_cli_result_clear(&o);
+    }
+}
+END_TEST
+
 static void check_lengths(const char *engine, uint64_t pool, uint32_t prompt, uint32_t output, bool served,
                           uint32_t want_prompt, uint32_t want_output)
 {
@@ -806,6 +972,16 @@ START_TEST(lengths_follow_each_engine)
     check_lengths("trtllm-cpp", 100000, 1000, 100, true, 1000, 24);
     check_lengths("trtllm-cpp", 100000, 1024, 10, true, 1024, 1);
     check_lengths("trtllm", 100000, 1000, 24, true, 1000, 24);
+    /* SGLang 0.4 refuses no text prompt. Pool 100,000: max_req_len = min(1,023, 99,999) = 1,023, max_req_input_len
+     * 1,018: 1,024 (and 5,000) cut to 1,018 with min(10, 1,023 - 1,018 - 1) = 4 outputs; 1,000 + 100 gets
+     * min(100, 1,023 - 1,000 - 1) = 22. Pool 500: max_req_len 499, input 494: 600 cut to 494 with 4 outputs,
+     * 400 + 200 gets 499 - 400 - 1 = 98. */
+    check_lengths("sglang-v0.4", 100000, 1024, 10, true, 1018, 4);
+    check_lengths("sglang-v0.4", 100000, 5000, 10, true, 1018, 4);
+    check_lengths("sglang-v0.4", 100000, 1000, 100, true, 1000, 22);
+    check_lengths("sglang-v0.4", 100000, 1000, 10, true, 1000, 10);
+    check_lengths("sglang-v0.4", 500, 600, 50, true, 494, 4);
+    check_lengths("sglang-v0.4", 500, 400, 200, true, 400, 98);
 }
 END_TEST
 
@@ -864,6 +1040,11 @@ int main(void)
     tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
+    tcase_add_test(tc, sglang_v04_waits_for_a_finish_after_a_refusal);
+    tcase_add_test(tc, sglang_v04_engine_lags_one_step);
+    tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
+    tcase_add_test(tc, sglang_v04_pool_of_static);
+    tcase_add_test(tc, sglang_v04_max_running_from_the_pool);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);

@@ -51,17 +51,19 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "SIZE"},
         {"kv-allocator", 0, 0, G_OPTION_ARG_STRING, &a->kv_allocator, "allocator of the contiguous schemes "
          "(default best-fit)", "SPEC"},
-        {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024)", "N"},
+        {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024; "
+         "sglang-v0.4: SGLang's max_running_requests from its pool)", "N"},
         {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
         {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
-        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9)", "F"},
+        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9; "
+         "sglang-v0.4: SGLang's mem_fraction_static by --tp)", "F"},
         {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
-         "decode attention kernel: none (default), vllm-v0, sglang-v0.3, overlap, trtllm (XQA decode attention; "
-         "docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
+         "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
+         "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
          "dispatch), lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
@@ -216,6 +218,12 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
+    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
+    if (a->max_seqs == STRATA_SERVE_UNSET && c->engine && c->engine->default_max_running &&
+        strata_serve_memory(hw, m, c, &w, &act, &pool, NULL)) {
+        uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
+        c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
+    }
     return strata_serve_config_check_scheduler(c, m->max_model_len, "--block-size", err);
 }
 
@@ -334,6 +342,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
+    if (!a->util && c->engine && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
+        c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
     c->num_scheduler_steps = count_or(a->scheduler_steps, c->num_scheduler_steps);

@@ -27,6 +27,18 @@
  *   passing q, k and v each through .contiguous(), else the paged path,
  *   q alone. (With a cached prefix the ragged path also runs the paged
  *   kernel and merge_state: not in this row.)
+ * sglang-0.4-flashinfer: SGLang 0.4.0 (its PyPI wheel, tag v0.4.0) with
+ *   FlashInfer, the default attention backend where FlashInfer is
+ *   installed (server_args.py:185-188): the same kernels, moved to
+ *   srt/layers/attention/flashinfer_backend.py. LlamaAttention still calls
+ *   vLLM's get_rope (srt/models/llama.py:149-173); forward_decode and the
+ *   paged forward_extend store k and v with set_kv_buffer (memory_pool.py:
+ *   216-233, the two index_put writes) and pass q.contiguous()
+ *   (flashinfer_backend.py:237-292); the ragged path passes q, k and v
+ *   through .contiguous() and writes the cache after. What moved is the
+ *   ragged choice: init_forward_metadata takes it when the step's
+ *   extend_num_tokens (its prefill tokens, not their contexts) is 4096 or
+ *   more (flashinfer_backend.py:144, one wrapper: no sliding window).
  */
 #include "serve/serve_attn_aux.h"
 #include "core/error.h"
@@ -35,27 +47,40 @@
 /* SGLang 0.3.0's ragged prefill threshold (forward_batch_info.py:
  * `int(torch.sum(ret.seq_lens)) > 4096`). */
 enum { SGLANG_V03_RAGGED_ABOVE = 4096 };
+/* SGLang 0.4.0's (flashinfer_backend.py:144: `extend_num_tokens >= 4096`). */
+enum { SGLANG_V04_RAGGED_ABOVE = 4095 };
 
 static const strata_serve_aux_pass vllm_v06[] = {
-    {"rotary_embedding (in place on q and k)", SERVE_AUX_ALL, 1, 1, false, 0},
-    {"reshape_and_cache_flash (k and v into the cache)", SERVE_AUX_ALL, 0, 2, true, 0},
-    {"output[:num_prefill_tokens] = out", SERVE_AUX_PREFILL, 1, 0, false, 0},
-    {"output[num_prefill_tokens:] = flash_attn_with_kvcache(...)", SERVE_AUX_DECODE, 1, 0, false, 0},
+    {"rotary_embedding (in place on q and k)", SERVE_AUX_ALL, 1, 1, false, 0, false},
+    {"reshape_and_cache_flash (k and v into the cache)", SERVE_AUX_ALL, 0, 2, true, 0, false},
+    {"output[:num_prefill_tokens] = out", SERVE_AUX_PREFILL, 1, 0, false, 0, false},
+    {"output[num_prefill_tokens:] = flash_attn_with_kvcache(...)", SERVE_AUX_DECODE, 1, 0, false, 0, false},
 };
 
 static const strata_serve_aux_pass sglang_v03[] = {
-    {"rotary_embedding (vLLM's, in place on q and k)", SERVE_AUX_ALL, 1, 1, false, 0},
-    {"k_buffer[layer_id][loc] = cache_k", SERVE_AUX_ALL, 0, 1, true, 0},
-    {"v_buffer[layer_id][loc] = cache_v", SERVE_AUX_ALL, 0, 1, true, 0},
-    {"q.contiguous() (decode)", SERVE_AUX_DECODE, 1, 0, false, 0},
-    {"q.contiguous() (prefill)", SERVE_AUX_PREFILL, 1, 0, false, 0},
-    {"k.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V03_RAGGED_ABOVE},
-    {"v.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V03_RAGGED_ABOVE},
+    {"rotary_embedding (vLLM's, in place on q and k)", SERVE_AUX_ALL, 1, 1, false, 0, false},
+    {"k_buffer[layer_id][loc] = cache_k", SERVE_AUX_ALL, 0, 1, true, 0, false},
+    {"v_buffer[layer_id][loc] = cache_v", SERVE_AUX_ALL, 0, 1, true, 0, false},
+    {"q.contiguous() (decode)", SERVE_AUX_DECODE, 1, 0, false, 0, false},
+    {"q.contiguous() (prefill)", SERVE_AUX_PREFILL, 1, 0, false, 0, false},
+    {"k.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V03_RAGGED_ABOVE, false},
+    {"v.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V03_RAGGED_ABOVE, false},
+};
+
+static const strata_serve_aux_pass sglang_v04[] = {
+    {"rotary_embedding (vLLM's, in place on q and k)", SERVE_AUX_ALL, 1, 1, false, 0, false},
+    {"k_buffer[layer_id][loc] = cache_k", SERVE_AUX_ALL, 0, 1, true, 0, false},
+    {"v_buffer[layer_id][loc] = cache_v", SERVE_AUX_ALL, 0, 1, true, 0, false},
+    {"q.contiguous() (decode)", SERVE_AUX_DECODE, 1, 0, false, 0, false},
+    {"q.contiguous() (prefill)", SERVE_AUX_PREFILL, 1, 0, false, 0, false},
+    {"k.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V04_RAGGED_ABOVE, true},
+    {"v.contiguous() (ragged prefill)", SERVE_AUX_PREFILL, 0, 1, false, SGLANG_V04_RAGGED_ABOVE, true},
 };
 
 static const strata_serve_attn_aux rows[] = {
     {"vllm-0.6-flash-attn", vllm_v06, G_N_ELEMENTS(vllm_v06)},
     {"sglang-0.3-flashinfer", sglang_v03, G_N_ELEMENTS(sglang_v03)},
+    {"sglang-0.4-flashinfer", sglang_v04, G_N_ELEMENTS(sglang_v04)},
     {NULL, NULL, 0},
 };
 
@@ -75,7 +100,7 @@ strata_serve_aux_cost strata_serve_attn_aux_pass(const strata_serve_attn_aux *a,
     const strata_serve_aux_pass *p = &a->passes[i];
     uint64_t tokens = p->tokens == SERVE_AUX_PREFILL ? prefill : p->tokens == SERVE_AUX_DECODE ? decode
                                                                                                  : prefill + decode;
-    if (p->above && context <= p->above)
+    if (p->above && (p->above_tokens ? prefill : context) <= p->above)
         tokens = 0;
     out.elements = tokens * ((uint64_t)p->q * q_heads + (uint64_t)p->kv * kv_heads) * head_dim;
     out.bytes = (double)out.elements * (act + (p->to_cache ? cache : act));

@@ -12,8 +12,9 @@
  * or all of them, reading `q` query heads' and `kv` KV heads' worth of
  * head_dim elements per token in the activations' dtype and writing as
  * many (in the KV cache's dtype when it writes the cache), and run only
- * when the step's prefill contexts sum to more than `above` tokens (0:
- * always). Rows and their sources are in serve_attn_aux.c.
+ * when the step's prefill contexts (with `above_tokens`, its prefill
+ * tokens) sum to more than `above` tokens (0: always). Rows and their
+ * sources are in serve_attn_aux.c.
  *
  * Invariants: a row has at least one pass; a pass reads and writes the
  * same element count; the table ends with a NULL name.
@@ -33,6 +34,7 @@ typedef struct strata_serve_aux_pass {
     uint32_t q, kv;          /* query and KV heads a token, read and written */
     bool to_cache;           /* writes in the KV cache's dtype */
     uint64_t above;          /* runs only when the step's prefill contexts sum above this (0: always) */
+    bool above_tokens;       /* `above` counts the step's prefill tokens, not their contexts */
 } strata_serve_aux_pass;
 
 typedef struct strata_serve_attn_aux {

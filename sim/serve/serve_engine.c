@@ -53,6 +53,69 @@
  *   torch and FlashInfer calls and the tokenizer's eos_token_id property
  *   are not in it. It runs the sglang-v0.3 scheduling policy
  *   (serve_sched_sglang.c).
+ * sglang-v0.4: SGLang 0.4.0 (its PyPI wheel, tag v0.4.0), whose overlap
+ *   scheduler is on by default (disable_overlap_schedule False,
+ *   server_args.py:128; off for embedding and multimodal models,
+ *   scheduler.py:173-182, and under --enable-dp-attention, server_args.py:
+ *   206, neither modelled here). event_loop_overlap (scheduler.py:399-434)
+ *   forms and launches step n+1 (get_next_batch_to_run, run_batch: the
+ *   batch goes to TpModelWorkerClient's forward thread,
+ *   tp_worker_overlap_thread.py:97-147, which launches it on its own
+ *   stream, the next step's input ids resolved on the GPU from the
+ *   future_token_ids_map), then processes step n's results
+ *   (process_batch_result: resolve_batch_result waits for step n's token
+ *   copy, then the finish checks, the radix cache and stream_output), so
+ *   the host's work for a step runs while the GPU runs the step before:
+ *   OVERLAP, step = max(gpu, cpu). What still serialises: with a grammar
+ *   (constrained decoding, not the benchmarks') step n+1's sampling waits
+ *   for step n's results to be processed (model_runner.py:689-693,
+ *   sampling_info_done, set at the end of process_batch_result,
+ *   scheduler.py:1059, 1134); the first step after an idle server (nothing
+ *   to overlap, not modelled); and the results are one step behind, so a
+ *   request done at step n is in
+ *   step n+1's decode batch, its token freed unread (process_batch_result_
+ *   decode, :1109-1112): overlap_lag. Both threads run Python under one
+ *   GIL, so cpu is their sum: sglang-v0.3's figures, ESTIMATE, reused
+ *   because the same per-request code runs each step (stream_output,
+ *   :1228-1329: the output lists, the meta_info dict and
+ *   init_incremental_detokenize's prompt + outputs list, schedule_batch.py:
+ *   331-341, pickled to the detokenizer) less BatchTokenIDOut's deepcopy of
+ *   meta_info (gone from io_struct.py in 0.4.0), and the 1 ms a step is
+ *   the 0.4 release's own account of the host work it hid. It runs the
+ *   sglang-v0.4 scheduling policy (serve_sched_sglang04.c). Its kernels as
+ *   sglang-v0.3's: FlashInfer attention (the default where installed,
+ *   server_args.py:185-188; decode through the flash-attention row, the
+ *   KV group's query heads reading each KV head once), the kernels around
+ *   it as sglang-0.4-flashinfer (serve_attn_aux.c: 0.3's, the ragged
+ *   prefill taken at 4096 prefill tokens), vLLM's custom all-reduce
+ *   (model_runner.py:24-29, 197: vllm.distributed, set_custom_all_reduce(
+ *   not disable_custom_all_reduce); vllm >= 0.6.3.post1 in its METADATA:
+ *   the vllm-0.6.4.post1 wheel's custom_all_reduce.py:50-56, 242-254 has
+ *   0.6.0's world sizes 2, 4, 6, 8, max_size 8 MiB and selection, its
+ *   compiled kernels' 1-/2-stage choice not re-read),
+ *   CUDA graphs for decode batches up to 160 padded to 1, 2, 4 or a
+ *   multiple of 8 (SGLANG_V04_GRAPH_MAX), the last rows' logits
+ *   all-gathered at tp > 1 (LogitsProcessor, srt/layers/logits_processor.
+ *   py:183-184) and the embedding all-reduced (its own VocabParallel
+ *   Embedding.forward, srt/layers/vocab_parallel_embedding.py:457-476).
+ *   Its KV pool (pool_of_static, default_utilization): profile_max_num_token
+ *   (model_runner.py:445-470) takes the memory free after loading the
+ *   weights less (1 - mem_fraction_static) of the device, no forward run
+ *   first, mem_fraction_static 0.88, 0.87, 0.85, 0.81, 0.79 from TP 1, 2,
+ *   4, 8, 16 (server_args.py:157-168). Requests (SERVE_LENGTH_SGLANG_04):
+ *   the tokenizer refuses input_ids of context_len or more but not text
+ *   (tokenizer_manager.py:222-243; sglang.bench_serving sends text,
+ *   bench_serving.py:239, 316); the scheduler cuts a prompt over
+ *   max_req_input_len = max_req_len - 5, max_req_len = min(context_len - 1,
+ *   max_total_num_tokens - 1) (tp_worker.py:100-104), and sets
+ *   max_new_tokens to min(itself, max_req_len - prompt - 1) (scheduler.py:
+ *   620-632). Where --max-num-seqs is not given, max_running_requests'
+ *   default (default_max_running): min(pool tokens // 2, the request
+ *   pool, min(max(pool tokens / context_len x 512, 2048), 4096) + 1;
+ *   tp_worker.py:92-99, model_runner.py:505-517). Not modelled:
+ *   chunked_prefill_size 2048 and cuda_graph_max_bs 8 on a GPU under 25 GB
+ *   (server_args.py:171-182), FlashInfer's tensor-core decode for large
+ *   GQA groups.
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
  *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
@@ -219,7 +282,7 @@
  *   PCIe 4.0 x16) and its per-sequence loop. Its sampler
  *   (DynamicDecodeLayer, FasterTransformer's) is not modelled.
  * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
- *   (vllm-v0, sglang-v0.3, vllm-v1: embed_allreduce and logits_gather;
+ *   (vllm-v0, sglang-v0.3, sglang-v0.4, vllm-v1: embed_allreduce and logits_gather;
  *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
  *   vLLM's VocabParallelEmbedding.forward masks each rank's rows and calls
  *   tensor_model_parallel_all_reduce ("Reduce across all the model
@@ -287,10 +350,34 @@
 #include "serve/serve_cost.h"
 #include "serve/serve_names.h"
 
+/* SGLang 0.4.0's mem_fraction_static when none is given (server_args.py:
+ * 157-168): 0.88 at TP1, 0.87 at TP2-3, 0.85 at TP4-7, 0.81 at TP8-15,
+ * 0.79 from TP16. */
+static double sglang_v04_mem_fraction(uint32_t tp)
+{
+    return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+}
+
+/* SGLang 0.4.0's max_running_requests when none is given (tp_worker.py:92-99):
+ * min(pool tokens // 2, the request pool's size), the request pool
+ * max_num_reqs + 1 with max_num_reqs = min(max(int(pool tokens /
+ * context_len x 512), 2048), 4096) (model_runner.py:505-517). */
+static uint32_t sglang_v04_max_running(uint64_t pool_tokens, uint32_t max_model_len)
+{
+    double per = max_model_len ? floor((double)pool_tokens / max_model_len * 512.0) : 4096.0;
+    uint64_t reqs = (uint64_t)fmin(fmax(per, 2048.0), 4096.0) + 1, half = pool_tokens / 2;
+    uint64_t n = half < reqs ? half : reqs;
+    return (uint32_t)(n ? n : 1);
+}
+
 /* SGLang 0.3.0's largest captured decode batch (model_executor/
  * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
  * with padding, the default) */
 enum { SGLANG_V03_GRAPH_MAX = 160 };
+/* SGLang 0.4.0's (cuda_graph_runner.py:128-150: capture_bs [1, 2, 4] + 8 x
+ * (1..20), those <= cuda_graph_max_bs, 160 on a GPU of 25 GB or more,
+ * server_args.py:177-182; replay pads to the next, bisect_left, :341-346) */
+enum { SGLANG_V04_GRAPH_MAX = 160 };
 /* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
  * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
  * above) and pad a decode batch to the next captured size. */
@@ -332,6 +419,26 @@ static const strata_serve_engine engines[] = {
      .lengths = SERVE_LENGTH_SGLANG_03,
      .logits_gather = true,
      .embed_allreduce = true},
+    {.name = "sglang-v0.4",
+     .mode = SERVE_ENGINE_OVERLAP,
+     .step_s = 1e-3,
+     .per_seq_s = 1.6e-6,
+     .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
+             "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
+     .scheduler = "sglang-v0.4",
+     .allreduce = "vllm-custom",
+     .graph_max = SGLANG_V04_GRAPH_MAX,
+     .graph_align = GRAPH_ALIGN,
+     .attn_aux = "sglang-0.4-flashinfer",
+     .per_prompt_token_s = 5.4e-9,
+     .per_output_token_s = 25e-9,
+     .overlap_lag = true,
+     .lengths = SERVE_LENGTH_SGLANG_04,
+     .logits_gather = true,
+     .embed_allreduce = true,
+     .default_utilization = sglang_v04_mem_fraction,
+     .default_max_running = sglang_v04_max_running,
+     .pool_of_static = true},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
      .step_s = 4e-3,
@@ -472,6 +579,14 @@ bool strata_serve_engine_lengths(const strata_serve_engine *e, uint32_t max_mode
             o = MIN(o, input_max - 1 - p);
         break;
     }
+    case SERVE_LENGTH_SGLANG_04: {
+        uint64_t req_max = pool_tokens ? MIN(len - 1, pool_tokens - 1) : len - 1;
+        uint64_t input_max = req_max > 6 ? req_max - 5 : 1;
+        if (p > input_max)
+            p = input_max;
+        o = MIN(o, req_max > p + 1 ? req_max - p - 1 : 1);
+        break;
+    }
     case SERVE_LENGTH_TRTLLM:
         if (p > len)
             return false;
@@ -497,6 +612,8 @@ const char *strata_serve_engine_length_rule(const strata_serve_engine *e)
         return "SGLang 0.3 refuses a prompt of max_model_len tokens or more";
     case SERVE_LENGTH_TRTLLM:
         return "TensorRT-LLM refuses a prompt longer than max_model_len";
+    case SERVE_LENGTH_SGLANG_04:
+        return "SGLang 0.4 refuses no text prompt (it cuts them)";
     case SERVE_LENGTH_VLLM_SERVER:
     default:
         return "vLLM's OpenAI server refuses prompt + output > max_model_len";

@@ -16,7 +16,7 @@
  *               pays all of it (the PR's "force single step when there
  *               are prefill requests");
  *   OVERLAP     the engine prepares step n+1 while the GPU runs step n
- *               (SGLang 0.4's zero-overhead scheduler, TensorRT-LLM's
+ *               (SGLang 0.4's overlap scheduler, TensorRT-LLM's
  *               overlap scheduler, vLLM v1's async scheduling): step =
  *               max(gpu, cpu).
  * A row also names what the engine runs on the GPU (its decode attention
@@ -47,8 +47,16 @@ typedef enum { SERVE_ENGINE_SYNC, SERVE_ENGINE_MULTI_STEP, SERVE_ENGINE_OVERLAP 
  *                tokens) - 1 cut to that, its output to what leaves one more
  *                token of room (at least the one the prefill samples);
  *   TRTLLM       TensorRT-LLM's LlmRequest::validate: prompt > L refused,
- *                prompt + output > L gets its output cut to L - prompt. */
-typedef enum { SERVE_LENGTH_VLLM_SERVER, SERVE_LENGTH_SGLANG_03, SERVE_LENGTH_TRTLLM } serve_length_rule;
+ *                prompt + output > L gets its output cut to L - prompt;
+ *   SGLANG_04    SGLang 0.4: a text prompt is never refused; with R =
+ *                min(L, pool tokens) - 1, a prompt over R - 5 is cut to
+ *                R - 5 and its output to R - prompt - 1 (at least 4). */
+typedef enum {
+    SERVE_LENGTH_VLLM_SERVER,
+    SERVE_LENGTH_SGLANG_03,
+    SERVE_LENGTH_TRTLLM,
+    SERVE_LENGTH_SGLANG_04
+} serve_length_rule;
 
 typedef struct strata_serve_engine {
     const char *name;
@@ -104,6 +112,14 @@ typedef struct strata_serve_engine {
                             * passes (sub-batches of at most max_num_batched_tokens) before one decoder pass
                             * of every request's one token (TurboMind's ContextDecode then Generate:
                             * serve_sched_turbomind.c); false: one pass of all the step's tokens */
+    /* its share of device memory for weights and KV pool at tp ranks when --gpu-memory-utilization is not
+     * given (SGLang's mem_fraction_static by TP; NULL: strata's 0.9) */
+    double (*default_utilization)(uint32_t tp);
+    bool pool_of_static;   /* the KV pool is that share of the device less the weights alone: no profile
+                            * run's activations taken first (SGLang's profile_max_num_token) */
+    /* its running requests at most for a KV pool of pool_tokens a rank and max_model_len when --max-num-seqs
+     * is not given (SGLang's max_running_requests; NULL: the scheduler's default) */
+    uint32_t (*default_max_running)(uint64_t pool_tokens, uint32_t max_model_len);
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;

@@ -64,7 +64,10 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     /* vLLM: gpu_memory_utilization of the device, less the rest; TensorRT-LLM: its fraction of what the
      * rest leaves free (serve_engine.c, the trtllm row: KvCacheCreator._cal_max_memory) */
     double usable = (double)mem->capacity * c->gpu_memory_utilization;
-    double rest = (double)*weights + (double)*activations + (double)c->non_kv_overhead;
+    /* SGLang (pool_of_static): mem_fraction_static of the device less what the weights left in use, measured
+     * after loading them and before any forward (model_runner.py profile_max_num_token, sglang-0.4.0 wheel) */
+    bool no_profile = c->engine && c->engine->pool_of_static;
+    double rest = (double)*weights + (no_profile ? 0.0 : (double)*activations) + (double)c->non_kv_overhead;
     double left = c->engine && c->engine->pool_of_free ? ((double)mem->capacity - rest) * c->gpu_memory_utilization
                                                        : usable - rest;
     if (left < 1) {

@@ -61,6 +61,9 @@ typedef struct serve_state {
     uint32_t sample_every, sample_count;
     double weight;                 /* accumulated step time for the means */
     double new_token_ratio;        /* sglang-v0.3's estimate of the outputs still to come (0: not yet set) */
+    bool sgl_batch_full;           /* sglang-v0.4's batch_is_full: no prefill tried until the running batch shrinks */
+    uint32_t retired;              /* finished requests that have left the batch (serve_retire) */
+    uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
 } serve_state;
 
@@ -109,6 +112,9 @@ void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *bu
 /* The waiting queue's head starts running if the scheme can hold its
  * prefix-cache hit and its first chunk (up to the budget); false when not. */
 bool serve_admit_waiting(serve_state *st, uint32_t *budget);
+/* A finished request leaves the batch: its blocks freed (after its
+ * lagged step where the engine has one); counts st->retired. */
+void serve_retire(serve_state *st, serve_req *q);
 /* q leaves the waiting queue's head unserved (vLLM's ignored request). */
 void serve_reject_head(serve_state *st);
 
@@ -131,6 +137,18 @@ uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, ui
                                 strata_serve_chunk *ctx, uint32_t *first, strata_serve_chunk *dec);
 /* The step's GPU time as TurboMind runs it: its context passes, then its decoder pass. */
 double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost);
+/* What differs between SGLang releases' schedulers: serve_sched_sglang.c
+ * runs the policy with 0.3.0's, serve_sched_sglang04.c with 0.4.0's. */
+typedef struct serve_sgl_rules {
+    double init_ratio, min_ratio, ratio_decay; /* new_token_ratio's start, floor and decay a decode step */
+    bool retract_one_at_least;                 /* retract_decode retracts one even with room (0.4's first_iter) */
+    bool batch_is_full;                        /* after a full batch or a refusal for tokens, no prefill is
+                                                * tried until the running batch shrinks (0.4) */
+    bool ignore_eos;                           /* without prefix caching, requests admitted as
+                                                * add_one_req_ignore_eos admits them (0.4) */
+} serve_sgl_rules;
+void serve_schedule_sglang_rules(serve_state *st, const serve_sgl_rules *r);
+void serve_schedule_sglang04(serve_state *st);        /* serve_sched_sglang04.c */
 uint32_t serve_v0_budget(uint32_t max_model_len);
 uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
 const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget);

@@ -72,10 +72,9 @@ uint32_t serve_deque_peek(const serve_deque *d)
     return d->a[d->head];
 }
 
-/* A finished request leaves the batch: its blocks freed (after its
- * lagged step where the engine has one). */
-static void retire(serve_state *st, serve_req *q)
+void serve_retire(serve_state *st, serve_req *q)
 {
+    st->retired++;
     q->draining = false;
     q->state = SERVE_DONE;
     st->scheme->release(st->kv, q->id);
@@ -86,7 +85,7 @@ static void retire(serve_state *st, serve_req *q)
 static void preempt(serve_state *st, serve_req *q)
 {
     if (q->draining) {
-        retire(st, q);
+        serve_retire(st, q);
         return;
     }
     uint64_t held = st->scheme->held(st->kv, q->id);
@@ -262,7 +261,7 @@ static void finish_step(serve_state *st)
             continue;
         q->computed += st->chunks[i].tokens;
         if (q->draining) {
-            retire(st, q);
+            serve_retire(st, q);
             continue;
         }
         if (st->chunks[i].tokens == 1 && q->generated)
@@ -279,7 +278,7 @@ static void finish_step(serve_state *st)
         if (lag)
             q->draining = true;
         else
-            retire(st, q);
+            serve_retire(st, q);
         st->n_done++;
         st->res->completed++;
         serve_client_free(st, q);

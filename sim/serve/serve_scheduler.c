@@ -3,6 +3,7 @@
  * one row per policy; each row's functions are in its own file
  * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked;
  * serve_sched_trtllm.c: trtllm-no-evict; serve_sched_sglang.c: sglang-v0.3;
+ * serve_sched_sglang04.c: sglang-v0.4).
  * serve_sched_turbomind.c: lmdeploy-turbomind).
  */
 #include "serve/serve_scheduler.h"
@@ -28,6 +29,9 @@ static const strata_serve_scheduler schedulers[] = {
     {"sglang-v0.3", serve_schedule_sglang, serve_sglang_budget, 0, false, false, NULL,
      "SGLang 0.3: a step of prefills (cut at 8192 tokens, admitted against the free pool less the running "
      "requests' expected outputs) or one of decodes, never both; retracts on a full pool"},
+    {"sglang-v0.4", serve_schedule_sglang04, serve_sglang_budget, 0, false, false, NULL,
+     "SGLang 0.4: sglang-v0.3's steps; after a full batch or a refusal for tokens no prefill until a running request "
+     "leaves (batch_is_full); new_token_ratio 0.7 down to 0.098"},
     {"lmdeploy-turbomind", serve_schedule_turbomind, NULL, 0, false, false, NULL,
      "LMDeploy TurboMind 0.1: decodes, then whole prompts in arrival order while slots and blocks allow, no token "
      "cap a step (the budget cuts its context passes: serve_sched_turbomind.c)"},

@@ -27,6 +27,11 @@
  *                    decodes, never both; admission against the free pool
  *                    less the running requests' expected outputs; retract
  *                    on a full pool.
+ *   sglang-v0.4      SGLang 0.4.0's (serve_sched_sglang04.c): sglang-v0.3's
+ *                    steps and admission; after a full batch or a refusal
+ *                    for tokens no prefill is tried until the running
+ *                    batch shrinks (batch_is_full); its own new_token_ratio
+ *                    floor and decay; a retract takes one at least.
  *   lmdeploy-turbomind  LMDeploy TurboMind 0.1's persistent batch
  *                    (serve_sched_turbomind.c): decodes, then whole prompts
  *                    (no chunking, no token cap a step: the budget is
