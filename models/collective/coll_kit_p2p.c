@@ -47,13 +47,30 @@
  * with the rest (2 x 8 ranks' round 15) no longer holds rounds 8-14 for
  * its network step.
  *
- * A part moves as one step, not as its chunks: a connection keeps
- * NCCL_STEPS (8) chunks of p2pChunkSize in flight (prims_simple.h, the
- * sender waits for head + NCCL_STEPS), 1 MiB across nodes, which a rank's
- * NIC share of every connection it runs at once drains in longer than a
- * network step's latency; the window never binds, and NCCL's fixed cost of
- * a step over the network (shape->tune.net_step_s) is paid once per part,
- * the later chunks' overlapping the transfer (coll_wire's pipelined rule).
+ * A part moves as one step, not as its chunks. Its connection's window:
+ * a p2p connection across nodes is a shared one (NVIDIA/nccl v2.27.7-1
+ * src/transport/net.cc l. 199, 241: connIndex 1, enqueue.cc l. 797), and
+ * a GPU's receives (and sends, without PXN) of one batch on one channel
+ * are the subs of one proxy op (net.cc l. 726, 887; proxy.cc ProxyAppend
+ * l. 429; a send waits for its receive's credit; a p2p
+ * proxy op's opCount is its channel's batch, enqueue.cc l. 1005), each
+ * sub keeping min(NCCL_STEPS, NCCL_SHARED_STEPS (16) / nsubs) chunks in
+ * flight (net.cc l. 527, 1127, 1139, 1305, 1318; v2.28.7-1 l. 628, 1237,
+ * 1418, v2.30.7-1 l. 646, 1323, 1519 the same): a batch of 8 works to 8
+ * peers across nodes keeps 2 chunks a peer, of p2pChunkSize (128 KiB;
+ * 64 KiB under 1 MiB a peer, 32 KiB under 128 KiB: enqueue.cc l.
+ * 845-846). RCCL @0cbce2a puts one round in a work
+ * (NCCL_MAX_WORK_ELEMENTS_P2P 2, device.h l. 313; enqueue.cc l. 624,
+ * 1024): one sub, 8 chunks. Two chunks bind only where a chunk's loop
+ * (its wire time x at the connection's share of the NIC, the receiving
+ * work's one warp forwarding it, the credit's flight there and back and
+ * the proxies' passes) outlasts 2x; on every published p5 all-to-all a
+ * GPU runs 16 to 120 network connections at once, x >= 42 us, and the
+ * loop (about 73 to 81 us at 2 nodes at p5-efa.ini's ESTIMATEs) fits
+ * (docs/clusters.md, "A shared connection's window (wave 29)"). Not
+ * modelled, then: NCCL's fixed cost of a step over the network
+ * (shape->tune.net_step_s) is paid once per part, the later chunks'
+ * overlapping the transfer (coll_wire's pipelined rule).
  * The protocol's wire format is the shape's on the node (Simple, or LL
  * below NCCL's threshold: coll_nccl_wire, coll_wire_apply, by the
  * caller), Simple's across nodes (the caller's wire.net_num).
