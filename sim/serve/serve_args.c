@@ -218,13 +218,24 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
-    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
-    if (a->max_seqs == STRATA_SERVE_UNSET && c->engine && c->engine->default_max_running &&
-        strata_serve_memory(hw, m, c, &w, &act, &pool, NULL)) {
-        uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-        c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
-    }
+    strata_serve_config_engine_defaults(c, m, hw, a->util != NULL, a->max_seqs != STRATA_SERVE_UNSET);
     return strata_serve_config_check_scheduler(c, m->max_model_len, "--block-size", err);
+}
+
+void strata_serve_config_engine_defaults(strata_serve_config *c, const strata_serve_model *m, const strata_hw *hw,
+                                         bool util_given, bool max_seqs_given)
+{
+    if (!c->engine)
+        return;
+    if (!util_given && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
+        c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
+    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
+    if (max_seqs_given || !c->engine->default_max_running || !strata_serve_memory(hw, m, c, &w, &act, &pool, NULL))
+        return;
+    uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
+    if (c->kv_blocks) /* the pool strata_serve_run takes (SGLang's --max-total-tokens: the pool it sizes from) */
+        pool = (uint64_t)c->kv_blocks * c->block_size * per_token;
+    c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
 }
 
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
