@@ -75,7 +75,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"kv-blocks", 0, 0, G_OPTION_ARG_INT, &a->kv_blocks, "the KV pool as this many blocks of --block-size per "
-         "rank, whatever the memory (TurboMind's cache_max_entry_count > 1; default: from the memory)", "N"},
+         "rank, whatever the memory, at most 2^24 (TurboMind's cache_max_entry_count > 1; default: from the memory)",
+         "N"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
         {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
@@ -327,6 +328,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
     c->block_size = count_or(a->block, c->block_size);
     c->kv_blocks = count_or(a->kv_blocks, 0);
+    if (c->kv_blocks > (1u << 24)) { /* 2^31 blocks: the paged pool's free list ran past a minute and 40 GB */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv-blocks: expected 1 to 2^24 (16777216) blocks a "
+                    "rank, got %u", c->kv_blocks);
+        return false;
+    }
     /* each named with its value: the message named all three and no value */
     const char *big = c->max_num_batched_tokens > (1u << 20) ? "--max-num-batched-tokens"
                       : c->max_num_seqs > (1u << 20)           ? "--max-num-seqs"
