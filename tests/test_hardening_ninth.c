@@ -88,6 +88,19 @@ STRATA_ROWS_TEST(serve_times_within_a_trace_range,
     {SERVE "--poisson n=2 --sweep step_overhead=0,1ms", 0, NULL},
 )
 
+/* --kv-blocks 2147483647 (review of wave 29): a pool of 2^31 blocks, whose
+ * free list (20 B a block) the paged scheme built before the first step,
+ * ran past a minute and 40 GB of memory at exit 0 or a kill. At most 2^24
+ * blocks a rank (268 million tokens at 16 a block; 10^7 blocks run in
+ * 0.2 s); the bound and 1 stay taken. */
+STRATA_ROWS_TEST(serve_kv_blocks_bounded,
+    {SERVE "--poisson n=2 --engine turbomind --kv-blocks 2147483647", 2,
+     "serve: --kv-blocks: expected 1 to 2^24 (16777216) blocks a rank, got 2147483647"},
+    {SERVE "--poisson n=2 --kv-blocks 16777217", 2, "--kv-blocks: expected 1 to 2^24 (16777216)"},
+    {SERVE "--poisson n=2,prompt=8,output=4 --engine turbomind --kv-blocks 16777216", 0, NULL},
+    {SERVE "--poisson n=2,prompt=8,output=4 --kv-blocks 1", 0, NULL},
+)
+
 #define KINETO(dur) "printf '{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":" \
                     dur ",\"cat\":\"kernel\",\"args\":{\"device\":0,\"stream\":7}}]}' > k.json; "               \
                     "\"$S\" import kineto k.json -o out.trace"
@@ -195,6 +208,7 @@ int main(void)
     const TTest *const tests[] = {
         policy_axes_apart,
         serve_times_within_a_trace_range,
+        serve_kv_blocks_bounded,
         kineto_durs_and_alloc_memory,
         experiment_output_keys,
         closed_stdout_leaves_nothing,

@@ -936,6 +936,54 @@ START_TEST(sglang_v04_max_running_from_the_pool)
 }
 END_TEST
 
+/* SGLang 0.4's max_running_requests follows --kv-blocks (review of wave 29): 20 blocks of 16 tokens is SGLang's
+ * --max-total-tokens 320, max_running_requests min(320 // 2, min(max(int(320 / 8,192 x 512), 2,048), 4,096) + 1)
+ * = min(160, 2,049) = 160 (it was 4,097, from the memory's pool of 414,577 tokens that --kv-blocks replaces). */
+START_TEST(sglang_v04_max_running_follows_kv_blocks)
+{
+    strata_cli_result o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
+                                          "--engine", "sglang-v0.4", "--kv-blocks", "20", "--json", "-", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    const char *pool = strstr(o.out, "\"kv_pool_bytes\""), *seqs = strstr(o.out, "\"max_num_seqs\"");
+    ck_assert_msg(pool && g_str_has_prefix(pool, "\"kv_pool_bytes\" : 41943040"), "%.40s", pool); /* 320 x 131,072 */
+    ck_assert_msg(seqs && g_str_has_prefix(seqs, "\"max_num_seqs\" : 160,"), "%.40s", seqs);
+    strata_cli_result_clear(&o);
+}
+END_TEST
+
+/* The kv_pool_bytes figure of o's first run ("\"kv_pool_bytes\" : N"), a new string. */
+static char *pool_figure(const char *out)
+{
+    const char *at = strstr(out, "\"kv_pool_bytes\" : ");
+    ck_assert(at);
+    return g_strndup(at, strcspn(at, ",\n"));
+}
+
+/* SGLang 0.4's mem_fraction_static follows each --sweep point's tp (review of wave 29): --sweep tp=1,8 without
+ * --gpu-memory-utilization, the tp 8 point's pool is --tp 8's, at 0.81 (it kept the options' tp 1 and 0.88,
+ * 5.6 GB more pool a rank). */
+START_TEST(sglang_v04_sweep_points_take_their_tp_s_fraction)
+{
+    strata_cli_result o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
+                                          "--engine", "sglang-v0.4", "--tp", "8", "--json", "-", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    char *tp8 = pool_figure(o.out);
+    strata_cli_result_clear(&o);
+    o = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=4,rate=0,prompt=100,output=4", "-q", "--engine", "sglang-v0.4", "--sweep",
+                        "tp=1,8", "--json", "-", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    char *tp1 = pool_figure(o.out);
+    ck_assert_str_ne(tp1, tp8);
+    ck_assert_msg(strstr(strstr(o.out, tp1) + strlen(tp1), tp8), "%s not in the sweep's tp 8 run", tp8);
+    strata_cli_result_clear(&o);
+    g_free(tp1);
+    g_free(tp8);
+}
+END_TEST
+
 static void check_lengths(const char *engine, uint64_t pool, uint32_t prompt, uint32_t output, bool served,
                           uint32_t want_prompt, uint32_t want_output)
 {
@@ -1045,6 +1093,8 @@ int main(void)
     tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
     tcase_add_test(tc, sglang_v04_max_running_from_the_pool);
+    tcase_add_test(tc, sglang_v04_max_running_follows_kv_blocks);
+    tcase_add_test(tc, sglang_v04_sweep_points_take_their_tp_s_fraction);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);

@@ -148,6 +148,35 @@ START_TEST(kv_blocks_pool_and_step_length_reserve)
 }
 END_TEST
 
+/* --cuda-graph-batch-sizes pads the decoder pass of a decode-only step (review of wave 29): serve_sched.c computed
+ * the padding and the context_passes path dropped it, so the option changed nothing under --engine turbomind.
+ * A (8 prompt, 3 out) alone: step 1 its prefill (no padding: a prefill step), steps 2 and 3 one decode each,
+ * padded to 1,024 with sizes {1024}: 1,023 dummy decodes at A's context make the decoder pass longer; step 1
+ * is the same in both runs. */
+START_TEST(graph_sizes_pad_the_decoder_pass)
+{
+    strata_serve_request req[1] = {{0, 8, 3}};
+    double dt[2][3];
+    for (int padded = 0; padded < 2; padded++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.max_num_batched_tokens = 16, c.max_num_seqs = 4, c.kv_blocks = 8;
+        c.graph_sizes[0] = 1024, c.n_graph_sizes = (uint32_t)padded;
+        strata_hw *hw;
+        strata_serve_model m;
+        strata_serve_result *r = run_tm(&c, req, 1, &hw, &m);
+        ck_assert_uint_eq(r->steps, 3);
+        for (guint i = 0; i < 3; i++)
+            dt[padded][i] = step(r, i)->dt;
+        strata_serve_result_free(r);
+        strata_hw_free(hw);
+    }
+    ck_assert_double_eq(dt[1][0], dt[0][0]);
+    ck_assert_msg(dt[1][1] > dt[0][1] && dt[1][2] > dt[0][2], "%g %g, %g %g", dt[1][1], dt[0][1], dt[1][2],
+                  dt[0][2]);
+}
+END_TEST
+
 /* The decoder attention kernel on dgx-h100.ini's H100 (132 SMs, 3.35 TB/s x 0.9 = 3.015e12 B/s, 3 us a launch).
  * - Llama 2 70B at TP4: 64 decodes at context 2,048, 2 KV heads of group 8 a rank, fp16. HeadPerCta 4 (8 % 4), so
  *   the cache is read 8 / 4 = 2 times; avg_batch_size = 64 x 2048 / 2048 = 64, split-K max(1, ceil(16 / 64)) = 1:
@@ -210,6 +239,7 @@ int main(void)
     tcase_add_test(tc, context_passes_by_hand);
     tcase_add_test(tc, whole_prompts_no_token_cap_passes_summed);
     tcase_add_test(tc, kv_blocks_pool_and_step_length_reserve);
+    tcase_add_test(tc, graph_sizes_pad_the_decoder_pass);
     tcase_add_test(tc, decoder_attention_by_hand);
     tcase_add_test(tc, engine_row_and_alias);
     suite_add_tcase(s, tc);

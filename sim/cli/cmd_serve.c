@@ -50,6 +50,18 @@ static bool knob_option_given(const strata_serve_args *a, const char *knob)
     return false;
 }
 
+/* The engine's defaults at a sweep point (SGLang's mem_fraction_static by
+ * TP, max_running_requests from the pool): the options' were taken at the
+ * options' tp and pool, which the knob may move; an option given, or the
+ * knob itself, keeps its value. */
+static void point_defaults(const strata_serve_args *a, const strata_serve_setup *set, const char *knob,
+                           strata_serve_config *c)
+{
+    bool util = knob_option_given(a, "gpu_memory_utilization") || strcmp(knob, "gpu_memory_utilization") == 0;
+    bool seqs = knob_option_given(a, "max_num_seqs") || strcmp(knob, "max_num_seqs") == 0;
+    strata_serve_config_engine_defaults(c, &set->model, set->hw, util, seqs);
+}
+
 /* The knob's option beside --sweep of it (the sweep's values replaced it
  * at every point), and two values that set the knob alike ("1,01": two
  * rows of one run): refused. */
@@ -99,8 +111,10 @@ static bool sweep_points(const strata_serve_args *a, const strata_serve_setup *s
     bool ok = true;
     for (guint i = 0; ok && (*values)[i]; i++) {
         probes[i] = *c; /* a copy: the probes differ in the knob's field alone */
-        ok = strata_serve_config_set(&probes[i], *knob, (*values)[i], err) &&
-             strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, "block_size", err);
+        ok = strata_serve_config_set(&probes[i], *knob, (*values)[i], err);
+        if (ok)
+            point_defaults(a, set, *knob, &probes[i]);
+        ok = ok && strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, "block_size", err);
         if (!ok)
             g_prefix_error(err, "--sweep: ");
     }
@@ -119,8 +133,10 @@ static bool serve_points(strata_job *job, const strata_serve_args *a, strata_ser
     for (char **v = values; ok && v && *v; v++) {
         strata_serve_config c = set->config;
         c.record_steps = a->timeline != NULL;
-        if (knob)
+        if (knob) {
             strata_serve_config_set(&c, knob, *v, NULL);
+            point_defaults(a, set, knob, &c);
+        }
         for (guint i = 0; ok && i < set->schemes->len; i++) {
             const strata_serve_kv_scheme *k = g_ptr_array_index(set->schemes, i);
             strata_job_doing(job, "serving %u requests with %s", set->stream->n, k->name);

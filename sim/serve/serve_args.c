@@ -75,7 +75,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"kv-blocks", 0, 0, G_OPTION_ARG_INT, &a->kv_blocks, "the KV pool as this many blocks of --block-size per "
-         "rank, whatever the memory (TurboMind's cache_max_entry_count > 1; default: from the memory)", "N"},
+         "rank, whatever the memory, at most 2^24 (TurboMind's cache_max_entry_count > 1; default: from the memory)",
+         "N"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
         {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
@@ -218,13 +219,24 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
         c->max_num_seqs = p->default_max_seqs;
-    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
-    if (a->max_seqs == STRATA_SERVE_UNSET && c->engine && c->engine->default_max_running &&
-        strata_serve_memory(hw, m, c, &w, &act, &pool, NULL)) {
-        uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-        c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
-    }
+    strata_serve_config_engine_defaults(c, m, hw, a->util != NULL, a->max_seqs != STRATA_SERVE_UNSET);
     return strata_serve_config_check_scheduler(c, m->max_model_len, "--block-size", err);
+}
+
+void strata_serve_config_engine_defaults(strata_serve_config *c, const strata_serve_model *m, const strata_hw *hw,
+                                         bool util_given, bool max_seqs_given)
+{
+    if (!c->engine)
+        return;
+    if (!util_given && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
+        c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
+    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
+    if (max_seqs_given || !c->engine->default_max_running || !strata_serve_memory(hw, m, c, &w, &act, &pool, NULL))
+        return;
+    uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
+    if (c->kv_blocks) /* the pool strata_serve_run takes (SGLang's --max-total-tokens: the pool it sizes from) */
+        pool = (uint64_t)c->kv_blocks * c->block_size * per_token;
+    c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
 }
 
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
@@ -316,6 +328,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->max_num_batched_tokens = count_or(a->max_tokens, c->max_num_batched_tokens);
     c->block_size = count_or(a->block, c->block_size);
     c->kv_blocks = count_or(a->kv_blocks, 0);
+    if (c->kv_blocks > (1u << 24)) { /* 2^31 blocks: the paged pool's free list ran past a minute and 40 GB */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv-blocks: expected 1 to 2^24 (16777216) blocks a "
+                    "rank, got %u", c->kv_blocks);
+        return false;
+    }
     /* each named with its value: the message named all three and no value */
     const char *big = c->max_num_batched_tokens > (1u << 20) ? "--max-num-batched-tokens"
                       : c->max_num_seqs > (1u << 20)           ? "--max-num-seqs"

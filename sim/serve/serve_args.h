@@ -58,6 +58,15 @@ typedef struct strata_serve_setup {
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
                                          const char *block_size_name, GError **err);
 
+/* The engine's defaults that follow the tp and the KV pool, where the
+ * options leave them out: its share of device memory by tp (SGLang's
+ * mem_fraction_static) and its running requests at most from the pool
+ * (SGLang's max_running_requests; the --kv-blocks pool where given).
+ * Applied on the options and again on each --sweep point, whose knob may
+ * move the tp or the pool. */
+void strata_serve_config_engine_defaults(strata_serve_config *c, const strata_serve_model *m, const strata_hw *hw,
+                                         bool util_given, bool max_seqs_given);
+
 /* Builds everything the options say; hw_path overrides --hw when set. */
 bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err);
 void strata_serve_setup_clear(strata_serve_setup *s);

@@ -135,8 +135,10 @@ void serve_schedule_turbomind(serve_state *st);       /* serve_sched_turbomind.c
  * passes. */
 uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, uint32_t max_context,
                                 strata_serve_chunk *ctx, uint32_t *first, strata_serve_chunk *dec);
-/* The step's GPU time as TurboMind runs it: its context passes, then its decoder pass. */
-double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost);
+/* The step's GPU time as TurboMind runs it: its context passes, then its
+ * decoder pass, padded by pad dummy decodes (a decode-only step's
+ * --cuda-graph-batch-sizes padding; TurboMind 0.1 itself captures none). */
+double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost, uint32_t pad);
 /* What differs between SGLang releases' schedulers: serve_sched_sglang.c
  * runs the policy with 0.3.0's, serve_sched_sglang04.c with 0.4.0's. */
 typedef struct serve_sgl_rules {

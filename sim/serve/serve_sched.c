@@ -355,11 +355,12 @@ static strata_serve_engine_batch engine_batch(const serve_state *st)
 
 /* The step's forward time on one cost model: one pass of its chunks, or,
  * under an engine with context_passes, TurboMind's context passes then its
- * decoder pass (serve_sched_turbomind.c; no CUDA graph padding there). */
+ * decoder pass (serve_sched_turbomind.c; --cuda-graph-batch-sizes pads its
+ * decoder pass, where pad was computed and dropped). */
 static double pass_gpu(serve_state *st, strata_serve_cost *cost, uint32_t pad)
 {
     if (st->cfg->engine && st->cfg->engine->context_passes)
-        return serve_turbomind_gpu(st, cost);
+        return serve_turbomind_gpu(st, cost, pad);
     return strata_serve_cost_step_padded(cost, st->chunks, st->n_chunks, pad);
 }
 

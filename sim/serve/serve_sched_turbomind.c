@@ -110,7 +110,7 @@ uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, ui
     return passes;
 }
 
-double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost)
+double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost, uint32_t pad)
 {
     uint32_t n = st->n_chunks;
     strata_serve_chunk *ctx = g_new(strata_serve_chunk, n + 1), *dec = g_new(strata_serve_chunk, n + 1);
@@ -119,7 +119,7 @@ double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost)
     double t = 0;
     for (uint32_t p = 0; p < passes; p++)
         t += strata_serve_cost_step(cost, ctx + first[p], first[p + 1] - first[p]);
-    t += strata_serve_cost_step(cost, dec, n);
+    t += strata_serve_cost_step_padded(cost, dec, n, pad); /* --cuda-graph-batch-sizes: a decode-only step's */
     g_free(ctx);
     g_free(dec);
     g_free(first);
