@@ -3,8 +3,8 @@
  * one row per policy; each row's functions are in its own file
  * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked;
  * serve_sched_trtllm.c: trtllm-no-evict; serve_sched_sglang.c: sglang-v0.3;
- * serve_sched_sglang04.c: sglang-v0.4).
- * serve_sched_turbomind.c: lmdeploy-turbomind).
+ * serve_sched_sglang04.c: sglang-v0.4; serve_sched_turbomind.c:
+ * lmdeploy-turbomind).
  */
 #include "serve/serve_scheduler.h"
 #include "core/error.h"
