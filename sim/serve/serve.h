@@ -163,7 +163,9 @@ char *strata_serve_config_knobs(void); /* g_free */
 /* Whether a and b set knob alike (that field alone; false for an unknown knob). */
 bool strata_serve_config_knob_same(const strata_serve_config *a, const strata_serve_config *b, const char *knob);
 
-/* The memory figures alone (per rank): weights, activation peak, pool. */
+/* The memory figures alone (per rank): weights, activation peak, pool (with
+ * --kv-blocks, that many blocks of block_size tokens, the memory's rule aside,
+ * once the memory holds the weights). */
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
                          uint64_t *weights, uint64_t *activations, uint64_t *pool, GError **err);
 

@@ -230,12 +230,11 @@ void strata_serve_config_engine_defaults(strata_serve_config *c, const strata_se
         return;
     if (!util_given && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
         c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
-    uint64_t w, act, pool; /* SGLang's max_running_requests from its pool (a pool that fails is the run's error) */
+    /* SGLang's max_running_requests from its pool, --kv-blocks' where given (a pool that fails is the run's error) */
+    uint64_t w, act, pool;
     if (max_seqs_given || !c->engine->default_max_running || !strata_serve_memory(hw, m, c, &w, &act, &pool, NULL))
         return;
     uint64_t per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-    if (c->kv_blocks) /* the pool strata_serve_run takes (SGLang's --max-total-tokens: the pool it sizes from) */
-        pool = (uint64_t)c->kv_blocks * c->block_size * per_token;
     c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
 }
 
@@ -359,8 +358,6 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
-    if (!a->util && c->engine && c->engine->default_utilization) /* SGLang's mem_fraction_static by TP */
-        c->gpu_memory_utilization = c->engine->default_utilization(c->tp);
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
     c->num_scheduler_steps = count_or(a->scheduler_steps, c->num_scheduler_steps);

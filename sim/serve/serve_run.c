@@ -78,6 +78,9 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
         return false;
     }
     *pool = (uint64_t)left;
+    if (c->kv_blocks) /* a count of blocks (TurboMind's BlockManager.cc:16-21), the memory's rule aside */
+        *pool = (uint64_t)c->kv_blocks * c->block_size *
+                strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
     return true;
 }
 
@@ -462,8 +465,6 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
     bool ok = swap_space_fits(hw, c, err) &&
               strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
-    if (c->kv_blocks) /* a count of blocks (TurboMind's BlockManager.cc:16-21), the memory's rule aside */
-        r->pool_bytes = (uint64_t)c->kv_blocks * c->block_size * r->kv_bytes_per_token;
     /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
     strata_serve_config all = *c;
     uint64_t ranks = c->attention_dp ? c->tp : 1;
