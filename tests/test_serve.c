@@ -804,7 +804,7 @@ START_TEST(names_lookup_messages)
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
                    "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm, trtllm-cpp, "
-                   "trtllm-cpp-0.9, lmdeploy-turbomind, turbomind)");
+                   "trtllm-cpp-0.11, trtllm-cpp-0.9, lmdeploy-turbomind, turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,

@@ -4,13 +4,16 @@
  * trtllm-decoder row's passes (TensorRT-LLM's C++ runtime decoder, greedy,
  * float32 logits), its time through the serving cost on a decode step,
  * nothing for a step whose chunks do not sample, a rank's own rows under
- * attention DP, which engine rows name it,
- * and an unknown name refused.
+ * attention DP, which engine rows name it, the trtllm-decoder-0.11 row's
+ * buffers (TensorRT-LLM v0.11's decoder, a slot of the engine's max batch)
+ * and the KV pool they take from, and an unknown name refused.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
+#include "serve/serve_run.h"
 #include "serve/serve_sampler.h"
 #include "testutil.h"
 
@@ -111,11 +114,96 @@ START_TEST(attention_dp_rank_runs_its_rows)
 }
 END_TEST
 
-/* trtllm-cpp names the row; trtllm-cpp-0.9 (v0.9.0's layers not read), the
- * PyTorch backend's trtllm (its own sampler, not read) and the others none. */
+/* trtllm-decoder-0.11: trtllm-decoder's four passes, and the buffers of
+ * serve_sampler.c's reading of v0.11's decoder, float32 (4 B) each:
+ * embeddingBias + mDraftLogits + the penalty layer's runtime logits + the
+ * top-p sampling workspace (CUB's third keys and values 4 + 4, sorted log
+ * probs 4, sorted ids 4) + the top-p id values = 32 B a slot and padded
+ * logit; the penalty workspace, 4 B a slot and logit of the vocabulary.
+ * Llama 3 70B at TP8 (vocab 128,256 = 8 x 16,032, no padding) and the v0.11
+ * page's max_batch_size 8,192: 8,192 x 128,256 x 36 = 37,824,233,472 B a
+ * rank; Llama 2 70B (32,000) with 1,024 slots: 1,179,648,000 B; a vocabulary
+ * of 32,001 at TP8 pads to 32,008: one slot 32,008 x 32 + 32,001 x 4 =
+ * 1,152,260 B. */
+START_TEST(trtllm_decoder_011_buffers)
+{
+    GError *err = NULL;
+    const strata_serve_sampler *s = strata_serve_sampler_find("trtllm-decoder-0.11", &err),
+                               *base = strata_serve_sampler_find("trtllm-decoder", NULL);
+    ck_assert_msg(s && base, "%s", err ? err->message : "");
+    ck_assert_uint_eq(s->n_passes, base->n_passes);
+    for (uint32_t i = 0; i < s->n_passes; i++)
+        ck_assert(s->passes[i].bytes_per_logit == base->passes[i].bytes_per_logit);
+    ck_assert(s->slot_bytes_padded == 32.0 && s->slot_bytes_vocab == 4.0);
+    ck_assert(base->slot_bytes_padded == 0.0 && base->slot_bytes_vocab == 0.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 8192, 128256, 8) == 37824233472.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 1024, 32000, 8) == 1179648000.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 1, 32001, 8) == 1152260.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(base, 8192, 128256, 8) == 0.0);
+}
+END_TEST
+
+/* The pool those buffers take from: Llama 3 70B FP8 at TP8 on a DGX H100
+ * (80 GB a GPU) with 8,192 slots and 16,384 tokens a step, at the page's
+ * --kv_cache_free_gpu_mem_fraction 0.99. Both rows hold 9,083,035,648 B of
+ * weights a rank and trtllm-cpp's profile run 1,516,240,896 B (their own
+ * tests' figures); trtllm-cpp-0.11 holds 37,824,233,472 B more:
+ *   trtllm-cpp: (80e9 - 9,083,035,648 - 1,516,240,896) x 0.99
+ *     = 68,706,716,221.44 -> 68,706,716,221 B, 3,354,820 tokens of
+ *     20,480 B (one FP8 KV head a rank: 80 layers x 2 x 128 B), 1,541
+ *     requests of 128 + 2,048 tokens;
+ *   trtllm-cpp-0.11: (80e9 - 9,083,035,648 - 39,340,474,368) x 0.99
+ *     = 31,260,725,084.16 -> 31,260,725,084 B, 1,526,402 tokens, 701
+ *     requests.
+ * Llama 2 70B (1,024 slots) keeps 1,179,648,000 B more: its pool
+ * 0.99 x 1,179,648,000 = 1,167,851,520 B smaller (each pool truncated to
+ * a byte: within 1 B). */
+START_TEST(trtllm_cpp_011_pool)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    const char *models[2] = {"llama-3-70b", "llama-2-70b"};
+    const uint32_t slots[2] = {8192, 1024};
+    const double kept[2] = {37824233472.0, 1179648000.0};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_model m;
+        ck_assert(strata_serve_model_preset(&m, models[i], NULL));
+        ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+        uint64_t w[2], a[2], pool[2];
+        for (int e = 0; e < 2; e++) {
+            strata_serve_config c;
+            strata_serve_config_default(&c);
+            c.tp = 8, c.max_num_seqs = slots[i], c.max_num_batched_tokens = 16384, c.gpu_memory_utilization = 0.99;
+            c.engine = strata_serve_engine_find(e ? "trtllm-cpp-0.11" : "trtllm-cpp", NULL);
+            ck_assert_msg(strata_serve_memory(hw, &m, &c, &w[e], &a[e], &pool[e], &err), "%s",
+                          err ? err->message : "");
+        }
+        ck_assert_uint_eq(w[0], w[1]);
+        ck_assert_msg((double)(a[1] - a[0]) == kept[i], "%s: %" PRIu64, models[i], a[1] - a[0]);
+        double less = (double)pool[0] - (double)pool[1];
+        ck_assert_msg(fabs(less - 0.99 * kept[i]) <= 1.0, "%s: %.17g", models[i], less);
+        if (i == 0) {
+            ck_assert_uint_eq(w[0], 9083035648ull);
+            ck_assert_uint_eq(a[0], 1516240896ull);
+            ck_assert_uint_eq(pool[0], 68706716221ull);
+            ck_assert_uint_eq(pool[1], 31260725084ull);
+            ck_assert_uint_eq(pool[1] / 20480, 1526402);
+            ck_assert_uint_eq(pool[1] / 20480 / 2176, 701);
+            ck_assert_uint_eq(pool[0] / 20480 / 2176, 1541);
+        }
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* trtllm-cpp names the row, trtllm-cpp-0.11 its v0.11 row; trtllm-cpp-0.9
+ * (v0.9.0's layers not read), the PyTorch backend's trtllm (its own
+ * sampler, not read) and the others none. */
 START_TEST(engines_name_the_decoder)
 {
     ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp", NULL)->sampler, "trtllm-decoder");
+    ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp-0.11", NULL)->sampler, "trtllm-decoder-0.11");
     const char *none[] = {"trtllm-cpp-0.9", "trtllm", "vllm-v0", "sglang-v0.3", "sglang-v0.4", "overlap", "none"};
     for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
         ck_assert_msg(!strata_serve_engine_find(none[i], NULL)->sampler, "%s", none[i]);
@@ -138,6 +226,8 @@ int main(void)
     tcase_add_test(tc, trtllm_decoder_passes);
     tcase_add_test(tc, decode_step_adds_the_decoder);
     tcase_add_test(tc, attention_dp_rank_runs_its_rows);
+    tcase_add_test(tc, trtllm_decoder_011_buffers);
+    tcase_add_test(tc, trtllm_cpp_011_pool);
     tcase_add_test(tc, engines_name_the_decoder);
     tcase_add_test(tc, unknown_sampler_refused);
     suite_add_tcase(s, tc);

@@ -63,8 +63,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
-         "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.9 (its v0.9 decode "
-         "dispatch), lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
+         "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.11 (its v0.11 decoder's "
+         "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch), lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "

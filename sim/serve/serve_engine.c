@@ -219,6 +219,12 @@
  *   DynamicDecodeLayer) runs penalties, softmax and top-k over every
  *   sampled row's float32 logits on each rank: the trtllm-decoder row of
  *   serve_sampler.h (44 bytes a logit in four kernels, serve_sampler.c).
+ * trtllm-cpp-0.11: trtllm-cpp as TensorRT-LLM v0.11's C++ runtime
+ *   (gptManagerBenchmark's rows of the v0.11.0 performance page), whose
+ *   decoder allocates float32 buffers over the whole vocabulary for every
+ *   slot of the engine's max_batch_size before the KV pool is sized: the
+ *   trtllm-decoder-0.11 row of serve_sampler.h (its passes trtllm-decoder's,
+ *   36 bytes a slot and logit kept from the pool, serve_sampler.c).
  * trtllm-cpp-0.9: trtllm-cpp as TensorRT-LLM v0.9 runs its decodes (the
  *   gptSessionBenchmark rows of the v0.9.0 performance page). Its GPT
  *   attention plugin builds the XQA runner when plugin_config.enable_xqa
@@ -466,6 +472,16 @@ static const strata_serve_engine engines[] = {
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true,
      .sampler = "trtllm-decoder"},
+    {.name = "trtllm-cpp-0.11",
+     .mode = SERVE_ENGINE_SYNC,
+     .what = "trtllm-cpp as TensorRT-LLM v0.11's runtime sizes its decoder: float32 buffers over the vocabulary for "
+             "every slot of the engine's max batch, kept from the KV pool",
+     .scheduler = "trtllm-no-evict-unchunked",
+     .decode = "xqa",
+     .pool_of_free = true,
+     .lengths = SERVE_LENGTH_TRTLLM,
+     .logits_gather = true,
+     .sampler = "trtllm-decoder-0.11"},
     {.name = "trtllm-cpp-0.9",
      .mode = SERVE_ENGINE_SYNC,
      .what = "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a KV head, else "

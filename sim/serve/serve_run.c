@@ -21,6 +21,7 @@
 #include "serve/serve_fields.h"
 #include "serve/serve_links.h"
 #include "serve/serve_run.h"
+#include "serve/serve_sampler.h"
 
 enum { MAX_SAMPLES = 2048 };
 
@@ -60,6 +61,13 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
             *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv) * act + mlp + logits);
         }
     }
+    /* the decoder's buffers for every slot, allocated before the pool is sized (serve_sampler.h; counted
+     * with the activations) */
+    const strata_serve_sampler *dec = c->engine && c->engine->sampler ? strata_serve_sampler_find(c->engine->sampler,
+                                                                                                  NULL)
+                                                                      : NULL;
+    if (dec)
+        *activations += (uint64_t)strata_serve_sampler_buffer_bytes(dec, c->max_num_seqs, m->vocab, (uint32_t)tp);
     *weights = strata_serve_weight_bytes_dp(m, (uint32_t)tp, c->attention_dp);
     /* vLLM: gpu_memory_utilization of the device, less the rest; TensorRT-LLM: its fraction of what the
      * rest leaves free (serve_engine.c, the trtllm row: KvCacheCreator._cal_max_memory) */

@@ -38,6 +38,53 @@
  * second and third loops reread a row its CTA has just written (513 KB at
  * Llama 3's 128,256 logits), taken as HBM traffic: with a few hundred rows
  * in flight they outgrow a 50 MB L2.
+ *
+ * trtllm-decoder-0.11: the same passes, and the buffers the decoder of
+ * TensorRT-LLM v0.11 allocates at setup for every slot of the engine's
+ * max_batch_size (the executor sizes the decoder by it: gptManagerBenchmark
+ * sets no smaller batch), each over the whole vocabulary, before the KV
+ * cache manager measures the free memory (TrtGptModelInflightBatching
+ * creates the runtime buffers, then the decoder, then the KV cache manager
+ * and logs each step's "[MemUsageChange]": read in the later open
+ * trtGptModelInflightBatching.cpp; v0.11's batch manager is a binary).
+ * v0.11.0's tag is over the fetch limit; the open runtime and layers were
+ * read in the index's stored versions of the v0.10-v0.11 API (layers built
+ * on DecoderDomain and IAllocator, SizeType, GptDecoderBatch with the
+ * explicit-draft-tokens path). The decoder's dtype is the engine's logits
+ * dtype, float32 (T = float, 4 bytes):
+ * - GptDecoderBatch::setup (cpp/tensorrt_llm/runtime/gptDecoderBatch.cpp):
+ *   the joint input's embeddingBias [maxBatchSize, vocabSizePadded] float
+ *   and mDraftLogits [maxBatchSize, maxTokensPerEngineStep (1),
+ *   vocabSizePadded] float, reshaped whatever the decoding mode
+ *   ("speculative decoding only works for beam width == 1"): 4 + 4.
+ * - PenaltyLayer::allocateBuffer (layers/penaltyLayer.cpp): the runtime
+ *   logits, sizeof(T) x maxBatchSize x maxTokensPerStep x maxBeamWidth x
+ *   vocabSizePadded: 4; allocateWorkspace, called at initialize for any
+ *   decoding mode but None: the penalty workspace, sizeof(SizeType) x
+ *   maxBatchSize x maxTokensPerStep x beamWidth x vocabSize (unpadded): 4
+ *   over the vocabulary.
+ * - SamplingLayer::allocateBuffer (layers/samplingLayer.cpp): one sampling
+ *   workspace of the larger of its top-k and top-p layers' (the executor's
+ *   beam-1 mode is TopKTopP, so it builds both); the top-p one is larger:
+ *   getTopPWorkspaceSize (kernels/samplingTopPKernels.cu) sums CUB's
+ *   temporary storage for DeviceSegmentedRadixSort::SortPairsDescending over
+ *   batchSize x vocabSizePadded pairs of a float key and an int32 value,
+ *   which is CUB's third keys and values buffers when the input may not be
+ *   overwritten (num_items x (sizeof(KeyT) + sizeof(ValueT)): dispatch
+ *   radix sort's allocation_sizes, NVIDIA/cub) = 8, the sorted log probs
+ *   (sizeof(T)) = 4 and the sorted ids (int32) = 4: 16; the top-k
+ *   workspace is the row's copy (4) and a few values a row.
+ * - TopPSamplingLayer::allocateBuffer (layers/topPSamplingLayer.cu): the
+ *   deterministic top-p's id values, int32 x batchSize x vocabSizePadded:
+ *   4.
+ * 4 + 4 + 4 + 16 + 4 = 32 bytes a slot and padded logit, plus 4 a slot
+ * and logit of the vocabulary. Not counted: the few values a slot the
+ * layers keep (penalties, seeds, curand states, offsets), the batch
+ * manager's own buffers (its engine logits and per-slot decoder buffers:
+ * binary in v0.11) and the engine's activation memory for its last
+ * tokens' logits (TensorRT's, not read). Llama 3 70B at TP8 with
+ * max_batch_size 8,192: 8,192 x 128,256 x 36 = 37.8 GB a rank; Llama 2
+ * 70B with 1,024: 1,024 x 32,000 x 36 = 1.18 GB.
  */
 #include "serve/serve_sampler.h"
 #include "core/error.h"
@@ -52,12 +99,21 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
 
 static const strata_serve_sampler rows[] = {
     {"trtllm-decoder", "TensorRT-LLM's C++ runtime decoder, greedy: penalties, softmax, top-k 1 over float32 logits",
-     trtllm_decoder, G_N_ELEMENTS(trtllm_decoder)},
-    {NULL, NULL, NULL, 0},
+     trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0},
+    {"trtllm-decoder-0.11",
+     "trtllm-decoder's kernels, and TensorRT-LLM v0.11's decoder buffers: 32 B a slot and padded logit, 4 B a slot "
+     "and logit", trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 32.0, 4.0},
+    {NULL, NULL, NULL, 0, 0.0, 0.0},
 };
 
 const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError **err)
 {
     return serve_names_lookup(SERVE_NAMES(rows, strata_serve_sampler), name, STRATA_ERROR_INPUT, err,
                               "sampler '%s': expected one of %s");
+}
+
+double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t slots, uint32_t vocab, uint32_t tp)
+{
+    uint64_t ranks = tp ? tp : 1, padded = (vocab + ranks - 1) / ranks * ranks; /* getVocabSizePadded */
+    return (double)slots * ((double)padded * s->slot_bytes_padded + (double)vocab * s->slot_bytes_vocab);
 }
