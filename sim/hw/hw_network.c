@@ -40,6 +40,11 @@
 #include "hw/pcie.h"
 
 #define MAX_NICS 64u
+/* ESTIMATE: the payload and read request sizes of a NIC's PCIe link, as
+ * configs/hw/a100-8.ini's GPU link (256 B and 512 B, from an A100 server's
+ * lspci): the lowest MPS along the switch hierarchy applies to all of it. */
+#define NIC_PCIE_MPS 256u
+#define NIC_PCIE_MRRS 512u
 
 const strata_key_def hw_network_keys[] = {
     {"memory", false, "where the NICs are: a per-device memory (the devices' own NICs, GPUDirect) or a host "
@@ -52,8 +57,8 @@ const strata_key_def hw_network_keys[] = {
                                "(default 1)"},
     {"hosts_per_leaf", false, "hosts under one leaf switch (per rail), dividing the hosts (default: all)"},
     {"oversubscription", false, "a leaf's NICs' bandwidth over its uplink to the spine, 1 to 64 (default 1)"},
-    {"pcie_generation", false, "the PCIe generation of the link each NIC sits on, 3 to 6 (with pcie_lanes; "
-                               "default: none, the NIC's own bandwidth)"},
+    {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
+                               "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
@@ -98,8 +103,8 @@ static double port_rate(const hw_network *n)
     double port = n->bandwidth * n->nics;
     if (!n->pcie_generation)
         return port;
-    strata_pcie_config cfg = {.generation = n->pcie_generation, .lanes = n->pcie_lanes, .max_payload = 256,
-                              .max_read_request = 512};
+    strata_pcie_config cfg = {.generation = n->pcie_generation, .lanes = n->pcie_lanes,
+                              .max_payload = NIC_PCIE_MPS, .max_read_request = NIC_PCIE_MRRS};
     return MIN(port, strata_pcie_data_rate(&cfg));
 }
 
