@@ -3,6 +3,7 @@
  * links each builds, the routes between devices of one domain and of two,
  * rails, leaves and a spine with oversubscription, NICs on hosts, slices,
  * and bad input with its FILE:LINE. */
+#include <math.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
@@ -149,6 +150,39 @@ START_TEST(slices_and_overrides)
 }
 END_TEST
 
+/* The PCIe link a GPU's NICs sit on ([network] pcie_generation,
+ * pcie_lanes): its data rate caps the GPU's port. Gen4 x16 at 256 B
+ * payloads (hw/pcie.h; test_pcie.c's derivation): 16 GT/s x 16 x 128/130
+ * / 8 = 31.508 GB/s, x (1 - 16/168 - 4/1538) for DLLPs and SKPs, x 256/280
+ * for a write TLP's framing, header and LCRC = 25.988585 GB/s (writes are
+ * the lower direction). A 50 GB/s NIC on it carries 25.988585 GB/s; two of
+ * 12.5 GB/s (one dual-port NIC, OCI BM.GPU4.8) carry their 25. A leaf's
+ * uplink to the spine keeps its NICs' own bandwidth (the PCIe link is the
+ * GPU's, not the fabric's): rails, one host a leaf, 2 x 50 = 100 GB/s. */
+START_TEST(nic_pcie_link_caps_the_port)
+{
+    strata_hw *hw = cluster("pcie_generation = 4\npcie_lanes = 16\n", NULL);
+    ck_assert_msg(fabs(strata_test_link(hw, "ib@3")->bandwidth - 25.988585e9) < 1e3, "%.0f",
+                  strata_test_link(hw, "ib@3")->bandwidth);
+    strata_hw_nics nics;
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert_uint_eq(nics.pcie_generation, 4);
+    ck_assert_uint_eq(nics.pcie_lanes, 16);
+    ck_assert(nics.bandwidth == 50e9); /* NCCL's view keeps the NIC's own speed */
+    assert_route(hw, "hbm@1", "hbm@9", "ib@1,ib@9");
+    strata_hw_free(hw);
+    const char *const ports[] = {"network.ib.bandwidth=12.5GB/s", NULL};
+    hw = cluster("nics = 2\npcie_generation = 4\npcie_lanes = 16\n", ports);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 25e9);
+    strata_hw_free(hw);
+    hw = cluster("topology = rails\nhosts_per_leaf = 1\npcie_generation = 4\npcie_lanes = 16\n", NULL);
+    ck_assert(strata_test_link(hw, "ib.up0")->bandwidth == 50e9);
+    ck_assert_msg(fabs(strata_test_link(hw, "ib@12")->bandwidth - 25.988585e9) < 1e3, "%.0f",
+                  strata_test_link(hw, "ib@12")->bandwidth);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static void fails(const char *more, const char *want)
 {
     char *head = g_strdup_printf(CLUSTER, "");
@@ -168,6 +202,12 @@ START_TEST(bad_input)
     fails("switches = 4\n", "t.ini:24: [network ib] unknown key 'switches'");
     fails("[network eth]\nbandwidth = 1GB/s\n", "[network eth] a second network");
     fails("memory = nope\n", "t.ini:24: [network ib] memory: unknown memory 'nope'");
+    fails("pcie_generation = 4\n", "t.ini:24: [network ib] pcie_generation: a NIC's PCIe link needs both "
+          "pcie_generation and pcie_lanes");
+    fails("pcie_generation = 2\npcie_lanes = 16\n",
+          "t.ini:24: [network ib] pcie_generation: expected a PCIe generation from 3 to 6, got '2'");
+    fails("pcie_generation = 4\npcie_lanes = 12\n",
+          "t.ini:25: [network ib] pcie_lanes: expected 1, 2, 4, 8, 16 or 32 lanes, got 12");
     GError *err = NULL;
     char *text = g_strdup_printf(CLUSTER, "");
     const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
@@ -201,6 +241,7 @@ static Suite *suite(void)
     tcase_add_test(tc, domains_and_one_switch);
     tcase_add_test(tc, rails_leaves_and_spine);
     tcase_add_test(tc, shared_nics);
+    tcase_add_test(tc, nic_pcie_link_caps_the_port);
     tcase_add_test(tc, nics_on_hosts);
     tcase_add_test(tc, slices_and_overrides);
     tcase_add_test(tc, bad_input);

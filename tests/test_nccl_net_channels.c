@@ -247,6 +247,62 @@ START_TEST(ring_runs_on_the_comms_channels)
 }
 END_TEST
 
+/* The NIC's PCIe link in NCCL's search (strata_nccl_pci_gbs; topo.cc
+ * ncclTopoAddPci: width x speed / 80, speed per lane 60, 120, 240, 480
+ * x 100 Mb/s for Gen3 to Gen6): Gen3 x16 = 16 x 60 / 80 = 12, Gen4 x16 =
+ * 16 x 120 / 80 = 24, Gen5 x16 = 48, Gen6 x16 = 96, Gen4 x8 = 12; no
+ * generation 7. A GPU's path to its NIC is its narrowest link (paths.cc
+ * ncclTopoSetPaths), the NIC's net.bw or that PCIe link.
+ * Two nodes of 8 A100 (a100-8.ini's one-node graph, 12 x 20 = 240 GB/s of
+ * NVLink), 8 HDR NICs of 200 Gb/s = 25 GB/s a node (held-out set 12's
+ * Azure NDv4 pair). On Gen4 x16 the path is min(25, 24) = 24: Ampere's
+ * speedArrayInter {48, 30, 28, 24, 20, ...} starts at 24 (48 to 28 are
+ * above the path); at 24 a NIC's path holds 1 channel: 8 x 24 = 192;
+ * 20, 18, 15 hold 1 a NIC (less); 12 holds 2: 16 x 12 = 192, not more
+ * (a tie keeps the first); 10 / 24 < .49 ends it: 8 x 24. bwIntra 24 is
+ * below 25: not duplicated; comm->nChannels 16 (no x 2 before SM90). The
+ * NIC's own 25 gives the same graph: NCCL's array steps at 24 where a
+ * Gen4 x16 link is. The same NIC on a Gen3 x16 host (12): the search
+ * starts at 12: 8 x 12 = 96; 10 and 9 to 7 hold 1 a NIC (less); 6
+ * (6 / 12 = .5, above .49) holds 2: 16 x 6 = 96, a tie; 5 / 12 < .49
+ * ends it: 8 x 12, comm->nChannels 16, half the bandwidth of 8 x 24.
+ * A 800 Gb/s NIC (100 GB/s) beside each of 8 B200 (16 x 45 = 720 GB/s of
+ * NVLink) on a Gen5 x16 link (48), v2.28 (sm100SpeedArrayInter {96, 48,
+ * 45.1, 42, 40, 30, 24, 22, ...}): 96 is above the path; 48 holds 1 a
+ * NIC: 8 x 48 = 384; 45.1 to 30 hold 1 (less); 24 (.5) holds 2: 16 x 24
+ * = 384, a tie; 22 / 48 < .49 ends it: 8 x 48; not duplicated (SM90 and
+ * later below 50 with more than 4); comm->nChannels 8 x 2 = 16, and 48 >
+ * 45 doubles only below 16 channels: 16 (no NVLS raise in 2.28). Without
+ * the link (the NIC's 100): 96 holds 1 a NIC but 720 / 96 = 7 channels of
+ * NVLink: 7 x 96 = 672; 48 (.5) holds 2 a NIC, NVLink 15: 15 x 48 = 720
+ * fills the NVLink and ends it; not duplicated; comm->nChannels 30. */
+START_TEST(nic_pcie_link_in_the_search)
+{
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(3, 16), 12.0, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(4, 16), 24.0, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(5, 16), 48.0, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(6, 16), 96.0, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(4, 8), 12.0, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_pci_gbs(7, 16), 0.0, 1e-12);
+    const double hdr = 25.0;
+    const double paths[] = {MIN(hdr, strata_nccl_pci_gbs(4, 16)), hdr, MIN(hdr, strata_nccl_pci_gbs(3, 16))};
+    const double want_gbs[] = {24.0, 24.0, 12.0};
+    for (unsigned i = 0; i < 3; i++) {
+        strata_nccl_comm c = two_nodes(STRATA_NCCL_AMPERE, 8, 8, paths[i], "2.25");
+        c.graph_channels = 12;
+        c.channel_gbs = 20.0;
+        uint32_t ch;
+        double bw;
+        strata_nccl_net_graph(&c, &ch, &bw);
+        ck_assert_uint_eq(ch, 8);
+        ck_assert_double_eq_tol(bw, want_gbs[i], 1e-12);
+        ck_assert_uint_eq(strata_nccl_comm_channels(&c), 16);
+    }
+    expect(STRATA_NCCL_BLACKWELL, 8, 8, MIN(100.0, strata_nccl_pci_gbs(5, 16)), "2.28", 8, 48.0, 16);
+    expect(STRATA_NCCL_BLACKWELL, 8, 8, 100.0, "2.28", 15, 48.0, 30);
+}
+END_TEST
+
 static Suite *nccl_net_channels_suite(void)
 {
     Suite *s = suite_create("nccl_net_channels");
@@ -258,6 +314,7 @@ static Suite *nccl_net_channels_suite(void)
     tcase_add_test(tc, nvls_needs_the_releases_gpus_a_node);
     tcase_add_test(tc, ring_runs_on_the_comms_channels);
     tcase_add_test(tc, nvls_raises_the_rings_to_v2_27);
+    tcase_add_test(tc, nic_pcie_link_in_the_search);
     suite_add_tcase(s, tc);
     return s;
 }

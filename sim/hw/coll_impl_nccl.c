@@ -223,6 +223,13 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
         c.nodes = (ranks + domain_ranks - 1) / domain_ranks;
         c.nics = node_nics / group;
         c.nic_gbs = nics.bandwidth * group / 1e9;
+        /* the GPU's path to the NIC as NCCL's search sees it (v2.25.1-1):
+         * its narrowest link (paths.cc ncclTopoSetPaths l. 67), the NIC's
+         * PCIe link among them (topo.cc ncclTopoAddPci l. 471-472); the
+         * search starts below it (search.cc getMaxBw l. 19-28) and takes
+         * it off every link a channel crosses (followPath l. 79-117) */
+        if (nics.pcie_generation)
+            c.nic_gbs = MIN(c.nic_gbs, strata_nccl_pci_gbs(nics.pcie_generation, nics.pcie_lanes));
         c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
     }
     return c;

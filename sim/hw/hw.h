@@ -297,6 +297,9 @@ typedef struct strata_hw_nics {
     double latency; /* per link of the network (a NIC to its leaf) */
     uint32_t devices;
     bool on_hosts;
+    /* the PCIe link each NIC sits on ([network] pcie_generation,
+     * pcie_lanes); 0, 0 where the file gives none */
+    uint32_t pcie_generation, pcie_lanes;
 } strata_hw_nics;
 bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out);
 /* The template (the memory or unit as declared, before instantiation):

@@ -16,6 +16,13 @@
  *                       hosts_per_leaf hosts;
  * more than one leaf: a spine joins them, each leaf by an uplink carrying
  * the leaf's NICs' bandwidth / oversubscription.
+ * pcie_generation and pcie_lanes (both or neither) give the PCIe link a
+ * device's (or host's) NICs sit on, one link for its `nics` (a dual-port
+ * NIC is one PCIe device): its port to the leaf then carries the lower of
+ * nics x bandwidth and that link's data rate (hw/pcie.h at 256 B payloads
+ * and 512 B read requests, ESTIMATE: as configs/hw/a100-8.ini's GPU
+ * link), and NCCL's search sees the link at its own figure
+ * (hw/nccl_tuning.h, strata_nccl_pci_gbs).
  *
  * Site graph (hw_site.c): NIC vertices, then leaves, then the spine, as
  * switches. An uplink's edge costs one more than its link, so that traffic
@@ -30,8 +37,14 @@
  */
 #include <string.h>
 #include "hw/hw_internal.h"
+#include "hw/pcie.h"
 
 #define MAX_NICS 64u
+/* ESTIMATE: the payload and read request sizes of a NIC's PCIe link, as
+ * configs/hw/a100-8.ini's GPU link (256 B and 512 B, from an A100 server's
+ * lspci): the lowest MPS along the switch hierarchy applies to all of it. */
+#define NIC_PCIE_MPS 256u
+#define NIC_PCIE_MRRS 512u
 
 const strata_key_def hw_network_keys[] = {
     {"memory", false, "where the NICs are: a per-device memory (the devices' own NICs, GPUDirect) or a host "
@@ -44,6 +57,9 @@ const strata_key_def hw_network_keys[] = {
                                "(default 1)"},
     {"hosts_per_leaf", false, "hosts under one leaf switch (per rail), dividing the hosts (default: all)"},
     {"oversubscription", false, "a leaf's NICs' bandwidth over its uplink to the spine, 1 to 64 (default 1)"},
+    {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
+                               "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
+    {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -53,8 +69,44 @@ struct hw_network {
     bool hosts;               /* NICs on hosts */
     bool rails;
     uint32_t nics, devices_per_nic, hosts_per_leaf;
+    uint32_t pcie_generation, pcie_lanes; /* 0, 0: no PCIe link given */
     double bandwidth, latency, oversubscription;
 };
+
+/* The NIC's PCIe link: both keys or neither; a width PCIe has. */
+static bool get_pcie(const hw_load_ctx *ctx, hw_network *n, GError **err)
+{
+    bool gen = strata_keyfile_has_key(ctx->k, n->group, "pcie_generation");
+    bool lanes = strata_keyfile_has_key(ctx->k, n->group, "pcie_lanes");
+    if (gen != lanes) {
+        hw_fail(ctx, err, n->group, gen ? "pcie_generation" : "pcie_lanes",
+                "a NIC's PCIe link needs both pcie_generation and pcie_lanes");
+        return false;
+    }
+    if (!gen)
+        return true;
+    if (!hw_get_count(ctx, n->group, "pcie_generation", 3, 6, 0, "a PCIe generation from 3 to 6",
+                      &n->pcie_generation, err) ||
+        !hw_get_count(ctx, n->group, "pcie_lanes", 1, 32, 0, "1, 2, 4, 8, 16 or 32 lanes", &n->pcie_lanes, err))
+        return false;
+    if (n->pcie_lanes & (n->pcie_lanes - 1)) {
+        hw_fail(ctx, err, n->group, "pcie_lanes", "expected 1, 2, 4, 8, 16 or 32 lanes, got %u", n->pcie_lanes);
+        return false;
+    }
+    return true;
+}
+
+/* What a device's (or host's) NICs carry a direction: their bandwidth, or
+ * their PCIe link's data rate where lower. */
+static double port_rate(const hw_network *n)
+{
+    double port = n->bandwidth * n->nics;
+    if (!n->pcie_generation)
+        return port;
+    strata_pcie_config cfg = {.generation = n->pcie_generation, .lanes = n->pcie_lanes,
+                              .max_payload = NIC_PCIE_MPS, .max_read_request = NIC_PCIE_MRRS};
+    return MIN(port, strata_pcie_data_rate(&cfg));
+}
 
 static bool get_oversubscription(const hw_load_ctx *ctx, hw_network *n, GError **err)
 {
@@ -114,7 +166,7 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !hw_get_count(ctx, n->group, "nics", 1, MAX_NICS, 1, NULL, &n->nics, err) ||
         !hw_get_count(ctx, n->group, "devices_per_nic", 1, 65536, 1, NULL, &n->devices_per_nic, err) ||
         !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
-        !get_oversubscription(ctx, n, err))
+        !get_oversubscription(ctx, n, err) || !get_pcie(ctx, n, err))
         return false;
     return check_counts(ctx, hw, n, err);
 }
@@ -156,7 +208,8 @@ strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n)
 {
     uint32_t per_host = n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
     return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth, .latency = n->latency,
-                            .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts};
+                            .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts,
+                            .pcie_generation = n->pcie_generation, .pcie_lanes = n->pcie_lanes};
 }
 
 bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out)
@@ -207,7 +260,7 @@ void hw_network_build(strata_hw *hw, const hw_network *n)
 {
     uint32_t per_host = nics_per_host(hw, n), leaves = leaf_count(hw, n);
     uint32_t groups = hw->hosts / n->hosts_per_leaf, spine = 0, nic = 0;
-    double port = n->bandwidth * n->nics;
+    double port = n->bandwidth * n->nics, pcie_port = port_rate(n); /* a device's own link: its PCIe's cap */
     uint32_t *leaf_at = g_new(uint32_t, leaves);
     for (uint32_t l = 0; l < leaves; l++) {
         char *name = g_strdup_printf("%s.leaf%u", n->name, l);
@@ -229,7 +282,7 @@ void hw_network_build(strata_hw *hw, const hw_network *n)
             join(hw, nic, leaf, STRATA_HW_NO_MEMORY, nic_name, port, n->latency, false, STRATA_HW_NO_DEVICE, 0);
             g_free(nic_name);
         }
-        join(hw, first + i, n->devices_per_nic > 1 ? nic : leaf, hw->mem_at[n->memory].offset + i, name, port,
+        join(hw, first + i, n->devices_per_nic > 1 ? nic : leaf, hw->mem_at[n->memory].offset + i, name, pcie_port,
              n->devices_per_nic > 1 ? 0 : n->latency, n->hosts, i, 0);
         g_free(name);
     }

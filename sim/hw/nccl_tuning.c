@@ -137,6 +137,12 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
     return true;
 }
 
+double strata_nccl_pci_gbs(uint32_t generation, uint32_t lanes)
+{
+    static const double per_lane[] = {15, 30, 60, 120, 240, 480}; /* x 100 Mb/s */
+    return generation >= 1 && generation <= G_N_ELEMENTS(per_lane) ? lanes * per_lane[generation - 1] / 80.0 : 0;
+}
+
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
     size_t n_speeds;

@@ -90,6 +90,9 @@ typedef struct strata_nccl_comm {
      * that have one (the NVLS heads), the host CPU */
     uint32_t nodes;
     uint32_t nics;
+    /* the bandwidth of a GPU's path to one NIC as NCCL's search sees it
+     * (paths[NET].bw: the lowest link on the way, the NIC's net.bw or the
+     * PCIe link it sits on, strata_nccl_pci_gbs) */
     double nic_gbs;
     uint32_t nic_gpus;
     strata_nccl_cpu cpu;
@@ -238,6 +241,14 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
  * MAXCHANNELS / 2; ncclTopoDupChannels doubles them at half the speed when
  * the speed is 25 or more, but not on SM90 or later below 50 with more
  * than 4 channels. */
+/* A PCIe link's bandwidth in NCCL's topology (GB/s): NVIDIA/nccl
+ * v2.25.1-1 src/graph/topo.cc ncclTopoAddPci l. 466-472, width x speed /
+ * 80 with the speed per lane of kvDictPciGen (l. 403-406: 2.5, 5, 8, 16,
+ * 32, 64 GT/s are 15, 30, 60, 120, 240, 480 x 100 Mb/s) for generations
+ * 1 to 6: Gen4 x16 is 24, Gen5 x16 48; the same in v2.18.3-1 (l. 375,
+ * 438), v2.19.3-1 (l. 378, 441) and master @5067397 (l. 555, 657). 0 for
+ * a generation outside 1 to 6. */
+double strata_nccl_pci_gbs(uint32_t generation, uint32_t lanes);
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
 /* comm->nChannels, the most channels a ring or tree collective runs on
  * (connect.cc ncclTopoPostset): the ring graph's (one node: the model's;
