@@ -383,6 +383,14 @@ enum { SGLANG_V04_GRAPH_MAX = 160 };
  * above) and pad a decode batch to the next captured size. */
 enum { GRAPH_ALIGN = 8 };
 
+/* SGLang's CPU time a step, the sglang-v0.3 row's figures, which sglang-v0.4 reuses (the comment above gives
+ * both): 1 ms a step (ESTIMATE, the v0.4 release's "1.1x"), per request 1.6 us, 5.4 ns a prompt token and 25 ns a
+ * generated token (ESTIMATE, SGLang 0.3.0's per-request Python timed on the build host). */
+#define SGLANG_STEP_S 1e-3
+#define SGLANG_PER_SEQ_S 1.6e-6
+#define SGLANG_PER_PROMPT_TOKEN_S 5.4e-9
+#define SGLANG_PER_OUTPUT_TOKEN_S 25e-9
+
 static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
     {.name = "vllm-v0",
@@ -405,8 +413,8 @@ static const strata_serve_engine engines[] = {
      .embed_allreduce = true},
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
-     .step_s = 1e-3,
-     .per_seq_s = 1.6e-6,
+     .step_s = SGLANG_STEP_S,
+     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
              "overlapped (ESTIMATE)",
      .scheduler = "sglang-v0.3",
@@ -414,15 +422,15 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V03_GRAPH_MAX,
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.3-flashinfer",
-     .per_prompt_token_s = 5.4e-9,
-     .per_output_token_s = 25e-9,
+     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
+     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .lengths = SERVE_LENGTH_SGLANG_03,
      .logits_gather = true,
      .embed_allreduce = true},
     {.name = "sglang-v0.4",
      .mode = SERVE_ENGINE_OVERLAP,
-     .step_s = 1e-3,
-     .per_seq_s = 1.6e-6,
+     .step_s = SGLANG_STEP_S,
+     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
      .scheduler = "sglang-v0.4",
@@ -430,8 +438,8 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V04_GRAPH_MAX,
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.4-flashinfer",
-     .per_prompt_token_s = 5.4e-9,
-     .per_output_token_s = 25e-9,
+     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
+     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .overlap_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
      .logits_gather = true,
@@ -620,13 +628,17 @@ const char *strata_serve_engine_length_rule(const strata_serve_engine *e)
     }
 }
 
+double strata_serve_engine_cpu(const strata_serve_engine *e, strata_serve_engine_batch batch)
+{
+    return e->step_s + e->per_seq_s * (double)batch.requests + e->per_prompt_token_s * (double)batch.prompt_tokens +
+           e->per_output_token_s * (double)batch.output_tokens +
+           e->per_prefill_token_s * (double)batch.prefill_tokens;
+}
+
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
                                 bool prefill, uint32_t scheduler_steps)
 {
-    double cpu = e->step_s + e->per_seq_s * (double)batch.requests +
-                 e->per_prompt_token_s * (double)batch.prompt_tokens +
-                 e->per_output_token_s * (double)batch.output_tokens +
-                 e->per_prefill_token_s * (double)batch.prefill_tokens;
+    double cpu = strata_serve_engine_cpu(e, batch);
     switch (e->mode) {
     case SERVE_ENGINE_OVERLAP:
         return fmax(gpu_s, cpu);

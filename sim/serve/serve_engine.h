@@ -157,6 +157,9 @@ typedef struct strata_serve_engine_batch {
     uint64_t prefill_tokens; /* the prompt tokens the step computes (its chunks of more than one) */
 } strata_serve_engine_batch;
 
+/* The engine's CPU seconds for a step of this batch (the row's fixed,
+ * per-request and per-token parts). */
+double strata_serve_engine_cpu(const strata_serve_engine *e, strata_serve_engine_batch batch);
 /* A step's time from its GPU time, its batch, whether it has prefill
  * tokens, and N for MULTI_STEP (>= 1). */
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
