@@ -866,6 +866,47 @@ START_TEST(sglang_v04_finished_request_skips_a_prefill)
 }
 END_TEST
 
+/* The sglang-v0.4 engine receives requests when its loop forms a step (recv_lag): event_loop_overlap forms step n+1
+ * while the GPU runs step n, right after step n-1's results are processed (scheduler.py:399-434), so a request
+ * that arrives during step n after that joins step n+2. --step-overhead 10 ms stands for a GPU-bound step: a step
+ * takes max(gpu, cpu) + 10 ms, its loop's CPU work cpu = 1 ms + 1.6 us a request + 5.4 ns a prompt token + 25 ns a
+ * generated token. A(4, 3) at 0, B(4, 2) at 5 ms, C(4, 1) at 1 s; budget 8, two sequences. Index 0 (at 0) A's
+ * prompt; the next batch formed at 0 + cpu = 1 ms + 1.6 us + 21.6 ns = 1.0016216 ms, before B came: index 1 (at
+ * about 11 ms, B arrived) A's decode alone; index 2 B's prompt (formed at index 1's start + its cpu, after 5 ms);
+ * index 3 A's and B's decodes (A's third token, B's second: both done); index 4 their dropped decodes
+ * (overlap_lag); then idle until C: an idle loop receives a request as it comes, so index 5 starts at 1 s with C's
+ * prompt. TTFT: A index 0's end, B index 2's end less 5 ms, C index 5's length. Without recv_lag (the row copied,
+ * the flag off) B's prompt is index 1 and its TTFT index 1's end less 5 ms; index 2 both decode (B done), 3 A's
+ * decode and B's dropped one (A done), 4 A's dropped one, 5 C's prompt. */
+START_TEST(sglang_v04_receives_a_step_late)
+{
+    strata_serve_request req[3] = {{0, 4, 3}, {5e-3, 4, 2}, {1.0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.step_overhead = 10e-3;
+    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert(c.engine->recv_lag);
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 3);
+    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {4, 1, 0}, {2, 0, 2}, {2, 0, 2}, {4, 1, 0}};
+    check_steps(r, lag, G_N_ELEMENTS(lag));
+    ck_assert(step(r, 0)->dt > 10e-3 + 1.0016216e-3 - 1e-12 && step(r, 1)->t > 5e-3);
+    ck_assert_double_eq_tol(step(r, 5)->t, 1.0, 1e-12);
+    double ttft[3] = {step(r, 0)->dt, step(r, 2)->t + step(r, 2)->dt - 5e-3, step(r, 5)->dt};
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+    ck_assert_uint_eq(r->completed, 3);
+    strata_serve_result_free(r);
+    strata_serve_engine e = *c.engine;
+    e.recv_lag = false;
+    c.engine = &e;
+    r = run_config(&c, "sglang-v0.4", req, 3);
+    const uint32_t none[][3] = {{4, 1, 0}, {4, 1, 0}, {2, 0, 2}, {2, 0, 2}, {1, 0, 1}, {4, 1, 0}};
+    check_steps(r, none, G_N_ELEMENTS(none));
+    ttft[1] = step(r, 1)->t + step(r, 1)->dt - 5e-3;
+    ck_assert_double_eq_tol(r->ttft.mean, (step(r, 0)->dt + ttft[1] + step(r, 5)->dt) / 3, 1e-12);
+    strata_serve_result_free(r);
+}
+END_TEST
+
 /* The sglang-v0.4 row's pool (pool_of_static): mem_fraction_static of the device less the weights, no profile
  * run first. The tiny model at budget 64 and 64 sequences: the vLLM rule takes activations of 64 tokens x (2 x 8
  * hidden + 24 QKV + 24 MLP) = 4,096 bf16 elements, 8,192 B, and 64 x 8 fp32 logits and probabilities x 8 B =
@@ -1083,6 +1124,7 @@ int main(void)
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
     tcase_add_test(tc, sglang_v04_waits_for_a_finish_after_a_refusal);
     tcase_add_test(tc, sglang_v04_finished_request_skips_a_prefill);
+    tcase_add_test(tc, sglang_v04_receives_a_step_late);
     tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
     tcase_add_test(tc, sglang_v04_max_running_from_the_pool);

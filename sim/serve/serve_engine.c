@@ -74,8 +74,19 @@
  *   to overlap, not modelled); and the results are one step behind, so a
  *   request done at step n is in
  *   step n+1's decode batch, its token freed unread (process_batch_result_
- *   decode, :1109-1112): overlap_lag. Both threads run Python under one
- *   GIL, so cpu is their sum: sglang-v0.3's figures, ESTIMATE, reused
+ *   decode, :1109-1112): overlap_lag. And a request is received a step
+ *   late: each pass of the loop receives (recv_requests, :491-506: every
+ *   request the tokenizer has sent by then, ZMQ NOBLOCK) just before it
+ *   forms a step, and it forms step n+1 right after processing step n-1's
+ *   results, i.e. once step n-1's GPU work is done and its CPU work run,
+ *   while the GPU runs step n: a request that arrives after that joins
+ *   step n+2, not n+1 (recv_lag: step n's start + cpu, at most the step's
+ *   length; a CPU-bound step forms the next at its end, as a synchronous
+ *   loop does). An idle loop receives at once (batch None: it polls). The
+ *   cpu here is the whole step's; SGLang receives after the results'
+ *   part of it, before the scheduling and launch part (not split: the
+ *   row's figures are mostly per request, the results' loop). Both
+ *   threads run Python under one GIL, so cpu is their sum: sglang-v0.3's figures, ESTIMATE, reused
  *   because the same per-request code runs each step (stream_output,
  *   :1228-1329: the output lists, the meta_info dict and
  *   init_incremental_detokenize's prompt + outputs list, schedule_batch.py:
@@ -441,6 +452,7 @@ static const strata_serve_engine engines[] = {
      .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
      .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .overlap_lag = true,
+     .recv_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
      .logits_gather = true,
      .embed_allreduce = true,
