@@ -488,7 +488,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     all.max_num_seqs *= (uint32_t)ranks, all.max_num_batched_tokens *= (uint32_t)ranks;
     c = &all;
     serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
-                      .clients_free = c->concurrency, .recv_by = INFINITY, .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
+                      .clients_free = c->concurrency, .recv_by = INFINITY,
+                      .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
