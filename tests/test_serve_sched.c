@@ -333,22 +333,28 @@ START_TEST(trtllm_unchunked_places_whole_prompts)
 }
 END_TEST
 
-/* TensorRT-LLM's overlap scheduler (the trtllm row's overlap_lag): a request done in step n is in step n+1's batch
- * too, one decode whose token is dropped, and its slot is free only after it. A(4 prompt, 3 out) and B(4, 3) at 0,
- * one sequence at a time, budget 8, trtllm-no-evict: step 1 A's prompt (4 tokens, its first token), steps 2 and 3
- * A's decodes (its second and third: A done at step 3's end), step 4 A's dropped decode, step 5 B's prompt, 6 and
- * 7 its decodes (B done at step 7's end; the run ends with the last request, so B's dropped decode is not run): 7
- * steps, where without the lag (no engine) B's prompt is step 4 and the run 6 steps. Finish times are the ends of
- * the steps that produced the last tokens (3 and 7); the dropped decode is no decode token (4 either way). */
-START_TEST(trtllm_overlap_runs_one_decode_more)
+/* An overlap scheduler's lag (overlap_lag), one loop over the two rows that have it: trtllm (TensorRT-LLM's
+ * overlap scheduler) under trtllm-no-evict, sglang-v0.4 (SGLang 0.4's event_loop_overlap) under its own policy.
+ * A request done in step n is in step n+1's batch too, one decode whose token is dropped, and its slot is free
+ * only after it. A(4 prompt, 3 out) and B(4, 3) at 0, one sequence at a time, budget 8: step 1 A's prompt (4
+ * tokens, its first token; sglang-v0.4's batch_is_full set: the batch holds max_running_requests), steps 2 and 3
+ * A's decodes (its second and third: A done at step 3's end), step 4 A's dropped decode, step 5 B's prompt
+ * (sglang-v0.4: the batch empty, batch_is_full cleared), 6 and 7 its decodes (B done at step 7's end; the run
+ * ends with the last request, so B's dropped decode is not run): 7 steps, where without the lag (the policy
+ * alone, no engine) B's prompt is step 4 and the run 6 steps. Finish times are the ends of the steps that
+ * produced the last tokens (3 and 7); the dropped decode is no decode token (4 either way). */
+static const char *const lag_rows[][2] = {{"trtllm", "trtllm-no-evict"}, {"sglang-v0.4", "sglang-v0.4"}};
+
+START_TEST(overlap_lag_runs_one_decode_more)
 {
+    const char *engine = lag_rows[_i][0], *policy = lag_rows[_i][1];
     strata_serve_request req[2] = {{0, 4, 3}, {0, 4, 3}};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
-    c.engine = strata_serve_engine_find("trtllm", NULL);
+    c.engine = strata_serve_engine_find(engine, NULL);
     ck_assert(c.engine && c.engine->overlap_lag);
-    strata_serve_result *r = run_config(&c, "trtllm-no-evict", req, 2);
+    strata_serve_result *r = run_config(&c, policy, req, 2);
     const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
     check_steps(r, lag, G_N_ELEMENTS(lag));
     ck_assert_uint_eq(r->completed, 2);
@@ -360,13 +366,13 @@ START_TEST(trtllm_overlap_runs_one_decode_more)
     strata_serve_result_free(r);
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
-    r = run_config(&c, "trtllm-no-evict", req, 2);
+    r = run_config(&c, policy, req, 2);
     const uint32_t none[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
     check_steps(r, none, G_N_ELEMENTS(none));
     ck_assert_uint_eq(r->decode_tokens, 4);
     strata_serve_result_free(r);
-    /* NIM's C++ executor (trtllm-cpp) has no such lag */
-    ck_assert(!strata_serve_engine_find("trtllm-cpp", NULL)->overlap_lag);
+    /* NIM's C++ executor (trtllm-cpp) and SGLang before 0.4 have no such lag */
+    ck_assert(!strata_serve_engine_find(_i ? "sglang-v0.3" : "trtllm-cpp", NULL)->overlap_lag);
 }
 END_TEST
 
@@ -840,35 +846,63 @@ START_TEST(sglang_v04_ignore_eos_looks_ahead)
 }
 END_TEST
 
-/* The sglang-v0.4 engine's lag (event_loop_overlap: step n+1 formed before step n's results are read). A(4, 3),
- * B(4, 3) at 0, one sequence, budget 8: index 0 A's prompt (batch_is_full: the batch holds max_running_requests),
- * 1 and 2 A's decodes (A done at 2), 3 A's dropped decode, 4 B's prompt (the batch empty: batch_is_full cleared),
- * 5 and 6 B's decodes: 7 steps, 4 decode tokens, as trtllm_overlap_runs_one_decode_more. Where the step after the
- * finish is a prefill, the finished request leaves without its lagged decode: A(4, 1) and B(6, 2) at 0, budget
- * 8, two sequences: index 0 A whole (4) and B's first 4 (cut: rem_chunk 0), A done (its one token); index 1 B's
- * last 2, a prefill alone (A not in it); index 2 B's decode alone (A gone: it finished before index 1 ran), B
- * done: 8, 2, 1 tokens with 0, 0, 1 decodes. */
-START_TEST(sglang_v04_engine_lags_one_step)
+/* The sglang-v0.4 engine's lag where the step after the finish is a prefill: the finished request leaves without
+ * its lagged decode (SGLang's filter_batch before the next decode). A(4, 1) and B(6, 2) at 0, budget 8, two
+ * sequences: index 0 A whole (4) and B's first 4 (cut: rem_chunk 0), A done (its one token); index 1 B's last 2, a
+ * prefill alone (A not in it); index 2 B's decode alone (A gone: it finished before index 1 ran), B done: 8, 2, 1
+ * tokens with 0, 0, 1 decodes (the lag of a decode step: overlap_lag_runs_one_decode_more). */
+START_TEST(sglang_v04_finished_request_skips_a_prefill)
 {
-    strata_serve_request req[2] = {{0, 4, 3}, {0, 4, 3}};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
-    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
-    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 2);
-    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
-    check_steps(r, lag, G_N_ELEMENTS(lag));
-    ck_assert_uint_eq(r->decode_tokens, 4);
-    ck_assert_uint_eq(r->completed, 2);
-    strata_serve_result_free(r);
     strata_serve_request pre[2] = {{0, 4, 1}, {0, 6, 2}};
+    strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2;
     c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
-    r = run_config(&c, "sglang-v0.4", pre, 2);
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", pre, 2);
     const uint32_t skip[][3] = {{8, 2, 0}, {2, 1, 0}, {1, 0, 1}};
     check_steps(r, skip, G_N_ELEMENTS(skip));
     ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+/* The sglang-v0.4 engine receives requests when its loop forms a step (recv_lag): event_loop_overlap forms step n+1
+ * while the GPU runs step n, right after step n-1's results are processed (scheduler.py:399-434), so a request
+ * that arrives during step n after that joins step n+2. --step-overhead 10 ms stands for a GPU-bound step: a step
+ * takes max(gpu, cpu) + 10 ms, its loop's CPU work cpu = 1 ms + 1.6 us a request + 5.4 ns a prompt token + 25 ns a
+ * generated token. A(4, 3) at 0, B(4, 2) at 5 ms, C(4, 1) at 1 s; budget 8, two sequences. Index 0 (at 0) A's
+ * prompt; the next batch formed at 0 + cpu = 1 ms + 1.6 us + 21.6 ns = 1.0016216 ms, before B came: index 1 (at
+ * about 11 ms, B arrived) A's decode alone; index 2 B's prompt (formed at index 1's start + its cpu, after 5 ms);
+ * index 3 A's and B's decodes (A's third token, B's second: both done); index 4 their dropped decodes
+ * (overlap_lag); then idle until C: an idle loop receives a request as it comes, so index 5 starts at 1 s with C's
+ * prompt. TTFT: A index 0's end, B index 2's end less 5 ms, C index 5's length. Without recv_lag (the row copied,
+ * the flag off) B's prompt is index 1 and its TTFT index 1's end less 5 ms; index 2 both decode (B done), 3 A's
+ * decode and B's dropped one (A done), 4 A's dropped one, 5 C's prompt. */
+START_TEST(sglang_v04_receives_a_step_late)
+{
+    strata_serve_request req[3] = {{0, 4, 3}, {5e-3, 4, 2}, {1.0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.step_overhead = 10e-3;
+    c.engine = strata_serve_engine_find("sglang-v0.4", NULL);
+    ck_assert(c.engine->recv_lag);
+    strata_serve_result *r = run_config(&c, "sglang-v0.4", req, 3);
+    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {4, 1, 0}, {2, 0, 2}, {2, 0, 2}, {4, 1, 0}};
+    check_steps(r, lag, G_N_ELEMENTS(lag));
+    ck_assert(step(r, 0)->dt > 10e-3 + 1.0016216e-3 - 1e-12 && step(r, 1)->t > 5e-3);
+    ck_assert_double_eq_tol(step(r, 5)->t, 1.0, 1e-12);
+    double ttft[3] = {step(r, 0)->dt, step(r, 2)->t + step(r, 2)->dt - 5e-3, step(r, 5)->dt};
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+    ck_assert_uint_eq(r->completed, 3);
+    strata_serve_result_free(r);
+    strata_serve_engine e = *c.engine;
+    e.recv_lag = false;
+    c.engine = &e;
+    r = run_config(&c, "sglang-v0.4", req, 3);
+    const uint32_t none[][3] = {{4, 1, 0}, {4, 1, 0}, {2, 0, 2}, {2, 0, 2}, {1, 0, 1}, {4, 1, 0}};
+    check_steps(r, none, G_N_ELEMENTS(none));
+    ttft[1] = step(r, 1)->t + step(r, 1)->dt - 5e-3;
+    ck_assert_double_eq_tol(r->ttft.mean, (step(r, 0)->dt + ttft[1] + step(r, 5)->dt) / 3, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -1089,7 +1123,8 @@ int main(void)
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
     tcase_add_test(tc, sglang_v04_waits_for_a_finish_after_a_refusal);
-    tcase_add_test(tc, sglang_v04_engine_lags_one_step);
+    tcase_add_test(tc, sglang_v04_finished_request_skips_a_prefill);
+    tcase_add_test(tc, sglang_v04_receives_a_step_late);
     tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
     tcase_add_test(tc, sglang_v04_max_running_from_the_pool);
@@ -1098,7 +1133,7 @@ int main(void)
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
-    tcase_add_test(tc, trtllm_overlap_runs_one_decode_more);
+    tcase_add_loop_test(tc, overlap_lag_runs_one_decode_more, 0, G_N_ELEMENTS(lag_rows));
     tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
     tcase_add_test(tc, v0_multi_step_streams_a_run_as_one_chunk);
     tcase_add_test(tc, lengths_vllm_server_refuses_over_max_model_len);

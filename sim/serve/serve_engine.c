@@ -74,8 +74,19 @@
  *   to overlap, not modelled); and the results are one step behind, so a
  *   request done at step n is in
  *   step n+1's decode batch, its token freed unread (process_batch_result_
- *   decode, :1109-1112): overlap_lag. Both threads run Python under one
- *   GIL, so cpu is their sum: sglang-v0.3's figures, ESTIMATE, reused
+ *   decode, :1109-1112): overlap_lag. And a request is received a step
+ *   late: each pass of the loop receives (recv_requests, :491-506: every
+ *   request the tokenizer has sent by then, ZMQ NOBLOCK) just before it
+ *   forms a step, and it forms step n+1 right after processing step n-1's
+ *   results, i.e. once step n-1's GPU work is done and its CPU work run,
+ *   while the GPU runs step n: a request that arrives after that joins
+ *   step n+2, not n+1 (recv_lag: step n's start + cpu, at most the step's
+ *   length; a CPU-bound step forms the next at its end, as a synchronous
+ *   loop does). An idle loop receives at once (batch None: it polls). The
+ *   cpu here is the whole step's; SGLang receives after the results'
+ *   part of it, before the scheduling and launch part (not split: the
+ *   row's figures are mostly per request, the results' loop). Both
+ *   threads run Python under one GIL, so cpu is their sum: sglang-v0.3's figures, ESTIMATE, reused
  *   because the same per-request code runs each step (stream_output,
  *   :1228-1329: the output lists, the meta_info dict and
  *   init_incremental_detokenize's prompt + outputs list, schedule_batch.py:
@@ -389,6 +400,14 @@ enum { SGLANG_V04_GRAPH_MAX = 160 };
  * above) and pad a decode batch to the next captured size. */
 enum { GRAPH_ALIGN = 8 };
 
+/* SGLang's CPU time a step, the sglang-v0.3 row's figures, which sglang-v0.4 reuses (the comment above gives
+ * both): 1 ms a step (ESTIMATE, the v0.4 release's "1.1x"), per request 1.6 us, 5.4 ns a prompt token and 25 ns a
+ * generated token (ESTIMATE, SGLang 0.3.0's per-request Python timed on the build host). */
+#define SGLANG_STEP_S 1e-3
+#define SGLANG_PER_SEQ_S 1.6e-6
+#define SGLANG_PER_PROMPT_TOKEN_S 5.4e-9
+#define SGLANG_PER_OUTPUT_TOKEN_S 25e-9
+
 static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
     {.name = "vllm-v0",
@@ -411,8 +430,8 @@ static const strata_serve_engine engines[] = {
      .embed_allreduce = true},
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
-     .step_s = 1e-3,
-     .per_seq_s = 1.6e-6,
+     .step_s = SGLANG_STEP_S,
+     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
              "overlapped (ESTIMATE)",
      .scheduler = "sglang-v0.3",
@@ -420,15 +439,15 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V03_GRAPH_MAX,
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.3-flashinfer",
-     .per_prompt_token_s = 5.4e-9,
-     .per_output_token_s = 25e-9,
+     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
+     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .lengths = SERVE_LENGTH_SGLANG_03,
      .logits_gather = true,
      .embed_allreduce = true},
     {.name = "sglang-v0.4",
      .mode = SERVE_ENGINE_OVERLAP,
-     .step_s = 1e-3,
-     .per_seq_s = 1.6e-6,
+     .step_s = SGLANG_STEP_S,
+     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
      .scheduler = "sglang-v0.4",
@@ -436,9 +455,10 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V04_GRAPH_MAX,
      .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.4-flashinfer",
-     .per_prompt_token_s = 5.4e-9,
-     .per_output_token_s = 25e-9,
+     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
+     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .overlap_lag = true,
+     .recv_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
      .logits_gather = true,
      .embed_allreduce = true,
@@ -636,13 +656,17 @@ const char *strata_serve_engine_length_rule(const strata_serve_engine *e)
     }
 }
 
+double strata_serve_engine_cpu(const strata_serve_engine *e, strata_serve_engine_batch batch)
+{
+    return e->step_s + e->per_seq_s * (double)batch.requests + e->per_prompt_token_s * (double)batch.prompt_tokens +
+           e->per_output_token_s * (double)batch.output_tokens +
+           e->per_prefill_token_s * (double)batch.prefill_tokens;
+}
+
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
                                 bool prefill, uint32_t scheduler_steps)
 {
-    double cpu = e->step_s + e->per_seq_s * (double)batch.requests +
-                 e->per_prompt_token_s * (double)batch.prompt_tokens +
-                 e->per_output_token_s * (double)batch.output_tokens +
-                 e->per_prefill_token_s * (double)batch.prefill_tokens;
+    double cpu = strata_serve_engine_cpu(e, batch);
     switch (e->mode) {
     case SERVE_ENGINE_OVERLAP:
         return fmax(gpu_s, cpu);

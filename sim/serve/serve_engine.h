@@ -101,6 +101,11 @@ typedef struct strata_serve_engine {
     bool overlap_lag;      /* a request that samples its last token is still in the next step's batch,
                             * one decode more whose token is dropped, before its slot and blocks are
                             * freed (TensorRT-LLM's overlap scheduler: serve_engine.c) */
+    bool recv_lag;         /* OVERLAP only: the loop receives new requests when it forms a step, which it does
+                            * while the GPU runs the step before, once that step's predecessor's results are
+                            * processed: a request joins step n+1 only if it arrived by step n's start + its
+                            * CPU time (at most step n's length), else step n+2 (SGLang 0.4's
+                            * event_loop_overlap: serve_engine.c); false: by step n+1's start */
     bool logits_gather;    /* with tp > 1 (no attention DP) the LM head's vocabulary-split logits are
                             * all-gathered (gather_output: serve_cost.h) */
     bool embed_allreduce;  /* with tp > 1 (no attention DP) the vocabulary-split embedding's output is
@@ -157,6 +162,9 @@ typedef struct strata_serve_engine_batch {
     uint64_t prefill_tokens; /* the prompt tokens the step computes (its chunks of more than one) */
 } strata_serve_engine_batch;
 
+/* The engine's CPU seconds for a step of this batch (the row's fixed,
+ * per-request and per-token parts). */
+double strata_serve_engine_cpu(const strata_serve_engine *e, strata_serve_engine_batch batch);
 /* A step's time from its GPU time, its batch, whether it has prefill
  * tokens, and N for MULTI_STEP (>= 1). */
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,

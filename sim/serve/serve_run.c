@@ -6,7 +6,10 @@
  * time; closed loop (concurrency C), the first C requests arrive at 0 and
  * each completion sends the next one at once (a benchmark client's fixed
  * concurrency). A request the engine refuses for its length (serve_engine.h)
- * is rejected on arrival, its client free again at once.
+ * is rejected on arrival, its client free again at once. Under an engine
+ * with recv_lag (serve_engine.h) a request that has arrived joins the
+ * waiting queue only once the loop forms a step after its arrival
+ * (recv_by); an idle loop receives it at once.
  * Figures: TTFT = first token - arrival; TPOT = (finish - first token) /
  * (output - 1) for output > 1 (vLLM's benchmark_serving); E2E = finish -
  * arrival; percentiles by linear interpolation between order statistics
@@ -131,23 +134,31 @@ bool strata_serve_config_set(strata_serve_config *c, const char *knob, const cha
 
 double serve_next_arrival(const serve_state *st)
 {
-    if (st->next >= st->n_req || (st->cfg->concurrency && !st->clients_free))
+    if (st->next >= st->n_req)
         return INFINITY;
-    return st->cfg->concurrency ? st->now : st->req[st->next].arrival;
+    if (!st->cfg->concurrency || st->next < st->sent)
+        return st->req[st->next].arrival;
+    return st->clients_free ? st->now : INFINITY;
+}
+
+/* Closed loop: each free client sends the next request now. */
+static void clients_send(serve_state *st)
+{
+    for (; st->cfg->concurrency && st->clients_free && st->sent < st->n_req; st->sent++) {
+        st->clients_free--;
+        st->req[st->sent].arrival = st->now;
+    }
 }
 
 void serve_arrivals(serve_state *st)
 {
-    while (st->next < st->n_req) {
+    double by = fmin(st->now, st->recv_by);
+    for (clients_send(st); st->next < st->n_req; clients_send(st)) {
         serve_req *q = &st->req[st->next];
-        if (st->cfg->concurrency) {
-            if (!st->clients_free)
-                break;
-            st->clients_free--;
-            q->arrival = st->now;
-        } else if (q->arrival > st->now) {
+        if (st->cfg->concurrency ? st->next >= st->sent : q->arrival > st->now)
             break;
-        }
+        if (!q->refused && q->arrival > by)
+            break; /* sent, not yet received: the loop formed this step before it arrived (recv_lag) */
         st->next++;
         if (q->refused) {
             /* refused before the engine schedules it: done, its client free again */
@@ -485,7 +496,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     all.max_num_seqs *= (uint32_t)ranks, all.max_num_batched_tokens *= (uint32_t)ranks;
     c = &all;
     serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
-                      .clients_free = c->concurrency, .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
+                      .clients_free = c->concurrency, .recv_by = INFINITY,
+                      .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,

@@ -44,7 +44,10 @@ typedef struct serve_state {
     strata_serve_clock *clock;
     strata_serve_result *res;
     serve_req *req;
-    uint32_t n_req, next;          /* next: the first request not yet arrived */
+    uint32_t n_req, next;          /* next: the first request not yet received (in the waiting queue or done) */
+    uint32_t sent;                 /* closed loop: the first request no client has sent yet */
+    double recv_by;                /* the engine's loop formed this step's batch with the requests that had arrived
+                                    * by then (serve_engine.h recv_lag; INFINITY: by the step's start) */
     uint32_t *running, n_running;
     serve_deque waiting, swapped;
     strata_serve_chunk *chunks;

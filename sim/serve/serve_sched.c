@@ -378,6 +378,8 @@ static double step_gpu(serve_state *st, uint32_t pad)
 
 bool serve_step(serve_state *st)
 {
+    if (!st->n_running && !st->waiting.n && !st->swapped.n)
+        st->recv_by = INFINITY; /* an idle loop receives a request as it comes */
     serve_arrivals(st);
     if (st->n_done >= st->n_req)
         return true; /* the last arrivals were refused */
@@ -404,11 +406,16 @@ bool serve_step(serve_state *st)
     double gpu = step_gpu(st, pad);
     if (step_eager(st, prefill))
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
-    double t = gpu + st->step_swap_s;
-    if (st->n_chunks && st->cfg->engine)
-        t = strata_serve_engine_step(st->cfg->engine, t, engine_batch(st), prefill, st->cfg->num_scheduler_steps);
+    double t = gpu + st->step_swap_s, cpu = 0;
+    const strata_serve_engine *e = st->cfg->engine;
+    if (st->n_chunks && e) {
+        cpu = strata_serve_engine_cpu(e, engine_batch(st));
+        t = strata_serve_engine_step(e, t, engine_batch(st), prefill, st->cfg->num_scheduler_steps);
+    }
     if (st->n_chunks)
         t += st->cfg->step_overhead;
+    /* recv_lag: the next step's batch is formed once this step's CPU work is done, while its GPU work runs */
+    st->recv_by = e && e->recv_lag && e->mode == SERVE_ENGINE_OVERLAP ? st->now + fmin(cpu, t) : INFINITY;
     *(prefill ? &st->res->prefill_gpu_s : &st->res->decode_gpu_s) += gpu;
     st->res->host_s += t - gpu;
     if (t <= 0 && !st->n_chunks) {

@@ -168,22 +168,17 @@ static void add_inflight(serve_state *st, sgl_adder *a, serve_req *q)
     took(a, q, want, cut);
 }
 
-/* add_one_req for the waiting queue's head: CONTINUE when taken and budget
- * is left; a refusal for tokens (or a pool that cannot hold the chunk) is
- * NO_TOKEN, one for the input or chunk budget OTHER. */
-static sgl_result add_one(serve_state *st, sgl_adder *a)
+/* The tail add_one_req and add_one_req_ignore_eos share (_prefill_one_req,
+ * or the cut at rem_chunk_tokens): the waiting queue's head q, hit tokens
+ * cached, taken whole or cut to the chunk budget; OTHER when no chunk budget
+ * is left, NO_TOKEN when the pool cannot hold its chunk, else budget_state. */
+static sgl_result take_head(serve_state *st, sgl_adder *a, serve_req *q, uint32_t hit)
 {
-    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
-    strata_serve_kv_req r = serve_kv_req(q);
-    uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
-    uint32_t input = serve_tokens_of(q) - hit, want = input;
-    if ((double)input + clipped_new(q) >= a->rem_total)
-        return SGL_NO_TOKEN;
-    if (input > a->rem_input && a->taken)
-        return SGL_OTHER;
-    bool cut = input > a->rem_chunk;
+    uint32_t want = serve_tokens_of(q) - hit;
+    bool cut = want > a->rem_chunk;
     if (cut)
         want = (uint32_t)(a->rem_chunk > 0 ? a->rem_chunk : 0);
+    strata_serve_kv_req r = serve_kv_req(q);
     if (!want)
         return SGL_OTHER;
     if (!st->scheme->grow(st->kv, &r, hit + want))
@@ -192,6 +187,22 @@ static sgl_result add_one(serve_state *st, sgl_adder *a)
     serve_admit_head(st, hit, want, &budget);
     took(a, q, want, cut);
     return budget_state(a);
+}
+
+/* add_one_req for the waiting queue's head: CONTINUE when taken and budget
+ * is left; a refusal for tokens (or a pool that cannot hold the chunk) is
+ * NO_TOKEN, one for the input or chunk budget OTHER. */
+static sgl_result add_one(serve_state *st, sgl_adder *a)
+{
+    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+    strata_serve_kv_req r = serve_kv_req(q);
+    uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
+    uint32_t input = serve_tokens_of(q) - hit;
+    if ((double)input + clipped_new(q) >= a->rem_total)
+        return SGL_NO_TOKEN;
+    if (input > a->rem_input && a->taken)
+        return SGL_OTHER;
+    return take_head(st, a, q, hit);
 }
 
 /* add_req_state: q's entry when it has tokens left to generate (0.4.0's
@@ -250,19 +261,7 @@ static sgl_result add_one_ignore_eos(serve_state *st, sgl_adder *a)
             return SGL_NO_TOKEN;
         freed += e->occupied;
     }
-    uint32_t input = serve_tokens_of(q), want = input;
-    bool cut = input > a->rem_chunk;
-    if (cut)
-        want = (uint32_t)(a->rem_chunk > 0 ? a->rem_chunk : 0);
-    strata_serve_kv_req r = serve_kv_req(q);
-    if (!want)
-        return SGL_OTHER;
-    if (!st->scheme->grow(st->kv, &r, want))
-        return SGL_NO_TOKEN;
-    uint32_t budget = want;
-    serve_admit_head(st, 0, want, &budget);
-    took(a, q, want, cut);
-    return budget_state(a);
+    return take_head(st, a, q, 0);
 }
 
 /* The request whose prefill was cut last step, if any. */
