@@ -123,9 +123,10 @@ static void begin_meta(JsonBuilder *b, const strata_experiment *e)
 }
 
 /* The keys a figure could have meant, from one point's results: the
- * members of the deepest object its dotted path reaches (the top level, with
- * status, for "nosuch"; memories.hbm's for "memories.hbm.nosuch"), objects
- * as "PATH.*", at most 40 named. */
+ * members of the deepest object its dotted path reaches (the top level for
+ * "nosuch", with the point's status where the results hold none;
+ * memories.hbm's for "memories.hbm.nosuch"), objects as "PATH.*", at most
+ * 40 named. */
 static char *known_keys(JsonObject *res, const char *figure)
 {
     char **parts = g_strsplit(figure, ".", -1);
