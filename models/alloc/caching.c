@@ -296,8 +296,9 @@ static bool caching_configure(caching *c, const strata_params *p, GError **err)
     c->max_split_size = strata_params_is_set(p, "max_split_size")
                             ? strata_params_size(p, "max_split_size")
                             : UINT64_MAX;
-    if (c->max_split_size == 0)
-        c->max_split_size = UINT64_MAX;
+    /* 0 was taken as unset (no limit), exit 0; PyTorch refuses it as any value up to 20 MiB
+     * (pytorch/pytorch c10/cuda/CUDAAllocatorConfig.cpp, CachingAllocatorConfig::parseMaxSplitSize:
+     * TORCH_CHECK(val1 > kLargeBuffer / (1024 * 1024), "... max_split_size_mb too small ...")) */
     if (c->max_split_size <= CACHING_LARGE_BUFFER)
         return caching_bad(err, "max_split_size must be more than 20MiB (max_split_size_mb > 20), "
                                 "got %" G_GUINT64_FORMAT " bytes", c->max_split_size);

@@ -38,7 +38,8 @@ static const strata_param_def collective_params[] = {
      strata_coll_algo_choices},
     {"axis", STRATA_PARAM_STRING, "data", "the mesh axis' name ([a-z][a-z0-9_]*)", NULL},
     {"iters", STRATA_PARAM_INT, "1", "collectives in a row", NULL},
-    {"shift", STRATA_PARAM_INT, "1", "collective-permute: rank r sends to rank r + shift (non-zero)", NULL},
+    {"shift", STRATA_PARAM_INT, NULL, "collective-permute: rank r sends to rank r + shift (non-zero; default 1)",
+     NULL},
     STRATA_WORKLOAD_DTYPE_PARAM("dtype", "f32", "element type (a reduction's flops count elements)"),
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -69,7 +70,16 @@ static const char *collective_algo(const strata_params *p)
     return strcmp(algo, "auto") == 0 ? NULL : algo;
 }
 
-/* The checks: sizes divide as the op requires, shift != 0 modulo devices. */
+/* shift=, 1 where not given (unset by default, so that a shift given to
+ * an op that reads none is refused, not ignored). */
+static int64_t collective_shift(const strata_params *p)
+{
+    return strata_params_is_set(p, "shift") ? strata_params_int(p, "shift") : 1;
+}
+
+/* The checks: sizes divide as the op requires, shift != 0 modulo devices,
+ * and read by collective-permute alone (op=all-reduce shift=3 generated an
+ * all-reduce, the shift dropped, exit 0). */
 static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
 {
     static const char *const positive[] = {"devices", NULL}, *const counts[] = {"iters", NULL};
@@ -90,11 +100,16 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
     unsigned bits = strata_dtype_bits(strata_workload_dtype(p, "dtype"));
     bool split = kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER || kind == STRATA_OP_ALL_TO_ALL;
     const char *why = NULL;
+    int64_t shift = collective_shift(p);
+    if (kind != STRATA_OP_COLLECTIVE_PERMUTE && strata_params_is_set(p, "shift")) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "collective: shift: expected op=collective-permute, "
+                    "which reads it, got op=%s", strata_op_kind_name(kind));
+        return false;
+    }
     if (kind == STRATA_OP_COLLECTIVE_PERMUTE &&
-             (strata_params_int(p, "shift") == 0 || strata_params_int(p, "shift") < -INT32_MAX ||
-              strata_params_int(p, "shift") > INT32_MAX))
+             (shift == 0 || shift < -INT32_MAX || shift > INT32_MAX))
         why = "shift other than 0 (within 32 bits)";
-    else if (kind == STRATA_OP_COLLECTIVE_PERMUTE && strata_params_int(p, "shift") % (int64_t)n == 0)
+    else if (kind == STRATA_OP_COLLECTIVE_PERMUTE && shift % (int64_t)n == 0)
         why = "shift other than 0 modulo devices (rank r sends to r + shift mod devices: here to itself)";
     else if (bytes > UINT64_MAX / 8) /* bytes x 8 bits past 64 bits: no element count to check */
         why = "bytes below 2EiB (its bits within 64 bits)";
@@ -106,8 +121,7 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "collective: expected %s, got op=%s bytes=%" G_GUINT64_FORMAT " devices=%" G_GUINT64_FORMAT
                     " dtype=%s axis=%s shift=%" G_GINT64_FORMAT,
-                    why, strata_op_kind_name(kind), bytes, n, strata_params_string(p, "dtype"), axis,
-                    strata_params_int(p, "shift"));
+                    why, strata_op_kind_name(kind), bytes, n, strata_params_string(p, "dtype"), axis, shift);
     return why == NULL;
 }
 
@@ -144,7 +158,7 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
     if (!in_place)
         append_alloc(list, out, recv, STRATA_TAG_OUTPUT, dt);
     append(list, strata_op_make_timed(NULL, WL_PROGRAM_START, 0));
-    int32_t shift = kind == STRATA_OP_COLLECTIVE_PERMUTE ? (int32_t)strata_params_int(p, "shift") : 0;
+    int32_t shift = kind == STRATA_OP_COLLECTIVE_PERMUTE ? (int32_t)collective_shift(p) : 0;
     size_t body = strata_op_list_len(list); /* handed out `iters` times, held once */
     append(list, strata_op_make_collective(kind, NULL, out, in, axis, algo, shift));
     if (!in_place)

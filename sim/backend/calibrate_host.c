@@ -228,7 +228,7 @@ static bool cal_check_size(const strata_calibrate_options *opt, size_t *max, uin
     *max = (size_t)MAX(opt->max_size, (uint64_t)4096);
     long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
     *ram = page > 0 && pages > 0 ? (uint64_t)page * (uint64_t)pages : UINT64_C(8) << 30;
-    if ((uint64_t)*max * 4 > *ram / 2) {
+    if ((uint64_t)*max > *ram / 8) { /* max x 4 wrapped past 2^64 at 4EiB: "cannot allocate the copy buffers" */
         char *m = strata_format_size(*max), *r = strata_format_size(*ram);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "calibrate: a largest copy of %s needs 4 buffers of that size, more than half of "

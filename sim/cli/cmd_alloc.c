@@ -107,6 +107,24 @@ static void alloc_print_summary(const strata_results *r, const strata_replay_sum
     g_free(w);
 }
 
+/* --alignment within the capacity it rounds requests up to: an alignment
+ * above it rounds every request past it (--alignment 2^63 with -c 1GiB ran
+ * to an out-of-memory at op 0, exit 1). The capacity is --capacity's, the
+ * trace's device_limit, or under --min-capacity the search's ceiling, 2^62
+ * (strata_replay_min_capacity). */
+static bool alignment_within(const alloc_args *a, uint64_t alignment, uint64_t capacity, const char *what,
+                             GError **err)
+{
+    if (!a->alignment || alignment <= capacity)
+        return true;
+    char *cap = strata_format_size(capacity);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "--alignment: expected a power of two from 1 B to %s (%s, %" G_GUINT64_FORMAT " B), got '%s'", cap,
+                what, capacity, a->alignment);
+    g_free(cap);
+    return false;
+}
+
 /* The numbers and the allocator spec, checked before anything is read. */
 static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *alignment, GError **err)
 {
@@ -145,6 +163,11 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
                         a->alignment);
             return false;
         }
+        if (a->capacity && !alignment_within(a, *alignment, *capacity, "the capacity, --capacity", err))
+            return false;
+        if (a->min_capacity && !alignment_within(a, *alignment, UINT64_C(1) << 62,
+                                                 "the ceiling of --min-capacity's search", err))
+            return false;
     }
     strata_allocator *probe = strata_allocator_new(a->allocator, *capacity, *alignment, err);
     strata_allocator_free(probe);
@@ -305,7 +328,9 @@ int strata_cmd_alloc(int argc, char **argv)
         !(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     strata_source *src = strata_run_spec_source(spec);
-    if (!a.capacity && !a.min_capacity && !trace_device_limit(src, &capacity, &err))
+    if (!a.capacity && !a.min_capacity && (!trace_device_limit(src, &capacity, &err) ||
+                                           !alignment_within(&a, alignment, capacity,
+                                                             "the capacity, the trace's device_limit", &err)))
         goto done;
     strata_spmd_device_info dev;
     if (!(src = one = device_program(job, src, a.device, &dev, &err)))

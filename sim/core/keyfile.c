@@ -109,14 +109,12 @@ static bool check_key_line(scan_state *s, const char *line, guint64 lineno, GErr
     return ok;
 }
 
-/* One line of the file (NUL-free, no newline; modified in place). */
+/* One line of the file (UTF-8, NUL-free, no newline: core/lines.h; modified in place). */
 static bool check_line(scan_state *s, char *line, size_t len, guint64 lineno, GError **err)
 {
     if (s->text->len + len + 1 > STRATA_KEYFILE_MAX)
         return fail_line(s->k, lineno, err, "expected a key file of at most %d bytes, got a larger one",
                          STRATA_KEYFILE_MAX);
-    if (!g_utf8_validate(line, (gssize)len, NULL))
-        return fail_line(s->k, lineno, err, "expected UTF-8 text, got bytes that are not UTF-8");
     g_string_append_len(s->text, line, (gssize)len);
     g_string_append_c(s->text, '\n');
     char *l = g_strstrip(line); /* GLib also ignores surrounding blanks */

@@ -13,6 +13,7 @@
  *  2. cap <= STRATA_LINE_MAX + CHUNK + 1: memory is bounded whatever the input;
  *  3. nul is NO_NUL or the offset of a NUL byte in buf, and no byte of the
  *     input in [pos, min(nul, end)) is a NUL.
+ * A line handed out is UTF-8 (not_utf8_column).
  */
 #include "core/lines.h"
 #include "core/error.h"
@@ -129,6 +130,27 @@ static size_t nul_column(strata_lines *l, const char *s, size_t n)
     return l->nul != NO_NUL && l->nul < at + n ? l->nul - at + 1 : 0;
 }
 
+/* The column of the first byte of s[0..n) that is not UTF-8, or 0: a line
+ * of ASCII (most of them) is passed eight bytes at a time, others go to
+ * g_utf8_validate_len. Text that is not UTF-8 went on into names, and from
+ * them into the JSON results and timelines unescaped (a stream named \xff
+ * made --json write a file no JSON parser reads, at exit 0). */
+static size_t not_utf8_column(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (uint64_t w; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if (w & UINT64_C(0x8080808080808080))
+            break;
+    }
+    while (i < n && !(s[i] & 0x80))
+        i++;
+    const char *end = NULL;
+    if (i == n || g_utf8_validate_len(s + i, n - i, &end))
+        return 0;
+    return (size_t)(end - s) + 1;
+}
+
 int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
 {
     char *nl = NULL;
@@ -155,6 +177,12 @@ int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
     size_t column = nul_column(l, s, n);
     if (column) {
         nul_byte(l, l->number, column, err);
+        return -1;
+    }
+    if ((column = not_utf8_column(s, n)) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": expected UTF-8 text, got "
+                    "bytes that are not UTF-8 (0x%02x at column %zu)", l->origin, l->number,
+                    (unsigned)(unsigned char)s[column - 1], column);
         return -1;
     }
     assert(lines_ok(l)); /* invariants 1-3 */

@@ -9,10 +9,12 @@
  *   - a line longer than STRATA_LINE_MAX bytes is an error naming its line
  *     (memory stays bounded on /dev/zero or a file without newlines);
  *   - a NUL byte is an error naming its line and column;
+ *   - a byte that is not UTF-8 is an error naming its line and column (the
+ *     lines go on into names, and names into JSON);
  *   - a UTF-8 byte order mark at the start of line 1 is skipped.
  *
- * Invariants: the line handed out is NUL-terminated, holds no NUL and no
- * newline, and stays valid until the next call; strata_lines_tell() is the
+ * Invariants: the line handed out is NUL-terminated, UTF-8, holds no NUL
+ * and no newline, and stays valid until the next call; strata_lines_tell() is the
  * file offset of the next unread byte, so seek(tell()) resumes exactly.
  */
 #ifndef STRATA_LINES_H

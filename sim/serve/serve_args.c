@@ -125,6 +125,12 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
         char *eq = strchr(*s, '=');
         if (!eq)
             return fail(err, "--set: expected KEY=VALUE, got '%s'", *s);
+        for (char **t = a->sets; t < s; t++) /* "--set layers=1 --set layers=2": the later was taken, exit 0 */
+            if (strncmp(*t, *s, (size_t)(eq - *s) + 1) == 0) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--set: key '%.*s' is set twice ('%s', then "
+                            "'%s'): expected each key once", (int)(eq - *s), *s, *t, *s);
+                return false;
+            }
         char *key = g_strndup(*s, (gsize)(eq - *s));
         bool ok = strata_serve_model_set(m, key, eq + 1, err);
         g_free(key);
@@ -489,6 +495,13 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: unknown scheme '%s' (known: %s, or all)", *n,
                         known);
             g_free(known);
+            g_ptr_array_free(v, TRUE);
+            v = NULL;
+            break;
+        }
+        if (g_ptr_array_find(v, s, NULL)) { /* "paged,paged" ran paged twice, two equal rows, exit 0 */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: scheme '%s' appears twice in '%s': expected "
+                        "each scheme once (each is one run)", *n, kv);
             g_ptr_array_free(v, TRUE);
             v = NULL;
             break;

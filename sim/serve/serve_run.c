@@ -450,6 +450,9 @@ static void state_free(serve_state *st)
     g_free(st->waiting.a);
     g_free(st->swapped.a);
     g_free(st->chunks);
+    g_free(st->tm_ctx);
+    g_free(st->tm_dec);
+    g_free(st->tm_first);
     g_array_free(st->itl, TRUE);
 }
 
@@ -525,6 +528,11 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
                                r->kv_bytes_per_token ? r->pool_bytes / r->kv_bytes_per_token : 0, r);
         st.running = g_new(uint32_t, c->max_num_seqs + 1);
         st.chunks = g_new(strata_serve_chunk, c->max_num_seqs + 1);
+        if (c->engine && c->engine->context_passes) { /* serve_turbomind_gpu's scratch */
+            st.tm_ctx = g_new(strata_serve_chunk, c->max_num_seqs + 2);
+            st.tm_dec = g_new(strata_serve_chunk, c->max_num_seqs + 2);
+            st.tm_first = g_new(uint32_t, c->max_num_seqs + 2);
+        }
     }
     while (ok && st.n_done < st.n_req) {
         if (!serve_step(&st)) {

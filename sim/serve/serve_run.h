@@ -52,6 +52,11 @@ typedef struct serve_state {
     serve_deque waiting, swapped;
     strata_serve_chunk *chunks;
     uint32_t n_chunks;
+    /* TurboMind's passes of a step (serve_turbomind_gpu): its context and decoder passes' chunks and
+     * the context passes' first chunks, max_num_seqs + 2 each, made with chunks under an engine with
+     * context_passes and freed with the state (they were made and freed on every step); else NULL */
+    strata_serve_chunk *tm_ctx, *tm_dec;
+    uint32_t *tm_first;
     double now, step_swap_s;
     uint64_t block_bytes, host_used;
     uint32_t kv_tensors;
@@ -141,7 +146,7 @@ uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, ui
 /* The step's GPU time as TurboMind runs it: its context passes, then its
  * decoder pass, padded by pad dummy decodes (a decode-only step's
  * --cuda-graph-batch-sizes padding; TurboMind 0.1 itself captures none). */
-double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost, uint32_t pad);
+double serve_turbomind_gpu(serve_state *st, strata_serve_cost *cost, uint32_t pad);
 /* What differs between SGLang releases' schedulers: serve_sched_sglang.c
  * runs the policy with 0.3.0's, serve_sched_sglang04.c with 0.4.0's. */
 typedef struct serve_sgl_rules {

@@ -110,18 +110,14 @@ uint32_t serve_turbomind_passes(const strata_serve_chunk *chunks, uint32_t n, ui
     return passes;
 }
 
-double serve_turbomind_gpu(const serve_state *st, strata_serve_cost *cost, uint32_t pad)
+double serve_turbomind_gpu(serve_state *st, strata_serve_cost *cost, uint32_t pad)
 {
-    uint32_t n = st->n_chunks;
-    strata_serve_chunk *ctx = g_new(strata_serve_chunk, n + 1), *dec = g_new(strata_serve_chunk, n + 1);
-    uint32_t *first = g_new(uint32_t, n + 1);
+    uint32_t n = st->n_chunks, *first = st->tm_first;
+    strata_serve_chunk *ctx = st->tm_ctx, *dec = st->tm_dec; /* the state's scratch: n <= max_num_seqs + 1 */
     uint32_t passes = serve_turbomind_passes(st->chunks, n, st->cfg->max_num_batched_tokens, ctx, first, dec);
     double t = 0;
     for (uint32_t p = 0; p < passes; p++)
         t += strata_serve_cost_step(cost, ctx + first[p], first[p + 1] - first[p]);
     t += strata_serve_cost_step_padded(cost, dec, n, pad); /* --cuda-graph-batch-sizes: a decode-only step's */
-    g_free(ctx);
-    g_free(dec);
-    g_free(first);
     return t;
 }

@@ -317,6 +317,7 @@ static bool load_figures(strata_experiment *e, load_ctx *ctx, GError **err)
         }
         g_ptr_array_add(items, NULL);
         e->figures = g_strdupv((char **)items->pdata);
+        e->figures_where = g_strdup_printf("%s:%u", ctx->origin, line);
         g_ptr_array_unref(items);
     } else if (e->runner == STRATA_RUNNER_RUN) {
         const char *def[] = {"status", "makespan_s", NULL};
@@ -333,6 +334,20 @@ static bool plots_need_timeline(const strata_experiment *e)
 {
     return g_hash_table_contains(e->plots, "memory") || g_hash_table_contains(e->plots, "address-map") ||
            g_hash_table_contains(e->plots, "links");
+}
+
+/* The plot that word p names a second time in a list being read (e->plots
+ * holds the plots so far, and "all" once named), or NULL. */
+static const char *plot_twice(const strata_experiment *e, const char *p)
+{
+    if (strcmp(p, "all") != 0)
+        return g_hash_table_contains(e->plots, p) ? p : NULL;
+    if (g_hash_table_contains(e->plots, "all"))
+        return "all";
+    for (guint j = 0; plot_names[j]; j++)
+        if (g_hash_table_contains(e->plots, plot_names[j]))
+            return plot_names[j];
+    return NULL;
 }
 
 static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
@@ -358,7 +373,17 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
         }
         if (!*p || none)
             continue;
+        const char *twice = plot_twice(e, p); /* "memory, memory" was taken as one plot, at exit 0 */
+        if (twice) {
+            char *q = strata_quote(plots);
+            ok = exp_fail(err, ctx, pline, "plot '%s' appears twice in plots = %s%s: expected each plot once", twice,
+                          q, strcmp(p, "all") == 0 || g_hash_table_contains(e->plots, "all") ? " (all names every "
+                          "plot)" : "");
+            g_free(q);
+            continue;
+        }
         if (strcmp(p, "all") == 0) {
+            g_hash_table_add(e->plots, g_strdup("all")); /* removed once the list is read */
             for (guint j = 0; plot_names[j]; j++)
                 if (e->runner == STRATA_RUNNER_RUN || strcmp(plot_names[j], "axes") == 0)
                     g_hash_table_add(e->plots, g_strdup(plot_names[j]));
@@ -376,6 +401,7 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
     }
     g_strfreev(items);
     g_free(plots);
+    g_hash_table_remove(e->plots, "all");
     if (!ok)
         return false;
     GString *text = g_string_new(NULL);
@@ -486,6 +512,7 @@ void strata_experiment_free(strata_experiment *e)
     g_free(e->alignment);
     g_ptr_array_unref(e->axes);
     g_strfreev(e->figures);
+    g_free(e->figures_where);
     g_free(e->plots_text);
     g_hash_table_unref(e->plots);
     g_free(e);
@@ -564,6 +591,7 @@ guint strata_experiment_point_value(const strata_experiment *e, uint64_t point, 
 }
 
 const char *const *strata_experiment_figures(const strata_experiment *e) { return (const char *const *)e->figures; }
+const char *strata_experiment_figures_where(const strata_experiment *e) { return e->figures_where; }
 const char *strata_experiment_plots_text(const strata_experiment *e) { return e->plots_text; }
 bool strata_experiment_timeline(const strata_experiment *e) { return e->timeline; }
 bool strata_experiment_report(const strata_experiment *e) { return e->report; }

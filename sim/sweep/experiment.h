@@ -84,6 +84,8 @@ uint64_t strata_experiment_point_count(const strata_experiment *e);
 guint strata_experiment_point_value(const strata_experiment *e, uint64_t point, guint axis);
 
 const char *const *strata_experiment_figures(const strata_experiment *e); /* NULL-terminated */
+/* "FILE:LINE" of [output] figures as the file was named; NULL: the runner's default figures */
+const char *strata_experiment_figures_where(const strata_experiment *e);
 const char *strata_experiment_plots_text(const strata_experiment *e); /* "memory,links,..." */
 bool strata_experiment_timeline(const strata_experiment *e);
 bool strata_experiment_report(const strata_experiment *e);

@@ -51,6 +51,7 @@ struct strata_experiment {
     GPtrArray *axes;          /* axis * */
     uint64_t n_points;
     char **figures;
+    char *figures_where;      /* "FILE:LINE" of [output] figures; NULL: the runner's default figures */
     char *plots_text;
     GHashTable *plots;
     bool timeline, report;

@@ -122,6 +122,66 @@ static void begin_meta(JsonBuilder *b, const strata_experiment *e)
     json_builder_end_array(b);
 }
 
+/* The keys a figure could have meant, from one point's results: the
+ * members of the deepest object its dotted path reaches (the top level for
+ * "nosuch", with the point's status where the results hold none;
+ * memories.hbm's for "memories.hbm.nosuch"), objects as "PATH.*", at most
+ * 40 named. */
+static char *known_keys(JsonObject *res, const char *figure)
+{
+    char **parts = g_strsplit(figure, ".", -1);
+    GString *prefix = g_string_new(NULL), *out = g_string_new(NULL);
+    JsonObject *o = res;
+    for (guint i = 0; parts[i] && parts[i + 1] && json_object_has_member(o, parts[i]); i++) {
+        JsonNode *next = json_object_get_member(o, parts[i]);
+        if (!JSON_NODE_HOLDS_OBJECT(next))
+            break;
+        o = json_node_get_object(next);
+        g_string_append_printf(prefix, "%s.", parts[i]);
+    }
+    if (!prefix->len && !json_object_has_member(o, "status"))
+        g_string_append(out, "status"); /* the point's, where its results hold none */
+    GList *names = json_object_get_members(o);
+    guint shown = out->len > 0, total = shown;
+    for (GList *l = names; l; l = l->next, total++) {
+        if (shown >= 40)
+            continue;
+        bool object = JSON_NODE_HOLDS_OBJECT(json_object_get_member(o, l->data));
+        g_string_append_printf(out, "%s%s%s%s", out->len ? ", " : "", prefix->str, (const char *)l->data,
+                               object ? ".*" : "");
+        shown++;
+    }
+    if (total > shown)
+        g_string_append_printf(out, " and %u more", total - shown);
+    g_list_free(names);
+    g_strfreev(parts);
+    g_string_free(prefix, TRUE);
+    return g_string_free(out, FALSE);
+}
+
+/* A figure the experiment names that no point's results hold, where one
+ * point's results (res) show the keys: an error naming the figures' line and
+ * the keys near it ([output] figures = nosuch was a warning and an empty
+ * column, exit 0). The runner's default figures are not checked here. */
+static bool figure_unknown(const strata_sweep_ctx *ctx, const gboolean *seen, JsonObject *res, GError **err)
+{
+    const strata_experiment *e = ctx->exp;
+    const char *const *figures = strata_experiment_figures(e);
+    if (!res || !strata_experiment_figures_where(e))
+        return false;
+    for (guint f = 0; figures[f]; f++) {
+        if (seen[f])
+            continue;
+        char *known = known_keys(res, figures[f]);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: figure '%s' is in no point's results: expected a "
+                    "key they hold, such as %s (the points are kept in %s/points: correct figures and run again to "
+                    "write the table)", strata_experiment_figures_where(e), figures[f], known, ctx->out_dir);
+        g_free(known);
+        return true;
+    }
+    return false;
+}
+
 bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *stats, char ***missing,
                               GError **err)
 {
@@ -147,6 +207,7 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
     strata_json_open_array(b, "rows");
 
     bool ok = true;
+    JsonObject *example = NULL; /* the first point's results, for figure_unknown */
     uint64_t n = strata_experiment_point_count(e);
     for (uint64_t p = 0; p < n && ok; p++) {
         char *path = strata_sweep_point_json_path(ctx, p);
@@ -161,6 +222,8 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
             JsonObject *pt = json_node_get_object(json_parser_get_root(parser));
             JsonNode *rn = json_object_get_member(pt, "results");
             JsonObject *res = rn && JSON_NODE_HOLDS_OBJECT(rn) ? json_node_get_object(rn) : NULL;
+            if (res && !example)
+                example = json_object_ref(res);
             const char *status = json_object_get_string_member_with_default(pt, "status", "ok");
             if (strcmp(status, "oom") == 0)
                 stats->oom++;
@@ -198,6 +261,10 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
     JsonNode *root = json_builder_get_root(b);
     g_object_unref(b);
 
+    if (ok && figure_unknown(ctx, seen, example, err))
+        ok = false;
+    if (example)
+        json_object_unref(example);
     if (ok) {
         char *csv_path = g_build_filename(ctx->out_dir, "results.csv", NULL);
         char *json_path = g_build_filename(ctx->out_dir, "results.json", NULL);

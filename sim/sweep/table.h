@@ -18,8 +18,12 @@
 
 #include "sweep/runner.h"
 
-/* Every point must be done. Counts oom points into stats->oom. Figures that
- * no point has are listed in *missing (g_strfreev; NULL when none). */
+/* Every point must be done. Counts oom points into stats->oom. A figure of
+ * the experiment's [output] figures that no point's results hold, where a
+ * point has results, is an error at the figures' line naming the keys they
+ * hold, and no table is written (the points stay). The runner's default
+ * figures that no point has are listed in *missing (g_strfreev; NULL when
+ * none). */
 bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *stats, char ***missing,
                               GError **err);
 

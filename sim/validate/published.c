@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "runspec/runspec.h"
+#include "trace/check.h"
 #include "validate/series.h"
 #include "workload/workload.h"
 
@@ -191,11 +192,14 @@ static bool metric_is_time(strata_published_metric metric)
 /* The range a measured figure of metric lies in, NULL when value does:
  * a time of at least 1 ns (two cycles of a 2 GHz clock: no kernel, copy or
  * collective a source times completes sooner; below it, 1e-300s or a
- * subnormal, the error is a unit slip's, 1e301 %), a bandwidth within the
+ * subnormal, the error is a unit slip's, 1e301 %) and at most 10^9 s, the
+ * latest time a trace can name (STRATA_TRACE_MAX_AT_S), a bandwidth within the
  * range hardware files take (STRATA_HW_BANDWIDTH_MIN to _MAX, hw.h), a serving
  * rate of at least 0.001 a second (one request or token in 1000 s). */
 static const char *measured_range(strata_published_metric metric, double value)
 {
+    if (metric_is_time(metric) && value > STRATA_TRACE_MAX_AT_S) /* 1e300s was taken, its error 100 %, exit 0 */
+        return "expected a measured time of at most 1e9 s (a trace's latest timestamp, trace/check.h)";
     if (metric_is_time(metric))
         return value >= 1e-9 ? NULL : "expected a measured time of at least 1ns (two cycles of a 2 GHz clock)";
     if (metric > STRATA_PUBLISHED_BUSBW)
@@ -372,7 +376,9 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
             g_free(c->set[i]);
     c->set_where = set ? strata_keyfile_where(kf, group, "set") : NULL;
     g_free(set);
-    bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
+    bool ok = !c->set || *c->set || /* "set =" overrode nothing, silently */
+              bad_key(kf, group, "set", "expected KIND.NAME.KEY=VALUE overrides separated by blanks, got none", err);
+    ok = ok && (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
               case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
               (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err);
     bool counted = c->metric == STRATA_PUBLISHED_BANDWIDTH || c->metric == STRATA_PUBLISHED_BUSBW;
