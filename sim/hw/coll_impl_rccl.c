@@ -101,7 +101,7 @@ typedef struct rccl_params {
  * calls the network's iflush on it where the protocol is Simple (net.cc
  * l. 1534-1566; GDRCopy's CPU read instead only under
  * NCCL_GDRCOPY_FLUSH_ENABLE=1, default 0), and writes the step's tail for
- * the GPU only when that request completes (l. 1573-1597). The IB
+ * the GPU only when that request completes (l. 1577-1597). The IB
  * transport's iflush (src/transport/net_ib.cc ncclIbIflush l. 1904-1939)
  * posts an RDMA read of 1 byte of the received buffer into a host word on
  * a QP connected to itself (gpuFlush.qp, l. 1376-1391, one outstanding
