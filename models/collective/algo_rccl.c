@@ -36,7 +36,8 @@
  * the wire, as NVLink's packets put 5/4, times LL's 2 (its lines carry a
  * flag per data word, as NCCL's); Simple copies end with a flag. Between
  * nodes, the protocol's format as it is, the first chunk after RCCL's
- * network step cost.
+ * network step cost and, on Simple, the receiver's GPUDirect flush
+ * (hw/coll_impl_rccl.c rccl_gdr_flush; the rings pay the flush only).
  */
 #include "collective/coll_kit.h"
 
@@ -50,7 +51,8 @@ static coll_wire rccl_wire(const strata_coll_shape *shape)
 {
     bool ll = shape->tune.proto == STRATA_NCCL_LL;
     return (coll_wire){.num = (ll ? 2 : 1) * XGMI_NUM, .den = XGMI_DEN, .net_num = ll ? 2 : 1, .net_den = 1,
-                       .handshake = shape->tune.proto == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s};
+                       .handshake = shape->tune.proto == STRATA_NCCL_SIMPLE,
+                       .net_delay_s = shape->tune.net_step_s + shape->tune.net_flush_s};
 }
 
 /* The rings the schedule runs: the model's distinct ones (its list may
@@ -162,11 +164,12 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
          * a2a_tune), after its Simple network step (the tuning's) */
         wire.net_num = 1;
     } else if (!tree || s->kind != STRATA_OP_ALL_REDUCE) {
-        /* RCCL's rings pay the route only: its tuning model's network
-         * latency of a ring step (rccl_tuning.c net_lat: 320 us on Simple,
-         * 9.5 on LL, against its tree's 25 and 10.5) steers its choice, no
-         * step lasts it */
-        wire.net_delay_s = 0;
+        /* RCCL's rings pay the route and, on Simple, the receiver's GDR
+         * flush (hw/coll_impl_rccl.c rccl_gdr_flush): its tuning model's
+         * network latency of a ring step (rccl_tuning.c net_lat: 320 us on
+         * Simple, 9.5 on LL, against its tree's 25 and 10.5) steers its
+         * choice, no step lasts it */
+        wire.net_delay_s = shape->tune.net_flush_s;
     }
     coll_wire_apply(s, from, shape->in_bytes, &wire);
     return rounds;

@@ -91,6 +91,13 @@ typedef struct strata_coll_tuning {
     double nvls_efficiency;
     double launch_s;
     double net_step_s;
+    /* Across domains, on the Simple protocol: the receiver's flush of
+     * every step it receives by GPUDirect RDMA before its GPU may read it
+     * (RCCL on AMD GPUs: a one-byte RDMA read of the received buffer by a
+     * loopback QP through the NIC, hw/coll_impl_rccl.c); paid on a network
+     * step as net_step_s is, and on RCCL's rings, which pay no
+     * net_step_s; 0: none */
+    double net_flush_s;
     /* Inside a domain, on the Simple protocol: the wait a step's flag adds
      * beyond the links' flight (the sender's fence before it posts the
      * flag, the receiver's poll that sees it); 0: the flight alone */

@@ -16,7 +16,9 @@
  * (`rccl_ll128`), NCCL_ALGO / NCCL_PROTO as a run may set them, the process
  * layout with the host's time per communicator (coll_host.h), and the
  * time ROCm's runtime adds to every kernel launch where it reclaims
- * scratch memory per dispatch (`rccl_scratch_reclaim`, below).
+ * scratch memory per dispatch (`rccl_scratch_reclaim`, below), and the
+ * receiver's GPUDirect flush of a Simple step across nodes
+ * (`rccl_gdr_flush`, below).
  * pick: algo=rccl for all-reduce, all-gather, reduce-scatter and
  * all-to-all (ideal's choice for the others).
  * tune: what RCCL runs (rccl_tuning.h): an MSCCL algorithm, or the
@@ -58,10 +60,11 @@ static const struct {
     bool net_ranges, ll128_x38;
     uint32_t arches, ll128;
     bool model_2_20, msccl_shared_process; /* 2.20's tuning_model_5; MSCCL where ranks share a process */
-} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false},
-                     {"2.21", false, false, 1u, 0u, false, true},
-                     {"2.22", true, false, 1u, 1u, false, true},
-                     {"2.26", true, true, 3u, 3u, false, true}};
+    bool gdr_flush; /* flushes every Simple step received by GPUDirect RDMA (rccl_gdr_flush below) */
+} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false, false},
+                     {"2.21", false, false, 1u, 0u, false, true, true},
+                     {"2.22", true, false, 1u, 1u, false, true, true},
+                     {"2.26", true, true, 3u, 3u, false, true, true}};
 /* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it. */
 static const char *const rccl_arches[] = {"gfx942", "gfx950"};
 
@@ -84,7 +87,36 @@ typedef struct rccl_params {
     uint8_t net_rings[MAX_RINGS * MAX_RING_LEN];
     strata_coll_host host; /* rccl_ranks_per_process, _host_launch, _host_plan */
     double scratch_reclaim_s; /* rccl_scratch_reclaim: the runtime's time per launch (0: none) */
+    double gdr_flush_s; /* rccl_gdr_flush where the release flushes, else 0 */
 } rccl_params;
+
+/* rccl_gdr_flush: RCCL's receive proxy flushes every Simple step it
+ * receives across nodes by GPUDirect RDMA before it tells the GPU the step
+ * is there. ROCm/rccl @0cbce2a (2.21.5): ncclTopoNeedFlush sets *flush = 1
+ * on every HIP build (src/graph/paths.cc l. 456-467; added by c8d3543d,
+ * "Add back missing net flush", #1376, 2024-10-15: the rocm-6.2.2 tag,
+ * 2.20.5, has the HIP branch empty and flushes nothing), the receive side
+ * keeps it where it uses GDR (src/transport/net.cc l. 250, 654); the
+ * proxy's recvProxyProgress, once a received step's request completes,
+ * calls the network's iflush on it where the protocol is Simple (net.cc
+ * l. 1534-1566; GDRCopy's CPU read instead only under
+ * NCCL_GDRCOPY_FLUSH_ENABLE=1, default 0), and writes the step's tail for
+ * the GPU only when that request completes (l. 1577-1597). The IB
+ * transport's iflush (src/transport/net_ib.cc ncclIbIflush l. 1904-1939)
+ * posts an RDMA read of 1 byte of the received buffer into a host word on
+ * a QP connected to itself (gpuFlush.qp, l. 1376-1391, one outstanding
+ * read: max_rd_atomic 1, l. 1025): the NIC reads the GPU's memory across
+ * PCIe, the proxy polls its completion. LL and LL128 steps are not
+ * flushed (their flags travel with the data). 2.22 and 2.26 are taken as
+ * 2.21 (their tags were not reachable here). Its time: ESTIMATE 2 us, one
+ * RDMA read's round trip through the local NIC without the wire (the
+ * proxy's post and doorbell, the NIC's fetch of the work request, its
+ * PCIe read of the GPU's memory and write of the byte and the completion
+ * to host memory, the proxy's poll), about a small RDMA read's latency as
+ * perftest's ib_read_lat reports it for a NIC of this class; no public
+ * figure of it on Pollara or MI300X was found. A file sets 0 where RCCL
+ * runs without GPUDirect RDMA or with NCCL_GDR_FLUSH_DISABLE=1. */
+#define RCCL_GDR_FLUSH_S 2e-6
 
 /* rccl_scratch_reclaim: ROCm's runtime (ROCr) takes a dispatch's scratch
  * memory back after it when it needs more than its threshold, unless
@@ -116,6 +148,9 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
     {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
+    {"rccl_gdr_flush", false, "collectives = rccl: the receiver's GPUDirect flush of every Simple step it receives "
+                              "across nodes (a 1-byte RDMA read of it through its NIC), 0 to 1 s (default 2us, "
+                              "ESTIMATE; 0: no GPUDirect RDMA, or the flush disabled); RCCL 2.21 on"},
     {"rccl_scratch_reclaim", false, "collectives = rccl: the time ROCm's runtime adds to every RCCL kernel launch "
                                     "where it reclaims scratch per dispatch (HSA_NO_SCRATCH_RECLAIM unset with an "
                                     "older runtime or firmware), 0 to 1 s (default 0: none)"},
@@ -167,9 +202,10 @@ static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
-/* rccl_version (default the newest), rccl_arch (default gfx942) and
- * rccl_ll128 into p: refused where the release has no such architecture,
- * or runs no LL128 on it. */
+/* rccl_version (default the newest), rccl_arch (default gfx942),
+ * rccl_ll128 and rccl_gdr_flush into p: refused where the release has no
+ * such architecture, or runs no LL128 on it; the flush only where the
+ * release flushes. */
 static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *p, GError **err)
 {
     char *v = hw_get_text(ctx, group, "rccl_version"), *arch = hw_get_text(ctx, group, "rccl_arch");
@@ -194,6 +230,9 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
     p->model_2_20 = ok && rccl_releases[i].model_2_20;
     p->msccl_shared_process = ok && rccl_releases[i].msccl_shared_process;
+    bool flush_set = strata_keyfile_has_key(ctx->k, group, "rccl_gdr_flush");
+    ok = ok && hw_get_time(ctx, group, "rccl_gdr_flush", &p->gdr_flush_s, err);
+    p->gdr_flush_s = !ok || !rccl_releases[i].gdr_flush ? 0 : flush_set ? p->gdr_flush_s : RCCL_GDR_FLUSH_S;
     p->gfx94 = ok && a == 0;
     g_free(v);
     g_free(arch);
@@ -276,7 +315,7 @@ static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint32_t d
     double net_s = c->nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .net_step_s = net_s,
-                                .p2p = plan, .host = p->host};
+                                .net_flush_s = c->nodes > 1 ? p->gdr_flush_s : 0, .p2p = plan, .host = p->host};
     out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
 }
 
@@ -323,6 +362,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
                                 .launch_s = ch.base_us * 1e-6 + p->scratch_reclaim_s, .estimate_s = ch.time_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
+                                .net_flush_s = net && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
                                 .ring_len = rings ? len : 0, .host = p->host};
     out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
