@@ -70,8 +70,7 @@ START_TEST(the_flush_is_on_simple_across_nodes)
     hw = roce_hw(slow);
     ck_assert_double_eq_tol(tune_all_reduce(hw, 256u << 20).net_flush_s, 3.5e-6, 1e-12);
     strata_hw_free(hw);
-    const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.rccl_gdr_flush=3.5us",
-                               NULL};
+    const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", NULL};
     hw = roce_hw(v20);
     t = tune_all_reduce(hw, 1u << 30);
     ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
@@ -126,7 +125,8 @@ START_TEST(a_network_step_waits_for_the_flush)
 }
 END_TEST
 
-/* A time that is not one is refused, naming the key. */
+/* A time that is not one is refused, naming the key; so is a flush time
+ * for a release that does not flush. */
 START_TEST(a_bad_flush_time_is_refused)
 {
     char *path = strata_test_source_path("validation/held-out/hw/mi300x-roce.ini");
@@ -139,6 +139,14 @@ START_TEST(a_bad_flush_time_is_refused)
     const char *const neg[] = {"interconnect.xgmi.rccl_gdr_flush=-1us", NULL};
     ck_assert(strata_hw_load(path, neg, &err) == NULL);
     ck_assert_msg(err && strstr(err->message, "rccl_gdr_flush"), "%s", err ? err->message : "(no error)");
+    g_clear_error(&err);
+    /* RCCL 2.20 does not flush: a flush time set for it is refused, not
+     * ignored. */
+    const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.rccl_gdr_flush=3.5us",
+                               NULL};
+    ck_assert(strata_hw_load(path, v20, &err) == NULL);
+    ck_assert_msg(err && strstr(err->message, "rccl_gdr_flush") && strstr(err->message, "2.21"), "%s",
+                  err ? err->message : "(no error)");
     g_clear_error(&err);
     g_free(path);
 }
