@@ -1068,7 +1068,7 @@ static strata_serve_model tiny(void)
  * whole memory usable; preemption by swap when asked. */
 static strata_serve_result *run_tiny(const char *capacity, strata_serve_request *req, uint32_t n, bool swap)
 {
-    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL};
+    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL, NULL};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
@@ -1272,7 +1272,7 @@ START_TEST(attention_dp_schedules_every_rank)
      * TP2 runs A and B (8 tokens), then C and D; attention dp runs both ranks' 4 sequences and 16 tokens
      * at once: one step. The KV per token is every head's (1 KV head: 32 B either way) */
     strata_serve_request req[4] = {{0, 4, 1}, {0, 4, 1}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_stream s = {req, 4, 0, (char *)"four", NULL};
+    strata_serve_stream s = {req, 4, 0, (char *)"four", NULL, NULL};
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
     strata_hw *hw = hw_load(path, NULL);
@@ -1357,6 +1357,20 @@ START_TEST(azure_csv_and_poisson_streams)
     ck_assert(fabs(s->req[1].arrival - 0.052) < 1e-9);
     ck_assert_uint_eq(s->req[0].prompt, 4808);
     ck_assert_uint_eq(s->req[1].output, 8);
+    ck_assert(s->note == NULL); /* every column read, the limit within the rows */
+    strata_serve_stream_free(s);
+    g_unlink(path);
+    g_free(path);
+    /* A newer trace's added columns are read past with a note naming them;
+     * a --limit past the rows serves them all and says so. */
+    path = strata_test_write_temp("serve-XXXXXX.csv", "arrival_s,user,prompt_tokens,output_tokens,region\n"
+                                  "0,u1,10,5,eu\n0.5,u2,12,3,us\n");
+    s = strata_serve_stream_load(path, 5, &err);
+    ck_assert_msg(s, "%s", err ? err->message : "");
+    ck_assert_uint_eq(s->n, 2);
+    ck_assert_uint_eq(s->req[1].prompt, 12);
+    ck_assert_msg(s->note && strstr(s->note, "columns 'user', 'region' not read") &&
+                  strstr(s->note, "--limit 5 is past the file's 2 requests"), "%s", s->note ? s->note : "(none)");
     strata_serve_stream_free(s);
     g_unlink(path);
     g_free(path);

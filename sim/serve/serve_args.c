@@ -40,7 +40,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"shared-prefix", 0, 0, G_OPTION_ARG_INT, &a->shared_prefix, "tokens every prompt shares (prefix caching)",
          "N"},
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
-         "closed loop: N clients, each sends its next request when one completes", "N"},
+         "closed loop: N clients, each sends its next request when one completes (0, the default: the "
+         "stream's own arrival times)", "N"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
         {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks: "
          "each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
@@ -446,6 +447,10 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     if (a->requests) {
         s = strata_serve_stream_load(a->requests, count_or(a->limit, 0), err);
+        char **notes = s && s->note ? g_strsplit(s->note, "\n", -1) : NULL;
+        for (char **n = notes; n && *n; n++)
+            g_printerr("strata serve: %s\n", *n);
+        g_strfreev(notes);
     } else {
         strata_serve_poisson p;
         if (strata_serve_poisson_parse(a->poisson, &p, err))

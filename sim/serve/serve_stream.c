@@ -86,6 +86,7 @@ typedef struct csv_columns {
     int time, prompt, output;
     bool azure; /* TIMESTAMP: a date; else arrival_s in seconds */
     int n;
+    GString *others; /* the names of the columns not read, quoted, comma-separated */
 } csv_columns;
 
 /* The header's columns: one for each quantity (a second column for the
@@ -93,7 +94,7 @@ typedef struct csv_columns {
  * name twice, silently took the later one, or read arrival_s as a date). */
 static bool header_columns(char *line, const char *path, csv_columns *c, GError **err)
 {
-    *c = (csv_columns){-1, -1, -1, false, 0};
+    *c = (csv_columns){-1, -1, -1, false, 0, c->others};
     char **f = g_strsplit(line, ",", -1);
     bool once = true;
     const char *twice = NULL;
@@ -108,6 +109,8 @@ static bool header_columns(char *line, const char *path, csv_columns *c, GError 
                                                                                            : "output tokens";
         else if (field)
             *field = i, c->azure = c->azure || strcmp(name, "TIMESTAMP") == 0;
+        else
+            g_string_append_printf(c->others, "%s'%s'", c->others->len ? ", " : "", name);
     }
     g_strfreev(f);
     if (!once)
@@ -170,9 +173,23 @@ static bool parse_row(char *line, const char *path, uint64_t ln, const csv_colum
     return ok;
 }
 
+/* A newer trace's added columns are read past, and said so once; a limit
+ * past the file's rows serves them all, and says so. NULL: nothing to say. */
+static char *stream_note(const char *path, const csv_columns *c, uint32_t limit, uint32_t rows)
+{
+    GString *n = g_string_new(NULL);
+    if (c->others->len)
+        g_string_append_printf(n, "%s: note: column%s %s not read (strata reads the arrival, prompt and output "
+                               "columns)", path, strchr(c->others->str, ',') ? "s" : "", c->others->str);
+    if (limit > rows)
+        g_string_append_printf(n, "%s%s: note: --limit %u is past the file's %u request%s: all of them are served",
+                               n->len ? "\n" : "", path, limit, rows, rows == 1 ? "" : "s");
+    return g_string_free(n, n->len == 0);
+}
+
 strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err)
 {
-    csv_columns cols = {-1, -1, -1, false, 0};
+    csv_columns cols = {-1, -1, -1, false, 0, g_string_new(NULL)};
     char *line = NULL;
     size_t len = 0;
     FILE *fp = fopen(path, "r");
@@ -215,9 +232,12 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
     if (!ok) {
         g_array_free(reqs, TRUE);
         g_array_free(lines, TRUE);
+        g_string_free(cols.others, TRUE);
         return NULL;
     }
     strata_serve_stream *s = g_new0(strata_serve_stream, 1);
+    s->note = stream_note(path, &cols, limit, reqs->len);
+    g_string_free(cols.others, TRUE);
     s->n = reqs->len;
     s->req = (strata_serve_request *)(void *)g_array_free(reqs, FALSE);
     s->line = (uint64_t *)(void *)g_array_free(lines, FALSE);
@@ -343,5 +363,6 @@ void strata_serve_stream_free(strata_serve_stream *s)
     g_free(s->req);
     g_free(s->line);
     g_free(s->origin);
+    g_free(s->note);
     g_free(s);
 }

@@ -40,6 +40,7 @@ typedef struct strata_serve_stream {
     uint32_t shared_prefix; /* tokens every prompt starts with */
     char *origin;           /* file, or "poisson(...)" */
     uint64_t *line;         /* each request's line in the file (NULL: generated) */
+    char *note;             /* what the reader passed over (columns it does not read, a --limit past the rows), or NULL */
 } strata_serve_stream;
 
 typedef enum { STRATA_SERVE_LEN_FIXED, STRATA_SERVE_LEN_UNIFORM, STRATA_SERVE_LEN_EXP } strata_serve_len_dist;
