@@ -117,14 +117,16 @@ END_TEST
 /* trtllm-decoder-0.11: trtllm-decoder's four passes, and the buffers of
  * serve_sampler.c's reading of v0.11's decoder, float32 (4 B) each:
  * embeddingBias + mDraftLogits + the penalty layer's runtime logits + the
- * top-p sampling workspace (CUB's third keys and values 4 + 4, sorted log
- * probs 4, sorted ids 4) + the top-p id values = 32 B a slot and padded
- * logit; the penalty workspace, 4 B a slot and logit of the vocabulary.
+ * sampling workspace, top-k's (its temp log probs; AIR top-p's is smaller)
+ * = 16 B a slot and padded logit; the penalty workspace, 4 B a slot and
+ * logit of the vocabulary; top-k's candidates, 8 blocks x TOP_K_MAX 1,024
+ * x (int32 id + float value) = 65,536 B a slot.
  * Llama 3 70B at TP8 (vocab 128,256 = 8 x 16,032, no padding) and the v0.11
- * page's max_batch_size 8,192: 8,192 x 128,256 x 36 = 37,824,233,472 B a
- * rank; Llama 2 70B (32,000) with 1,024 slots: 1,179,648,000 B; a vocabulary
- * of 32,001 at TP8 pads to 32,008: one slot 32,008 x 32 + 32,001 x 4 =
- * 1,152,260 B. */
+ * page's max_batch_size 8,192: 8,192 x (128,256 x 20 + 65,536) = 8,192 x
+ * 2,630,656 = 21,550,333,952 B a rank; Llama 2 70B (32,000) with 1,024
+ * slots: 1,024 x (640,000 + 65,536) = 722,468,864 B; a vocabulary of 32,001
+ * at TP8 pads to 32,008: one slot 32,008 x 16 + 32,001 x 4 + 65,536 =
+ * 512,128 + 128,004 + 65,536 = 705,668 B. */
 START_TEST(trtllm_decoder_011_buffers)
 {
     GError *err = NULL;
@@ -134,11 +136,11 @@ START_TEST(trtllm_decoder_011_buffers)
     ck_assert_uint_eq(s->n_passes, base->n_passes);
     for (uint32_t i = 0; i < s->n_passes; i++)
         ck_assert(s->passes[i].bytes_per_logit == base->passes[i].bytes_per_logit);
-    ck_assert(s->slot_bytes_padded == 32.0 && s->slot_bytes_vocab == 4.0);
-    ck_assert(base->slot_bytes_padded == 0.0 && base->slot_bytes_vocab == 0.0);
-    ck_assert(strata_serve_sampler_buffer_bytes(s, 8192, 128256, 8) == 37824233472.0);
-    ck_assert(strata_serve_sampler_buffer_bytes(s, 1024, 32000, 8) == 1179648000.0);
-    ck_assert(strata_serve_sampler_buffer_bytes(s, 1, 32001, 8) == 1152260.0);
+    ck_assert(s->slot_bytes_padded == 16.0 && s->slot_bytes_vocab == 4.0 && s->slot_bytes == 65536.0);
+    ck_assert(base->slot_bytes_padded == 0.0 && base->slot_bytes_vocab == 0.0 && base->slot_bytes == 0.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 8192, 128256, 8) == 21550333952.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 1024, 32000, 8) == 722468864.0);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 1, 32001, 8) == 705668.0);
     ck_assert(strata_serve_sampler_buffer_bytes(base, 8192, 128256, 8) == 0.0);
 }
 END_TEST
@@ -147,16 +149,16 @@ END_TEST
  * (80 GB a GPU) with 8,192 slots and 16,384 tokens a step, at the page's
  * --kv_cache_free_gpu_mem_fraction 0.99. Both rows hold 9,083,035,648 B of
  * weights a rank and trtllm-cpp's profile run 1,516,240,896 B (their own
- * tests' figures); trtllm-cpp-0.11 holds 37,824,233,472 B more:
+ * tests' figures); trtllm-cpp-0.11 holds 21,550,333,952 B more:
  *   trtllm-cpp: (80e9 - 9,083,035,648 - 1,516,240,896) x 0.99
  *     = 68,706,716,221.44 -> 68,706,716,221 B, 3,354,820 tokens of
  *     20,480 B (one FP8 KV head a rank: 80 layers x 2 x 128 B), 1,541
  *     requests of 128 + 2,048 tokens;
- *   trtllm-cpp-0.11: (80e9 - 9,083,035,648 - 39,340,474,368) x 0.99
- *     = 31,260,725,084.16 -> 31,260,725,084 B, 1,526,402 tokens, 701
+ *   trtllm-cpp-0.11: (80e9 - 9,083,035,648 - 23,066,574,848) x 0.99
+ *     = 47,371,885,608.96 -> 47,371,885,608 B, 2,313,080 tokens, 1,062
  *     requests.
- * Llama 2 70B (1,024 slots) keeps 1,179,648,000 B more: its pool
- * 0.99 x 1,179,648,000 = 1,167,851,520 B smaller (each pool truncated to
+ * Llama 2 70B (1,024 slots) keeps 722,468,864 B more: its pool
+ * 0.99 x 722,468,864 = 715,244,175.36 B smaller (each pool truncated to
  * a byte: within 1 B). */
 START_TEST(trtllm_cpp_011_pool)
 {
@@ -165,7 +167,7 @@ START_TEST(trtllm_cpp_011_pool)
     ck_assert_msg(hw, "%s", err ? err->message : "");
     const char *models[2] = {"llama-3-70b", "llama-2-70b"};
     const uint32_t slots[2] = {8192, 1024};
-    const double kept[2] = {37824233472.0, 1179648000.0};
+    const double kept[2] = {21550333952.0, 722468864.0};
     for (int i = 0; i < 2; i++) {
         strata_serve_model m;
         ck_assert(strata_serve_model_preset(&m, models[i], NULL));
@@ -187,9 +189,9 @@ START_TEST(trtllm_cpp_011_pool)
             ck_assert_uint_eq(w[0], 9083035648ull);
             ck_assert_uint_eq(a[0], 1516240896ull);
             ck_assert_uint_eq(pool[0], 68706716221ull);
-            ck_assert_uint_eq(pool[1], 31260725084ull);
-            ck_assert_uint_eq(pool[1] / 20480, 1526402);
-            ck_assert_uint_eq(pool[1] / 20480 / 2176, 701);
+            ck_assert_uint_eq(pool[1], 47371885608ull);
+            ck_assert_uint_eq(pool[1] / 20480, 2313080);
+            ck_assert_uint_eq(pool[1] / 20480 / 2176, 1062);
             ck_assert_uint_eq(pool[0] / 20480 / 2176, 1541);
         }
     }

@@ -234,8 +234,12 @@
  *   (gptManagerBenchmark's rows of the v0.11.0 performance page), whose
  *   decoder allocates float32 buffers over the whole vocabulary for every
  *   slot of the engine's max_batch_size before the KV pool is sized: the
- *   trtllm-decoder-0.11 row of serve_sampler.h (its passes trtllm-decoder's,
- *   36 bytes a slot and logit kept from the pool, serve_sampler.c).
+ *   trtllm-decoder-0.11 row of serve_sampler.h (its passes trtllm-decoder's;
+ *   20 bytes a slot and logit and 64 KiB a slot kept from the pool,
+ *   serve_sampler.c). The later GptDecoderBatched read (with v0.13's
+ *   lookahead decoding) allocates the same bytes a slot, so the row also
+ *   models those engines given their max_batch_size as --max-num-seqs
+ *   (docs/serving.md, "TensorRT-LLM's decoder buffers after v0.11").
  * trtllm-cpp-0.9: trtllm-cpp as TensorRT-LLM v0.9 runs its decodes (the
  *   gptSessionBenchmark rows of the v0.9.0 performance page). Its GPT
  *   attention plugin builds the XQA runner when plugin_config.enable_xqa

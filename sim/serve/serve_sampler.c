@@ -65,26 +65,37 @@
  *   over the vocabulary.
  * - SamplingLayer::allocateBuffer (layers/samplingLayer.cpp): one sampling
  *   workspace of the larger of its top-k and top-p layers' (the executor's
- *   beam-1 mode is TopKTopP, so it builds both); the top-p one is larger:
- *   getTopPWorkspaceSize (kernels/samplingTopPKernels.cu) sums CUB's
- *   temporary storage for DeviceSegmentedRadixSort::SortPairsDescending over
- *   batchSize x vocabSizePadded pairs of a float key and an int32 value,
- *   which is CUB's third keys and values buffers when the input may not be
- *   overwritten (num_items x (sizeof(KeyT) + sizeof(ValueT)): dispatch
- *   radix sort's allocation_sizes, NVIDIA/cub) = 8, the sorted log probs
- *   (sizeof(T)) = 4 and the sorted ids (int32) = 4: 16; the top-k
- *   workspace is the row's copy (4) and a few values a row.
- * - TopPSamplingLayer::allocateBuffer (layers/topPSamplingLayer.cu): the
- *   deterministic top-p's id values, int32 x batchSize x vocabSizePadded:
- *   4.
- * 4 + 4 + 4 + 16 + 4 = 32 bytes a slot and padded logit, plus 4 a slot
- * and logit of the vocabulary. Not counted: the few values a slot the
- * layers keep (penalties, seeds, curand states, offsets), the batch
- * manager's own buffers (its engine logits and per-slot decoder buffers:
- * binary in v0.11) and the engine's activation memory for its last
- * tokens' logits (TensorRT's, not read). Llama 3 70B at TP8 with
- * max_batch_size 8,192: 8,192 x 128,256 x 36 = 37.8 GB a rank; Llama 2
- * 70B with 1,024: 1,024 x 32,000 x 36 = 1.18 GB.
+ *   beam-1 mode is TopKTopP, so it builds both). SamplingLayer constructs
+ *   its TopPSamplingLayer with (decoderDomain, stream, allocator,
+ *   deterministic = true) and the header's isAirTopP defaults to true
+ *   (layers/topPSamplingLayer.h, every stored version from the SizeType
+ *   API on), so allocateBuffer takes getAirTopPWorkspaceSize, not
+ *   getTopPWorkspaceSize (wave 30's first reading counted the latter, the
+ *   CUB sort's 16 B and the older size_t-era layer's id values 4 B: that
+ *   layer ran the sort when deterministic; this one has no id values
+ *   buffer). AIR top-p (kernels/samplingAirTopPKernels.cu
+ *   getAirTopPWorkspaceSizes, deterministic, float): 2,048 buckets of
+ *   uint64 and int32 histograms a slot (24 KiB) and four candidate buffers
+ *   of calcBufLen = vocabSizePadded / 32 (rounded up to 256) floats or
+ *   ints, 0.5 B a logit. The top-k workspace is larger at every
+ *   vocabulary: getTopKWorkspaceSize(batchSize, 1, TOP_K_MAX = 1024,
+ *   vocabSizePadded) (kernels/samplingTopKKernels.h
+ *   getTopKWorkspaceSizes) is the float temp log probs over the padded
+ *   vocabulary, 4, and 8 blocks x 1,024 candidates of an int32 id and a
+ *   float value, 65,536 B a slot.
+ * 4 + 4 + 4 + 4 = 16 bytes a slot and padded logit, 4 a slot and logit of
+ * the vocabulary, 65,536 a slot. The same bytes in the later runtime read
+ * (docs/serving.md, "TensorRT-LLM's decoder buffers after v0.11"):
+ * GptDecoderBatched::setup still reshapes mDraftLogits whatever the mode,
+ * the runtime logits move from PenaltyLayer to DecodingLayerWorkspace
+ * (runtime/decodingLayerWorkspace.cpp) and the layers share one workspace
+ * buffer, the largest layer's: top-k's. Not counted: the few values a
+ * slot the layers keep (penalties, seeds, curand states, offsets, under
+ * 200 B), the batch manager's own buffers (its engine logits and per-slot
+ * decoder buffers: binary in v0.11) and the engine's activation memory for
+ * its last tokens' logits (TensorRT's, not read). Llama 3 70B at TP8 with
+ * max_batch_size 8,192: 8,192 x (128,256 x 20 + 65,536) = 21.6 GB a rank;
+ * Llama 2 70B with 1,024: 1,024 x (32,000 x 20 + 65,536) = 0.72 GB.
  */
 #include "serve/serve_sampler.h"
 #include "core/error.h"
@@ -99,11 +110,11 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
 
 static const strata_serve_sampler rows[] = {
     {"trtllm-decoder", "TensorRT-LLM's C++ runtime decoder, greedy: penalties, softmax, top-k 1 over float32 logits",
-     trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0},
+     trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0, 0.0},
     {"trtllm-decoder-0.11",
-     "trtllm-decoder's kernels, and TensorRT-LLM v0.11's decoder buffers: 32 B a slot and padded logit, 4 B a slot "
-     "and logit", trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 32.0, 4.0},
-    {NULL, NULL, NULL, 0, 0.0, 0.0},
+     "trtllm-decoder's kernels, and TensorRT-LLM v0.11's decoder buffers: 16 B a slot and padded logit, 4 B a "
+     "slot and logit, 64 KiB a slot", trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 16.0, 4.0, 65536.0},
+    {NULL, NULL, NULL, 0, 0.0, 0.0, 0.0},
 };
 
 const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError **err)
@@ -115,5 +126,6 @@ const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError *
 double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t slots, uint32_t vocab, uint32_t tp)
 {
     uint64_t ranks = tp ? tp : 1, padded = (vocab + ranks - 1) / ranks * ranks; /* getVocabSizePadded */
-    return (double)slots * ((double)padded * s->slot_bytes_padded + (double)vocab * s->slot_bytes_vocab);
+    return (double)slots *
+           ((double)padded * s->slot_bytes_padded + (double)vocab * s->slot_bytes_vocab + s->slot_bytes);
 }

@@ -20,10 +20,11 @@
  *
  * A row may also give the device buffers its decoder allocates when it is
  * set up, before the KV pool is sized, for each slot (the engine's maximum
- * batch, strata's max_num_seqs) and logit: bytes over the vocabulary padded
- * to the TP size (TensorRT-LLM's getVocabSizePadded(worldSize)) and bytes
- * over the vocabulary itself. strata_serve_memory (serve_run.c) keeps them
- * from the pool of an engine that names the row. 0 and 0: not modelled.
+ * batch, strata's max_num_seqs): bytes a logit of the vocabulary padded to
+ * the TP size (TensorRT-LLM's getVocabSizePadded(worldSize)), bytes a logit
+ * of the vocabulary itself, and bytes whatever the vocabulary.
+ * strata_serve_memory (serve_run.c) keeps them from the pool of an engine
+ * that names the row. 0, 0 and 0: not modelled.
  *
  * Invariants: a row has at least one pass; a pass's bytes are >= 0; the
  * buffer bytes are >= 0; the table ends with a NULL name.
@@ -46,6 +47,7 @@ typedef struct strata_serve_sampler {
     uint32_t n_passes;
     double slot_bytes_padded; /* buffer bytes a slot and logit of the padded vocabulary */
     double slot_bytes_vocab;  /* and a slot and logit of the vocabulary */
+    double slot_bytes;        /* and a slot whatever the vocabulary */
 } strata_serve_sampler;
 
 /* The row called name, or NULL with an error listing the known ones. */
@@ -54,7 +56,7 @@ const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError *
 /* The bytes a rank's decoder holds in buffers for `slots` slots of a
  * vocabulary of `vocab` at TP size `tp` (the vocabulary padded to a
  * multiple of tp): slots x (padded x slot_bytes_padded + vocab x
- * slot_bytes_vocab). */
+ * slot_bytes_vocab + slot_bytes). */
 double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t slots, uint32_t vocab, uint32_t tp);
 
 #endif
