@@ -486,35 +486,28 @@ static const strata_serve_engine engines[] = {
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true,
      .embed_allreduce = true},
-    {.name = "trtllm-cpp",
-     .mode = SERVE_ENGINE_SYNC,
-     .what = "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, whole contexts, XQA "
-             "decode, KV pool of the free memory; host time not modelled",
-     .scheduler = "trtllm-no-evict-unchunked",
-     .decode = "xqa",
-     .pool_of_free = true,
-     .lengths = SERVE_LENGTH_TRTLLM,
-     .logits_gather = true,
-     .sampler = "trtllm-decoder"},
-    {.name = "trtllm-cpp-0.11",
-     .mode = SERVE_ENGINE_SYNC,
-     .what = "trtllm-cpp as TensorRT-LLM v0.11's runtime sizes its decoder: float32 buffers over the vocabulary for "
-             "every slot of the engine's max batch, kept from the KV pool",
-     .scheduler = "trtllm-no-evict-unchunked",
-     .decode = "xqa",
-     .pool_of_free = true,
-     .lengths = SERVE_LENGTH_TRTLLM,
-     .logits_gather = true,
-     .sampler = "trtllm-decoder-0.11"},
-    {.name = "trtllm-cpp-0.9",
-     .mode = SERVE_ENGINE_SYNC,
-     .what = "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a KV head, else "
-             "masked MHA",
-     .scheduler = "trtllm-no-evict-unchunked",
-     .decode = "xqa-v0.9",
-     .pool_of_free = true,
-     .lengths = SERVE_LENGTH_TRTLLM,
-     .logits_gather = true},
+/* TensorRT-LLM's C++ executor on a TensorRT engine, by release: what
+ * differs is its decode kernel's dispatch and its decoder (serve_sampler.h;
+ * NULL: none charged). */
+#define TRTLLM_CPP(row, about, decode_kernel, decoder)                                                            \
+    {.name = row,                                                                                                \
+     .mode = SERVE_ENGINE_SYNC,                                                                                  \
+     .what = about,                                                                                              \
+     .scheduler = "trtllm-no-evict-unchunked",                                                                   \
+     .decode = decode_kernel,                                                                                    \
+     .pool_of_free = true,                                                                                       \
+     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
+     .logits_gather = true,                                                                                      \
+     .sampler = decoder}
+    TRTLLM_CPP("trtllm-cpp", "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, "
+               "whole contexts, XQA decode, KV pool of the free memory; host time not modelled", "xqa",
+               "trtllm-decoder"),
+    TRTLLM_CPP("trtllm-cpp-0.11", "trtllm-cpp as TensorRT-LLM v0.11's runtime sizes its decoder: float32 buffers "
+               "over the vocabulary for every slot of the engine's max batch, kept from the KV pool", "xqa",
+               "trtllm-decoder-0.11"),
+    TRTLLM_CPP("trtllm-cpp-0.9", "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a "
+               "KV head, else masked MHA", "xqa-v0.9", NULL),
+#undef TRTLLM_CPP
 #define LMDEPLOY_TURBOMIND(alias)                                                                                \
     {.name = alias,                                                                                              \
      .mode = SERVE_ENGINE_SYNC,                                                                                  \

@@ -409,8 +409,9 @@ bool serve_step(serve_state *st)
     double t = gpu + st->step_swap_s, cpu = 0;
     const strata_serve_engine *e = st->cfg->engine;
     if (st->n_chunks && e) {
-        cpu = strata_serve_engine_cpu(e, engine_batch(st));
-        t = strata_serve_engine_step(e, t, engine_batch(st), prefill, st->cfg->num_scheduler_steps);
+        strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
+        cpu = strata_serve_engine_cpu(e, batch);
+        t = strata_serve_engine_step(e, t, batch, prefill, st->cfg->num_scheduler_steps);
     }
     if (st->n_chunks)
         t += st->cfg->step_overhead;
