@@ -23,12 +23,7 @@
 
 static strata_hw *roce_hw(const char *const *overrides)
 {
-    char *path = strata_test_source_path("validation/held-out/hw/mi300x-roce.ini");
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, overrides, &err);
-    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
-    g_free(path);
-    return hw;
+    return strata_test_load_hw_file("validation/held-out/hw/mi300x-roce.ini", overrides);
 }
 
 static strata_coll_tuning tune_all_reduce(strata_hw *hw, uint64_t bytes)

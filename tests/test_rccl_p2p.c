@@ -140,12 +140,7 @@ END_TEST
  * 64 rings across nodes, a RoCE NIC a GPU at 1 us), with the overrides. */
 static strata_hw *roce_hw(const char *const *overrides)
 {
-    char *path = strata_test_source_path("validation/held-out/hw/mi300x-roce.ini");
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, overrides, &err);
-    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
-    g_free(path);
-    return hw;
+    return strata_test_load_hw_file("validation/held-out/hw/mi300x-roce.ini", overrides);
 }
 
 /* A 64 KiB all-to-all over 2 x 8 MI300X: 4 KiB a peer, one part

@@ -41,15 +41,12 @@ static strata_serve_result *run_config(strata_serve_config *c, const char *polic
     GError *err = NULL;
     c->scheduler = strata_serve_scheduler_find(policy, &err);
     ck_assert_msg(c->scheduler, "%s", err ? err->message : "");
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
     const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
-    strata_hw *hw = strata_hw_load(path, overrides, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
     strata_serve_model m = tiny();
     strata_serve_result *r = strata_serve_run(hw, &m, c, &s, &strata_serve_kv_paged, NULL, &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
     strata_hw_free(hw);
-    g_free(path);
     return r;
 }
 

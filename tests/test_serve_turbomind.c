@@ -62,13 +62,10 @@ static strata_serve_result *run_tm(strata_serve_config *c, strata_serve_request 
     ck_assert_msg(c->engine, "%s", err ? err->message : "");
     c->scheduler = strata_serve_scheduler_find(c->engine->scheduler, &err);
     ck_assert_msg(c->scheduler, "%s", err ? err->message : "");
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
     const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
-    strata_hw *hw = strata_hw_load(path, overrides, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
     strata_serve_result *r = strata_serve_run(hw, m, c, &s, &strata_serve_kv_paged, NULL, &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
-    g_free(path);
     *hw_out = hw;
     return r;
 }

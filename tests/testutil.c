@@ -236,15 +236,21 @@ int strata_test_main(Suite *suite)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-strata_hw *strata_test_load_hw(const char *name, const char *const *overrides)
+strata_hw *strata_test_load_hw_file(const char *relative, const char *const *overrides)
 {
-    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
-    char *path = strata_test_source_path(rel);
+    char *path = strata_test_source_path(relative);
     GError *err = NULL;
     strata_hw *hw = strata_hw_load(path, overrides, &err);
     ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
-    g_free(rel);
     g_free(path);
+    return hw;
+}
+
+strata_hw *strata_test_load_hw(const char *name, const char *const *overrides)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
+    strata_hw *hw = strata_test_load_hw_file(rel, overrides);
+    g_free(rel);
     return hw;
 }
 

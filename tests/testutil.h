@@ -99,6 +99,9 @@ char *strata_test_slow_data_path(const char *relative);
  * KEY=VALUE), failing the test with the loader's message if it cannot. */
 typedef struct strata_hw strata_hw;
 strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
+/* The same for a hardware file at a path relative to the source tree
+ * (validation/held-out/hw/mi300x-roce.ini). */
+strata_hw *strata_test_load_hw_file(const char *relative, const char *const *overrides);
 /* Loads the hardware text head followed by keys, as a file named t.ini (so
  * messages read "t.ini:LINE: ..."); NULL with *err set where the loader
  * refuses it. For tests of a section's keys: head ends in the section. */
