@@ -127,6 +127,9 @@ typedef struct strata_nccl_comm {
      * bytes; 0: unset, init.cc DEFAULT_BUFFSIZE 4 MiB): NVLS's chunk is at
      * most one step of it (nccl_tuning.c nvls_chunk) */
     uint64_t simple_buff_bytes;
+    /* NCCL_P2P_NET_CHUNKSIZE as a run (or its net plugin) sets it (bytes;
+     * 0: unset, init.cc's 128 KiB): a p2p step across nodes (nccl_p2p.c) */
+    uint64_t p2p_net_chunk_bytes;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
