@@ -463,7 +463,7 @@ END_TEST
  *         30 x 40 = 1,200 B;
  *   256 B: c = 16, every rank's chunk 16 B: 480 steps of 16 B.
  * The tuning gives the grain: h100-2x8-ib's forced Ring of 16 B at 2.25
- * (LL, 1 channel) has ring_grain 16. */
+ * (LL, 1 channel) has ring_grain 16, on Simple none. */
 START_TEST(nccl_ring_rounds_tiny_chunks_to_16_bytes)
 {
     static const uint64_t sizes[][4] = {
@@ -496,6 +496,14 @@ START_TEST(nccl_ring_rounds_tiny_chunks_to_16_bytes)
     ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
     ck_assert_uint_eq(t.channels, 1);
     ck_assert_uint_eq(t.ring_grain, 16);
+    strata_hw_free(hw);
+    /* not on Simple (its slices, nccl_tuning.c tune_channels) */
+    const char *simple[] = {"interconnect.nvlink.nccl_version=2.25", "interconnect.nvlink.nccl_algo=Ring",
+                            "interconnect.nvlink.nccl_proto=Simple", NULL};
+    hw = strata_test_load_hw("h100-2x8-ib", simple);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 16, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(t.ring_grain, 0);
     strata_hw_free(hw);
 }
 END_TEST

@@ -80,8 +80,7 @@ typedef struct strata_coll_tuning {
     strata_nccl_proto proto;
     uint32_t channels;
     uint64_t chunk_bytes;
-    /* NCCL's ring all-reduce (LL or LL128 to v2.19, every protocol from
-     * v2.25): the bytes a channel and rank's chunk of the last loop is
+    /* NCCL's ring all-reduce on LL or LL128: the bytes a channel and rank's chunk of the last loop is
      * rounded up to (strata_nccl_choice ring_grain_bytes); 0: the even
      * share */
     uint64_t ring_grain;

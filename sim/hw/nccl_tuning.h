@@ -144,8 +144,9 @@ typedef struct strata_nccl_choice {
      * halved: "makes performance much, much smoother"), for 4-byte
      * elements (2-byte ones give the same; a trace's collective has no
      * element type); from v2.25 the Ring's last loop's chunk rounded up to
-     * 16 bytes on every protocol (alignUp(divUp(remCount, nranks),
-     * 16/sizeof(T))): 16; 0 otherwise */
+     * 16 bytes (alignUp(divUp(remCount, nranks), 16/sizeof(T))): 16 on LL
+     * and LL128 (Simple's even cut into slices is not NCCL's: nccl_tuning.c
+     * tune_channels); 0 otherwise */
     uint64_t ring_grain_bytes;
     /* enqueue.cc's cells (nccl_channels.h, from v2.25): the channels that
      * carry bytes (at most channels), the bytes of the first and of each
