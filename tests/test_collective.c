@@ -537,6 +537,7 @@ START_TEST(schedules_across_domains_give_the_result)
                     sh.tune.proto = (strata_nccl_proto)p;
                     sh.channels = ch;
                     sh.tune.net_step_s = 1e-6;
+                    sh.tune.ring_grain = ch == 2 ? 16 : 0; /* NCCL's 16-byte chunks from v2.25 */
                     check_op(&sh, &rounds);
                     if (kinds[k] != STRATA_OP_ALL_REDUCE)
                         continue;

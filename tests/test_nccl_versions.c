@@ -340,7 +340,8 @@ START_TEST(release_2_19_on_one_ampere_node)
     ck_assert_double_eq_tol(bw, 87.7 * 8 / 14, 1e-9);
     ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 2u << 20, &ch));
     ck_assert_int_eq(ch.proto, STRATA_NCCL_LL);
-    ck_assert_uint_eq(ch.ring_grain_bytes, 0);
+    /* from v2.25 runRing's 16-byte alignment (LL and LL128) */
+    ck_assert_uint_eq(ch.ring_grain_bytes, 16);
     /* one GPU on each of 8 nodes: PAT from v2.23 only */
     strata_nccl_comm pat = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 16, .channel_gbs = 20,
                             .nodes = 8, .nics = 1, .nic_gbs = 50, .nic_gpus = 1, .version = strata_nccl_version_find("2.26")};

@@ -47,6 +47,8 @@
 #include "testutil.h"
 #include "hw/nccl_tuning.h"
 #include "hw/rccl_tuning.h"
+#include "collective/coll_algo.h"
+#include "collective/coll_kit.h"
 
 static const strata_nccl_comm h100x2 = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12,
                                         .channel_gbs = 30.0, .nvls = true, .nodes = 2, .nics = 8, .nic_gbs = 50.0,
@@ -450,6 +452,62 @@ START_TEST(nvls_tree_fills_at_the_kernels_pace)
 }
 END_TEST
 
+/* NCCL's ring all-reduce from v2.25 rounds the last loop's chunk up to 16
+ * bytes (all_reduce.h runRing: chunkCount = alignUp(divUp(remCount,
+ * nranks), 16/sizeof(T))), across nodes as on one. 2 domains of 8, one
+ * channel (one rail ring), LL (one slice a step), 2 x 15 = 30 rounds:
+ *   16 B: c = divUp(16, 16 x 16) x 16 = 16 B, chunk 0 holds it all, the
+ *         other 15 empty: one step a round, 30 steps of 16 B (the even
+ *         share, 1 B a rank, gave 16 x 30 = 480 steps of 1 B);
+ *   40 B: c = 16, chunks 0 and 1 of 16 B, chunk 2 of 8: 3 x 30 = 90 steps,
+ *         30 x 40 = 1,200 B;
+ *   256 B: c = 16, every rank's chunk 16 B: 480 steps of 16 B.
+ * The tuning gives the grain: h100-2x8-ib's forced Ring of 16 B at 2.25
+ * (LL, 1 channel) has ring_grain 16, on Simple none. */
+START_TEST(nccl_ring_rounds_tiny_chunks_to_16_bytes)
+{
+    static const uint64_t sizes[][4] = {
+        /* bytes, grain, steps, the largest step */
+        {16, 16, 30, 16}, {16, 0, 480, 1}, {40, 16, 90, 16}, {256, 16, 480, 16}};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                                .dims = {16}, .in_bytes = sizes[i][0], .domain_ranks = 8, .channels = 1};
+        sh.tune.algo = STRATA_NCCL_RING;
+        sh.tune.proto = STRATA_NCCL_LL;
+        sh.tune.ring_grain = sizes[i][1];
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 30);
+        ck_assert_uint_eq(steps->len, sizes[i][2]);
+        uint64_t total = 0, most = 0;
+        for (guint k = 0; k < steps->len; k++) {
+            uint64_t b = g_array_index(steps, strata_coll_step, k).bytes;
+            total += b;
+            most = MAX(most, b);
+        }
+        ck_assert_uint_eq(total, 30 * sizes[i][0]);
+        ck_assert_uint_eq(most, sizes[i][3]);
+        g_array_free(steps, TRUE);
+    }
+    const char *ring[] = {"interconnect.nvlink.nccl_version=2.25", "interconnect.nvlink.nccl_algo=Ring", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", ring);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 16, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
+    ck_assert_uint_eq(t.channels, 1);
+    ck_assert_uint_eq(t.ring_grain, 16);
+    strata_hw_free(hw);
+    /* not on Simple (its slices, nccl_tuning.c tune_channels) */
+    const char *simple[] = {"interconnect.nvlink.nccl_version=2.25", "interconnect.nvlink.nccl_algo=Ring",
+                            "interconnect.nvlink.nccl_proto=Simple", NULL};
+    hw = strata_test_load_hw("h100-2x8-ib", simple);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 16, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(t.ring_grain, 0);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(times_grow_with_size)
 {
     static const struct {
@@ -507,6 +565,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);
     tcase_add_test(tc, times_grow_with_size);
+    tcase_add_test(tc, nccl_ring_rounds_tiny_chunks_to_16_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -230,7 +230,7 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     if (shape->tune.algo == STRATA_NCCL_RING && s->domain < s->n) {
         uint32_t *orders = rail_rings(s, shape, &groups);
         rounds = s->kind == STRATA_OP_ALL_REDUCE
-                     ? coll_ring_loops_groups(s, b, channels, chunk, slices, orders, groups)
+                     ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain, slices, orders, groups)
                      : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {

@@ -164,9 +164,11 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
 void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle, uint32_t *order);
 /* NCCL's ring all-reduce on [0, b) over `groups` rings (orders[g * n + i]:
  * the rank at position i of ring g), each taking 1/groups of every chunk
- * on lane 2g; returns the rounds. Wire formats: coll_wire_apply. */
-uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
-                                const uint32_t *orders, uint32_t groups);
+ * on lane 2g, a channel and rank's chunk of the last loop rounded up to
+ * `grain` bytes as coll_ring_loops's (0: the even share); returns the
+ * rounds. Wire formats: coll_wire_apply. */
+uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
+                                uint32_t slices, const uint32_t *orders, uint32_t groups);
 /* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
  * a step, an all-gather's steps slotted (coll_sched.h): ring g's round k
  * on lane 2 (1 + g + groups (k mod slots)), `slots` the rounds a

@@ -126,16 +126,19 @@ static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *
     return best;
 }
 
-uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
-                                const uint32_t *orders, uint32_t groups)
+uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
+                                uint32_t slices, const uint32_t *orders, uint32_t groups)
 {
     uint32_t n = s->n, round = 0;
+    uint64_t gr = grain ? grain : 1;
     uint32_t *pos = positions(n, orders, groups);
     uint32_t *critical = g_new(uint32_t, groups);
     for (uint32_t g = 0; g < groups; g++)
         critical[g] = ring_critical_chunk(s, orders + (size_t)g * n, true, true);
     for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
-        uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
+        /* the last loop's chunk: the rest's even share, rounded up to the
+         * grain (coll_ring_loops) */
+        uint64_t c = MIN(chunk, (b - grid + channels * n * gr - 1) / (channels * n * gr) * gr) * channels;
         for (uint32_t step = 0; step < 2 * (n - 1); step++) {
             bool reduce = step + 1 < n;
             for (uint32_t k = 0; k < slices; k++, round++)

@@ -80,9 +80,9 @@ typedef struct strata_coll_tuning {
     strata_nccl_proto proto;
     uint32_t channels;
     uint64_t chunk_bytes;
-    /* NCCL's ring all-reduce on LL or LL128 to v2.19: the bytes a channel
-     * and rank's chunk is rounded up to (strata_nccl_choice
-     * ring_grain_bytes); 0: the even share */
+    /* NCCL's ring all-reduce on LL or LL128: the bytes a channel and rank's chunk of the last loop is
+     * rounded up to (strata_nccl_choice ring_grain_bytes); 0: the even
+     * share */
     uint64_t ring_grain;
     /* NCCL from v2.25 (strata_nccl_choice chan_lo_bytes, chan_mid_bytes):
      * channel 0 carries the first chan_lo bytes, each next chan_mid, the

@@ -13,7 +13,10 @@
  * (nccl_min_ctas, nccl_max_nchannels, nccl_max_ctas), the tuner plugin
  * whose choice NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
  * plugin reports (nccl_net_latency: NCCL's graph latencyInter, in its
- * choice only), Simple's wait per step inside a node beyond the links'
+ * choice only), the network plugin whose latency, NIC groups and NCCL
+ * environment stand where the run sets none (nccl_net_plugin,
+ * nccl_net_plugin.h), NCCL_P2P_NET_CHUNKSIZE (nccl_p2p_net_chunksize),
+ * Simple's wait per step inside a node beyond the links'
  * flight (nccl_simple_sync), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics), as the
@@ -31,6 +34,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw_internal.h"
+#include "hw/nccl_net_plugin.h"
 #include "hw/nccl_plugin.h"
 
 /* The block load() reads. */
@@ -52,6 +56,7 @@ typedef struct nccl_params {
     uint64_t buffsize;         /* NCCL_BUFFSIZE: Simple's buffer per connection (0: NCCL's 4 MiB) */
     uint64_t nvls_chunk;       /* NCCL_NVLS_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
     uint64_t nvlstree_max;     /* NCCL_NVLSTREE_MAX_CHUNKSIZE (0: unset) */
+    uint64_t p2p_net_chunk;    /* NCCL_P2P_NET_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
@@ -96,6 +101,14 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_nvlstree_max_chunksize", false, "collectives = nccl: NCCL_NVLSTREE_MAX_CHUNKSIZE as a run sets it, the "
                                            "largest NVLS_TREE chunk, 4KiB to 16MiB (default: 64KiB from 4 "
                                            "nodes, else the NVLS chunk)"},
+    {"nccl_p2p_net_chunksize", false, "collectives = nccl: NCCL_P2P_NET_CHUNKSIZE as a run sets it, a point-to-point "
+                                      "step across nodes (at most a step of NCCL_BUFFSIZE), 4KiB to 16MiB (default "
+                                      "128KiB, init.cc)"},
+    {"nccl_net_plugin", false, "collectives = nccl: the network plugin the run's NCCL loads (NCCL_NET_PLUGIN), "
+                               "aws-ofi-p4d or aws-ofi-p5 (aws-ofi-nccl's platform blocks, nccl_net_plugin.h): "
+                               "its latency, NIC groups and NCCL environment, where the run sets none of "
+                               "nccl_net_latency, nccl_nic_group, nccl_buffsize, nccl_p2p_net_chunksize, "
+                               "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize itself; default: none"},
     {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
                                 "beyond its data's and flag's flight over the links (the sender's fence before it "
                                 "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
@@ -122,6 +135,45 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
     }
     g_free(raw);
     return ok;
+}
+
+/* true when the block or the run sets `key` */
+static bool key_set(const hw_load_ctx *ctx, const char *group, const char *key)
+{
+    char *raw = hw_get_raw(ctx, group, key);
+    g_free(raw);
+    return raw != NULL;
+}
+
+/* nccl_net_plugin: the plugin's latency, NIC groups and environment where
+ * the run sets none of its own (nccl_net_plugin.h: the plugin inserts its
+ * environment without overwriting) */
+static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
+{
+    char *name = hw_get_text(ctx, group, "nccl_net_plugin");
+    if (!name)
+        return true;
+    const strata_nccl_net_plugin *pl = strata_nccl_net_plugin_find(g_strstrip(name));
+    if (!pl) {
+        char *want = g_strdup_printf("a network plugin strata has the rows of: %s", strata_nccl_net_plugin_list());
+        bool ok = hw_fail_value(ctx, err, group, "nccl_net_plugin", want, name);
+        g_free(want);
+        g_free(name);
+        return ok;
+    }
+    g_free(name);
+    if (!key_set(ctx, group, "nccl_net_latency"))
+        p->net_latency = pl->latency_s;
+    if (!key_set(ctx, group, "nccl_nic_group"))
+        p->nic_group = pl->nic_group;
+    uint64_t *sizes[] = {&p->buffsize, &p->p2p_net_chunk, &p->nvls_chunk, &p->nvlstree_max};
+    const uint64_t row[] = {pl->buffsize, pl->p2p_net_chunk, pl->nvls_chunk, pl->nvlstree_max};
+    const char *keys[] = {"nccl_buffsize", "nccl_p2p_net_chunksize", "nccl_nvls_chunksize",
+                          "nccl_nvlstree_max_chunksize"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        if (!key_set(ctx, group, keys[i]))
+            *sizes[i] = row[i];
+    return true;
 }
 
 static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
@@ -177,6 +229,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          optional_size(ctx, group, "nccl_buffsize", 64u << 10, 256u << 20, &p->buffsize, err) &&
          optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
+         optional_size(ctx, group, "nccl_p2p_net_chunksize", 4u << 10, 16u << 20, &p->p2p_net_chunk, err) &&
+         net_plugin_defaults(ctx, group, p, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
@@ -204,7 +258,8 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
                           .min_ctas = p->min_ctas, .max_nchannels = p->max_nchannels,
                           .max_ctas = p->max_ctas, .plugin = p->plugin,
                           .net_latency_us = p->net_latency * 1e6, .nvls_chunk_bytes = p->nvls_chunk,
-                          .nvlstree_max_bytes = p->nvlstree_max, .simple_buff_bytes = p->buffsize};
+                          .nvlstree_max_bytes = p->nvlstree_max, .simple_buff_bytes = p->buffsize,
+                          .p2p_net_chunk_bytes = p->p2p_net_chunk};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts',

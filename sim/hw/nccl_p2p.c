@@ -93,7 +93,8 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
      * (isAllNvlink: strata's nccl models join a node's GPUs by NVLink),
      * at most a step of the Simple buffer */
     uint64_t buff = c->simple_buff_bytes ? c->simple_buff_bytes : SIMPLE_BUFF;
-    out->step_bytes = MIN(nodes > 1 ? P2P_NET_CHUNK : P2P_NVL_CHUNK, buff / STEPS);
+    uint64_t net = c->p2p_net_chunk_bytes ? c->p2p_net_chunk_bytes : P2P_NET_CHUNK; /* init.cc l. 625, 637 */
+    out->step_bytes = MIN(nodes > 1 ? net : P2P_NVL_CHUNK, buff / STEPS);
     out->ll_step_bytes = LL_BUFF / STEPS;
     /* v2.28.7-1 on: init.cc ncclP2pSchedule's group, NCCL_P2P_SCHEDULE_GROUP_SIZE
      * (NCCL_MAX_DEV_WORK_P2P_PER_BATCH, 8) or, from v2.29.7-1 on one node,

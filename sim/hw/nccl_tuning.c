@@ -33,6 +33,8 @@ static const strata_nccl_version *ver(const strata_nccl_comm *c)
  * nvls_tuning below. */
 static const uint32_t max_threads[PROTOS] = {512, 640, 512};
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
+/* runRing's alignment of the last loop's chunk from v2.25 (tune_channels) */
+#define RING_ALIGN_BYTES 16u
 #define NCCL_MAX_NTHREADS 640u
 #define NCCL_MAXCHANNELS 32u
 /* device.h NCCL_MAX_NVLS_ARITY; search.cc's speed arrays (GB/s per
@@ -528,10 +530,22 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
     out->channels = nc;
     out->threads = nt;
     /* v2.19's runRing (src/device/all_reduce.h): minChunkSize =
-     * nthreads x calcBytePerGrain / sizeof(T), halved on LL128 */
+     * nthreads x calcBytePerGrain / sizeof(T), halved on LL128. From
+     * v2.25 runRing rounds the last loop's chunk up to 16 bytes on every
+     * protocol: "if (remCount < loopCount) chunkCount =
+     * alignUp(divUp(remCount, nranks), 16/sizeof(T))" (NVIDIA/nccl
+     * v2.25.1-1 src/device/all_reduce.h l. 36, the same in v2.26.2-1 to
+     * v2.28.7-1 l. 36, v2.30.7-1 l. 38), so an all-reduce of at most 16
+     * bytes a channel is one chunk, the other ranks' steps empty. strata
+     * takes it on LL and LL128 (one slice a step). Not on Simple: the
+     * schedule cuts a chunk evenly into its 2 slices, where prims_simple.h
+     * (v2.25.1-1 l. 200-201) gives the first slice at least a 32nd of a
+     * slice's buffer, so a 16-byte chunk is one slice and an empty one;
+     * cut evenly it would be two rounds of flag flights, not one */
     out->ring_grain_bytes = 0;
-    if (ver(c)->ring_chunk_grain && out->algo == STRATA_NCCL_RING && out->proto != STRATA_NCCL_SIMPLE)
-        out->ring_grain_bytes = (uint64_t)nt * (out->proto == STRATA_NCCL_LL ? 8 : 30);
+    if (out->algo == STRATA_NCCL_RING && out->proto != STRATA_NCCL_SIMPLE)
+        out->ring_grain_bytes = ver(c)->ring_chunk_grain ? (uint64_t)nt * (out->proto == STRATA_NCCL_LL ? 8 : 30)
+                                                         : RING_ALIGN_BYTES;
 }
 
 double strata_nccl_tuner_time_us(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, strata_nccl_algo a,

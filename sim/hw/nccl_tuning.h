@@ -127,6 +127,9 @@ typedef struct strata_nccl_comm {
      * bytes; 0: unset, init.cc DEFAULT_BUFFSIZE 4 MiB): NVLS's chunk is at
      * most one step of it (nccl_tuning.c nvls_chunk) */
     uint64_t simple_buff_bytes;
+    /* NCCL_P2P_NET_CHUNKSIZE as a run (or its net plugin) sets it (bytes;
+     * 0: unset, init.cc's 128 KiB): a p2p step across nodes (nccl_p2p.c) */
+    uint64_t p2p_net_chunk_bytes;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
@@ -140,7 +143,10 @@ typedef struct strata_nccl_choice {
      * line and thread), threads x 30 on LL128 (60 data bytes a grain,
      * halved: "makes performance much, much smoother"), for 4-byte
      * elements (2-byte ones give the same; a trace's collective has no
-     * element type); 0 otherwise */
+     * element type); from v2.25 the Ring's last loop's chunk rounded up to
+     * 16 bytes (alignUp(divUp(remCount, nranks), 16/sizeof(T))): 16 on LL
+     * and LL128 (Simple's even cut into slices is not NCCL's: nccl_tuning.c
+     * tune_channels); 0 otherwise */
     uint64_t ring_grain_bytes;
     /* enqueue.cc's cells (nccl_channels.h, from v2.25): the channels that
      * carry bytes (at most channels), the bytes of the first and of each

@@ -1,0 +1,42 @@
+/*
+ * nccl_net_plugin.c: NCCL network plugins' rows (contract in
+ * nccl_net_plugin.h).
+ *
+ * aws/aws-ofi-nccl, src/platform-aws.cpp, platform_data_map:
+ *   - "p4d.24xlarge" (master @2daf7d30 l. 82-95; v1.16.3 @b9e4cc42 l.
+ *     75-88, the same figures): latency 75.0, default_protocol SENDRECV,
+ *     env NCCL_BUFFSIZE=8388608 and NCCL_P2P_NET_CHUNKSIZE=524288. SENDRECV
+ *     shows NCCL each NIC as it is (src/nccl_ofi_sendrecv.cpp
+ *     get_properties: the NIC's own port speed; no NIC groups, which are
+ *     the RDMA protocol's): nic_group 1.
+ *   - "p5/p5e" (v1.16.3 l. 147-162, regex "^p5(e?\\..*)"): latency 75.0,
+ *     default_protocol RDMA, env NCCL_BUFFSIZE=8388608,
+ *     NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE and
+ *     NCCL_NVLS_CHUNKSIZE 524288 (and NCCL_NET_FORCE_FLUSH=0: Hopper needs
+ *     no flush in strata's model). RDMA groups the NICs that share a GPU's
+ *     PCIe switch into one device and reports the first rail's speed x
+ *     max_group_size (src/nccl_ofi_rdma.cpp get_properties): a p5 GPU's 4
+ *     EFA NICs of 100 Gb/s (docs/clusters.md, "NICs as NCCL sees them").
+ * The environment is inserted without overwrite (platform-aws.cpp l. 585
+ * insert_envvars; include/nccl_ofi_environ.h l. 40-50, 97-103): a run's
+ * own setting wins.
+ */
+#include "hw/nccl_net_plugin.h"
+#include <string.h>
+#include <glib.h>
+
+static const strata_nccl_net_plugin plugins[] = {
+    {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288},
+    {.name = "aws-ofi-p5", .latency_s = 75e-6, .nic_group = 4, .buffsize = 8388608, .p2p_net_chunk = 524288,
+     .nvls_chunk = 524288, .nvlstree_max = 524288},
+};
+
+const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(plugins); i++)
+        if (strcmp(name, plugins[i].name) == 0)
+            return &plugins[i];
+    return NULL;
+}
+
+const char *strata_nccl_net_plugin_list(void) { return "aws-ofi-p4d, aws-ofi-p5"; }
