@@ -126,6 +126,25 @@ STRATA_ROWS_TEST(published_rate_ceiling,
     {PUBLISHED("output-throughput", "1e9tok/s") " | grep -q '1000000000.00 tok/s'", 0, NULL},
 )
 
+#define SERVE_CASE(opts) "printf '[case a]\\nsource = s\\nsetup = s\\nserve = --model llama-3-8b --poisson n=2 " opts \
+                         "\\nmetric = output-throughput\\nmeasured = 300tok/s\\nhw = %s/h100.ini\\n' \"$H\" > v.ini; " \
+                         "\"$S\" validate --published v.ini"
+
+/* A serving case's serve= took every `strata serve` option and dropped
+ * those a case does not read, exit 0: --sweep tp=1,2 ran the base point
+ * alone, --json out.json wrote nothing, --hw named a file never opened
+ * (the case's hw= is the hardware). */
+STRATA_ROWS_TEST(published_serve_options_read,
+    {SERVE_CASE("--sweep tp=1,2"), 2,
+     "v.ini:1: serve: --sweep: a case is one run on its hw= and writes no file: expected no --sweep, --json, "
+     "--timeline or --hw"},
+    {SERVE_CASE("--json out.json"), 2, "serve: --json: a case is one run on its hw= and writes no file"},
+    {SERVE_CASE("--timeline out.json"), 2, "serve: --timeline: a case is one run"},
+    {SERVE_CASE("--hw nosuch.ini"), 2, "serve: --hw: a case is one run on its hw="},
+    /* what stays taken: --hw-set over hw=, quiet */
+    {SERVE_CASE("--hw-set memory.hbm.capacity=80GB -q"), 0, NULL},
+)
+
 /* --help wins wherever it stands, before any option's value is checked:
  * calibrate --help --backend nosuch printed the help at exit 0, as every
  * command does with an unknown option value beside --help; the pass keeps
@@ -159,6 +178,7 @@ int main(void)
         vllm_budget_holds_sequences,
         rejecting_step_not_stuck,
         published_rate_ceiling,
+        published_serve_options_read,
         help_wins,
         NULL,
     };
