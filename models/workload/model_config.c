@@ -35,6 +35,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/readall.h"
+#include "workload/json_python_words.h"
 #include "workload/json_wide_int.h"
 
 /* The largest config.json read (Hugging Face's are a few kilobytes). */
@@ -168,11 +169,12 @@ typedef enum {
     K_DENSE,     /* mlp_only_layers: the dense layers of a MoE model, which must be the first ones */
     K_MOE_EVERY, /* moe_layer_freq: a COUNT, or a list of 0/1 a layer (MiMo-V2-Flash) strata must place */
     K_QUANT,     /* quantization_config: block-scaled FP8 read (weight_block), any other a NOTE */
+    K_DTYPE,     /* torch_dtype, dtype: a torch dtype's name, checked, not used (serve's dtype is --set's) */
 } key_kind;
 
 typedef struct key_row {
     const char *hf;
-    const char *key; /* the strata key it sets (NULL for IGNORE, NOTE and STRUCTURE) */
+    const char *key; /* the strata key it sets (NULL for IGNORE, NOTE, STRUCTURE, DTYPE and a key checked, not used) */
     key_kind kind;
 } key_row;
 
@@ -238,7 +240,8 @@ static const key_row keys[] = {
     {"_name_or_path", NULL, K_IGNORE},
     {"_attn_implementation_autoset", NULL, K_IGNORE},
     {"transformers_version", NULL, K_IGNORE},
-    {"torch_dtype", NULL, K_IGNORE},
+    {"torch_dtype", NULL, K_DTYPE},
+    {"dtype", NULL, K_DTYPE}, /* transformers >= 4.56 writes torch_dtype as dtype */
     {"use_cache", NULL, K_IGNORE},
     {"bos_token_id", NULL, K_IGNORE},
     {"eos_token_id", NULL, K_IGNORE},
@@ -248,7 +251,7 @@ static const key_row keys[] = {
     {"image_token_index", NULL, K_IGNORE},
     {"mm_tokens_per_image", NULL, K_IGNORE},
     {"initializer_range", NULL, K_IGNORE},
-    {"max_position_embeddings", NULL, K_IGNORE},
+    {"max_position_embeddings", NULL, K_COUNT}, /* checked, not used: no request is held to it */
     {"rms_norm_eps", NULL, K_IGNORE},
     {"rope_theta", NULL, K_IGNORE},
     {"rope_scaling", NULL, K_IGNORE},
@@ -580,6 +583,24 @@ static bool read_quantization(strata_model_config *c, const char *hf, JsonNode *
 }
 
 /* One key of the file (hf: v) through its row. */
+/* torch_dtype (dtype): transformers turns a string into getattr(torch, NAME) (huggingface/transformers
+ * @008e574391258935f3ecc3035c882e73bbcac419, src/transformers/configuration_utils.py,
+ * PreTrainedConfig.__post_init__: torch_dtype is read as dtype, then `self.dtype = getattr(torch,
+ * self.dtype)`), so "auto" and "torch.bfloat16" raise AttributeError; to_dict writes a dtype back as its
+ * name (str(dtype).split(".")[1]). Taken: the names of torch's floating dtypes and 8-bit integers. */
+static bool read_dtype(const strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    static const char *const names[] = {"float32", "float", "float64", "double", "float16", "half", "bfloat16",
+                                        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                                        "float8_e8m0fnu", "float4_e2m1fn_x2", "int8", "uint8", NULL};
+    const char *name = JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_STRING
+                           ? json_node_get_string(v) : NULL;
+    if (name && g_strv_contains(names, name))
+        return true;
+    return bad(c, hf, "a torch dtype's name, as transformers writes it (float32, float16, bfloat16, float8_e4m3fn, "
+               "...: it reads the value as getattr(torch, NAME), so not \"auto\" or \"torch.bfloat16\")", v, err);
+}
+
 static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
 {
     const key_row *row = key_row_of(c->row->model_type, hf);
@@ -595,6 +616,8 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         return JSON_NODE_HOLDS_NULL(v) || read_layer_types(c, hf, v, err);
     if (row->kind == K_QUANT)
         return read_quantization(c, hf, v, err);
+    if (row->kind == K_DTYPE)
+        return JSON_NODE_HOLDS_NULL(v) || read_dtype(c, hf, v, err);
     if (row->kind == K_NOTE || (row->kind == K_WINDOW && !c->row->sliding)) {
         if (!unset_value(v))
             note(c, "key '%s' is set but not modelled: ignored", hf);
@@ -625,7 +648,8 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         if (t != G_TYPE_INT64 || json_node_get_int(v) < min || json_node_get_int(v) > G_MAXINT32)
             return bad(c, hf, min ? "a positive integer (at most 2^31 - 1)" : "an integer >= 0 (at most 2^31 - 1)", v,
                        err);
-        set_integer(c, row->key, json_node_get_int(v));
+        if (row->key)
+            set_integer(c, row->key, json_node_get_int(v));
     }
     return true;
 }
@@ -766,48 +790,6 @@ static bool resolve_read_keys(strata_model_config *c, GError **err)
     return true;
 }
 
-/* Python's json module writes float infinities and NaN as the bare words Infinity, -Infinity and NaN,
- * which JSON has no place for and json-glib refuses (Nemotron-H's time_step_limit [0.0, Infinity]). Each
- * such word outside a string becomes null (a key's class default; every such key strata has met is one it
- * ignores); `lines` gets the line of each. */
-static char *python_words_to_null(const char *text, GArray *lines)
-{
-    static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
-    GString *out = g_string_sized_new(strlen(text));
-    bool in_string = false;
-    guint line = 1;
-    for (const char *p = text; *p;) {
-        if (*p == '\n')
-            line++;
-        if (in_string) {
-            if (*p == '\\' && p[1]) {
-                g_string_append_len(out, p, 2);
-                p += 2;
-                continue;
-            }
-            in_string = *p != '"';
-        } else if (*p == '"') {
-            in_string = true;
-        } else {
-            bool replaced = false;
-            for (size_t w = 0; w < G_N_ELEMENTS(words) && !replaced; w++) {
-                size_t n = strlen(words[w]);
-                bool starts = p == text || !(g_ascii_isalnum(p[-1]) || p[-1] == '_');
-                if (starts && strncmp(p, words[w], n) == 0 && !(g_ascii_isalnum(p[n]) || p[n] == '_')) {
-                    g_string_append(out, "null");
-                    g_array_append_val(lines, line);
-                    p += n;
-                    replaced = true;
-                }
-            }
-            if (replaced)
-                continue;
-        }
-        g_string_append_c(out, *p++);
-    }
-    return g_string_free(out, FALSE);
-}
-
 strata_model_config *strata_model_config_load(const char *path, GError **err)
 {
     char *text = NULL;
@@ -817,7 +799,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     if (!strata_read_all(path, MODEL_CONFIG_MAX_FILE, true, "a config.json", &text, &len, err))
         return NULL;
     GArray *python_lines = g_array_new(FALSE, FALSE, sizeof(guint));
-    char *json = python_words_to_null(text, python_lines);
+    char *json = strata_json_python_words_to_null(text, python_lines);
     g_free(text);
     JsonParser *parser = json_parser_new();
     bool parsed = json_parser_load_from_data(parser, json, -1, &local);

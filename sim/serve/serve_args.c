@@ -245,6 +245,23 @@ void strata_serve_config_engine_defaults(strata_serve_config *c, const strata_se
     c->max_num_seqs = c->engine->default_max_running(per_token ? pool / per_token : 0, m->max_model_len);
 }
 
+/* vLLM refuses a token budget under its sequence count (vllm-project/vllm@01230b40,
+ * vllm/config/scheduler.py, SchedulerConfig.verify_max_model_len: "max_num_batched_tokens (...) must be
+ * greater than or equal to max_num_seqs"; 0.6.0's SchedulerConfig._verify_args the same): 4 with the
+ * default 1024 ran. Another engine's rules are its own. */
+static bool vllm_budget_ok(const strata_serve_config *c, const strata_serve_scheduler *p, GError **err)
+{
+    bool vllm = (!c->engine || g_str_has_prefix(c->engine->name, "vllm")) &&
+                (!p || g_str_has_prefix(p->name, "vllm-"));
+    if (!vllm || c->max_num_batched_tokens >= c->max_num_seqs)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--max-num-batched-tokens (%u) is below --max-num-seqs "
+                "(%u): vLLM (--scheduler %s) refuses a token budget under its sequence count; expected "
+                "--max-num-batched-tokens >= --max-num-seqs", c->max_num_batched_tokens, c->max_num_seqs,
+                p ? p->name : "vllm-v1");
+    return false;
+}
+
 bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t max_model_len,
                                          const char *block_size_name, GError **err)
 {
@@ -256,7 +273,7 @@ bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t 
                     "scheduler, which read it; --engine none with --scheduler %s reads neither",
                     p ? p->name : "vllm-v1");
     if (!p)
-        return true;
+        return vllm_budget_ok(c, p, err);
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
         return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 "
                     "(--scheduler vllm-v0 runs without it)", p->name);
@@ -269,7 +286,7 @@ bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t 
                     c->max_num_batched_tokens, max_model_len);
         return false;
     }
-    return true;
+    return vllm_budget_ok(c, p, err);
 }
 
 /* An integer option's value, or def when not given (counts_given_in_range

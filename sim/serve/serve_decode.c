@@ -91,24 +91,39 @@ static double unit_stream_rate(const strata_hw *hw, uint32_t unit, uint32_t *sms
     return m ? m->bandwidth * eff : 0;
 }
 
+/* What the xqa and turbomind rows read first: the unit's kernel_launch,
+ * stream rate and SM count (unit_stream_rate), and the batch's mean and
+ * longest context, each at least 1 token (the longest at least the mean). */
+typedef struct decode_shape {
+    double launch, rate;
+    uint32_t sms;
+    uint64_t ctx, longest;
+} decode_shape;
+
+static decode_shape decode_shape_of(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in)
+{
+    decode_shape s = {.launch = strata_hw_compute(hw, unit)->kernel.kernel_launch};
+    s.rate = unit_stream_rate(hw, unit, &s.sms);
+    s.ctx = in->context ? in->context : 1;
+    s.longest = in->longest > s.ctx ? in->longest : s.ctx;
+    return s;
+}
+
 static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                        strata_serve_decode_plan *plan)
 {
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    uint32_t sms;
-    double rate = unit_stream_rate(hw, unit, &sms);
+    decode_shape s = decode_shape_of(hw, unit, in);
     strata_serve_decode_plan p = {0};
     if (in->decodes && in->kv_heads) {
-        uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
-        p.blocks = xqa_blocks(in->decodes, in->kv_heads, longest - 1, sms);
+        p.blocks = xqa_blocks(in->decodes, in->kv_heads, s.longest - 1, s.sms);
         p.ctas = in->decodes * in->kv_heads * p.blocks;
-        p.waves = (p.ctas + sms - 1) / sms;
-        uint64_t per = (ctx + p.blocks - 1) / p.blocks;
+        p.waves = (p.ctas + s.sms - 1) / s.sms;
+        uint64_t per = (s.ctx + p.blocks - 1) / p.blocks;
         double tokens = (double)((per + XQA_TILE_TOKENS - 1) / XQA_TILE_TOKENS * XQA_TILE_TOKENS);
         double d = (double)in->head_dim;
         double bytes = tokens * 2.0 * d * in->kv_bytes + (double)in->group * d * in->q_bytes * 2.0;
-        p.cta_s = XQA_CTA_FIXED_S + (rate > 0 ? bytes / (rate / sms) : 0);
-        p.time_s = XQA_KERNELS * u->kernel.kernel_launch + (double)p.waves * p.cta_s;
+        p.cta_s = XQA_CTA_FIXED_S + (s.rate > 0 ? bytes / (s.rate / s.sms) : 0);
+        p.time_s = XQA_KERNELS * s.launch + (double)p.waves * p.cta_s;
     }
     if (plan)
         *plan = p;
@@ -262,13 +277,11 @@ enum { TM_MAX_SPLIT_K = 16, TM_SLICE_LEN = 1024 };
 static double turbomind_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                              strata_serve_decode_plan *plan)
 {
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    uint32_t sms;
-    double rate = unit_stream_rate(hw, unit, &sms);
+    decode_shape s = decode_shape_of(hw, unit, in);
     strata_serve_decode_plan p = {0};
-    if (in->decodes && in->kv_heads && rate > 0) {
+    if (in->decodes && in->kv_heads && s.rate > 0) {
         uint64_t group = in->group ? in->group : 1, per_cta = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
-        uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
+        uint64_t ctx = s.ctx, longest = s.longest;
         double avg_batch = (double)in->decodes * (double)ctx / (double)longest;
         uint64_t split = (uint64_t)fmax(1.0, ceil(TM_MAX_SPLIT_K / avg_batch));
         uint64_t slices = (longest + TM_SLICE_LEN - 1) / TM_SLICE_LEN;
@@ -281,9 +294,9 @@ static double turbomind_time(const strata_hw *hw, uint32_t unit, const strata_se
         p.blocks = (uint32_t)split;
         p.ctas = in->decodes * in->kv_heads * (group / per_cta) * split;
         p.waves = 1;
-        p.cta_s = (double)((longest + split - 1) / split) * 2.0 * d * in->kv_bytes / (rate / sms);
+        p.cta_s = (double)((longest + split - 1) / split) * 2.0 * d * in->kv_bytes / (s.rate / s.sms);
         double launches = split > 1 ? 2.0 : 1.0;
-        p.time_s = launches * u->kernel.kernel_launch + fmax((kv + q + partials + q) / rate, p.cta_s);
+        p.time_s = launches * s.launch + fmax((kv + q + partials + q) / s.rate, p.cta_s);
     }
     if (plan)
         *plan = p;

@@ -472,6 +472,34 @@ static bool swap_space_fits(const strata_hw *hw, const strata_serve_config *c, G
     return c->swap_space <= most;
 }
 
+/* --preemption swap: pinned host memory the device memory is linked to,
+ * and a --swap-space (a sweep's swap_space) of at least one KV block: with
+ * none, every preemption would be a recompute, which vLLM v0 never makes
+ * of a swap: its Scheduler._swap_out raises RuntimeError("Aborted due to
+ * the lack of CPU swap space. Please increase the swap space to avoid this
+ * error.") when the block manager cannot swap the group out
+ * (vllm-project/vllm@32e7db25, v0.6.0, vllm/core/scheduler.py), so the
+ * engine stops at its first preemption. */
+static bool swap_reachable(serve_state *st, const strata_hw *hw, GError **err)
+{
+    double bw = 0, lat = 0;
+    strata_serve_cost_host_link(st->cost, &bw, &lat);
+    if (bw <= 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: %s has no pinned host memory "
+                    "linked to the device memory", strata_hw_origin(hw));
+        return false;
+    }
+    if (st->cfg->swap_space < st->block_bytes) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: --swap-space %" G_GUINT64_FORMAT
+                    " B holds no KV block (%" G_GUINT64_FORMAT " B a block a rank), and vLLM v0 aborts at the "
+                    "first swap that finds no room (\"Aborted due to the lack of CPU swap space\", "
+                    "vllm/core/scheduler.py _swap_out): expected --swap-space of at least one block, or "
+                    "--preemption recompute", st->cfg->swap_space, st->block_bytes);
+        return false;
+    }
+    return true;
+}
+
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
                                       const strata_serve_config *c, const strata_serve_stream *s,
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
@@ -513,15 +541,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
     ok = ok && clock_costs(&st, hw, m, c, err);
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
-    if (ok && c->swap) {
-        double bw = 0, lat = 0;
-        strata_serve_cost_host_link(st.cost, &bw, &lat);
-        if (bw <= 0) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: %s has no pinned host memory "
-                        "linked to the device memory", strata_hw_origin(hw));
-            ok = false;
-        }
-    }
+    ok = ok && (!c->swap || swap_reachable(&st, hw, err));
     if (ok) {
         r->pool_blocks = scheme == &strata_serve_kv_paged ? strata_serve_pool_blocks(&kc) : 0;
         st.req = make_requests(s, c->engine, m->max_model_len,

@@ -420,8 +420,10 @@ bool serve_step(serve_state *st)
     *(prefill ? &st->res->prefill_gpu_s : &st->res->decode_gpu_s) += gpu;
     st->res->host_s += t - gpu;
     if (t <= 0 && !st->n_chunks) {
-        /* nothing could run (every swapped request waits on a full pool): wait for a completion that never comes */
-        return false;
+        /* the step rejected every request there was (trtllm-no-evict-unchunked: each prompt over the budget):
+         * the next one waits for the next arrival; else nothing could run (every swapped request waits on a
+         * full pool): wait for a completion that never comes */
+        return !st->n_running && !st->waiting.n && !st->swapped.n;
     }
     serve_account(st, t);
     st->now += t;

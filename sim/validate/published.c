@@ -195,13 +195,18 @@ static bool metric_is_time(strata_published_metric metric)
  * subnormal, the error is a unit slip's, 1e301 %) and at most 10^9 s, the
  * latest time a trace can name (STRATA_TRACE_MAX_AT_S), a bandwidth within the
  * range hardware files take (STRATA_HW_BANDWIDTH_MIN to _MAX, hw.h), a serving
- * rate of at least 0.001 a second (one request or token in 1000 s). */
+ * rate of at least 0.001 a second (one request or token in 1000 s) and at
+ * most 10^9 a second (one a nanosecond, the reciprocal of a time's floor;
+ * the highest in validation/serving is below 10^5 tok/s). */
 static const char *measured_range(strata_published_metric metric, double value)
 {
     if (metric_is_time(metric) && value > STRATA_TRACE_MAX_AT_S) /* 1e300s was taken, its error 100 %, exit 0 */
         return "expected a measured time of at most 1e9 s (a trace's latest timestamp, trace/check.h)";
     if (metric_is_time(metric))
         return value >= 1e-9 ? NULL : "expected a measured time of at least 1ns (two cycles of a 2 GHz clock)";
+    if (metric > STRATA_PUBLISHED_BUSBW && value > 1e9) /* 1e300tok/s was taken, its error 100 %, exit 0 */
+        return "expected a measured rate of at most 1e9 a second (one token or request a nanosecond, a time's "
+               "floor)";
     if (metric > STRATA_PUBLISHED_BUSBW)
         return value >= 1e-3 ? NULL : "expected a measured rate of at least 0.001 a second";
     if (value >= STRATA_HW_BANDWIDTH_MIN && value <= STRATA_HW_BANDWIDTH_MAX)

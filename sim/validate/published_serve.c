@@ -4,8 +4,9 @@
  * child's run of `strata serve` options on the case's hardware model.
  *
  * The case's serve= line is split as a shell would (quotes kept together)
- * and parsed with `strata serve`'s own options (serve/serve_args.h); --hw
- * is the case's hw=, and a relative --requests or --model-file is taken
+ * and parsed with `strata serve`'s own options (serve/serve_args.h), less
+ * those a case does not read (refused: --sweep, --json, --timeline, and
+ * --hw, which is the case's hw=); a relative --requests or --model-file is taken
  * from the case file's folder, as hw= is. The figure is the first --kv
  * scheme's (paged by default). A moe-layer case takes the model, --tp
  * and --attention-dp from the same options and times one MoE layer's
@@ -149,6 +150,15 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
     ok = ok && g_option_context_parse_strv(ctx, &argv, err); /* frees what it removes */
     if (ok && argv[0] && argv[1]) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected options only, got '%s'", argv[1]);
+        ok = false;
+    }
+    /* what a case does not read (each was parsed and dropped, exit 0: --sweep tp=1,2 ran no point but the
+     * first's, --json wrote nothing, --hw named a file never opened) */
+    const char *unread = !ok ? NULL : a->sweep ? "--sweep" : a->json ? "--json" : a->timeline ? "--timeline"
+                                    : a->hw    ? "--hw"    : NULL;
+    if (unread) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a case is one run on its hw= and writes no "
+                    "file: expected no --sweep, --json, --timeline or --hw", unread);
         ok = false;
     }
     g_option_context_free(ctx);
