@@ -88,6 +88,20 @@ STRATA_ROWS_TEST(serve_times_within_a_trace_range,
     {SERVE "--poisson n=2 --sweep step_overhead=0,1ms", 0, NULL},
 )
 
+/* --prefill-decode-attention (wave 31): vLLM V1's
+ * VLLM_V1_USE_PREFILL_DECODE_ATTENTION, read only by its ROCm build's
+ * Triton backend: refused with an --engine row and off RCCL hardware;
+ * taken by the default row on mi300x-8. */
+STRATA_ROWS_TEST(serve_prefill_decode_attention,
+    {SERVE "--poisson n=2 --prefill-decode-attention", 2,
+     "serve: --prefill-decode-attention: expected no --engine (vLLM V1, which reads "
+     "VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on hardware whose collectives are RCCL's (vLLM's ROCm build), got "
+     "vllm-v1 on non-RCCL collectives"},
+    {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --engine vllm-v0 --prefill-decode-attention", 2,
+     "got vllm-v0 on RCCL collectives"},
+    {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --prefill-decode-attention", 0, NULL},
+)
+
 /* --kv-blocks 2147483647 (review of wave 29): a pool of 2^31 blocks, whose
  * free list (20 B a block) the paged scheme built before the first step,
  * ran past a minute and 40 GB of memory at exit 0 or a kill. At most 2^24
@@ -209,6 +223,7 @@ int main(void)
         policy_axes_apart,
         serve_times_within_a_trace_range,
         serve_kv_blocks_bounded,
+        serve_prefill_decode_attention,
         kineto_durs_and_alloc_memory,
         experiment_output_keys,
         closed_stdout_leaves_nothing,

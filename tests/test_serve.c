@@ -813,7 +813,7 @@ START_TEST(names_lookup_messages)
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9, "
-                   "paged-attention-rocm, turbomind-v0.1");
+                   "paged-attention-rocm, triton-unified-attention, turbomind-v0.1");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
@@ -1200,7 +1200,8 @@ START_TEST(xqa_decode_by_hand)
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
     ck_assert(!strata_serve_decode_find("nope", &err) &&
-              strstr(err->message, "flash-attention, xqa, xqa-v0.9, paged-attention-rocm, turbomind-v0.1"));
+              strstr(err->message, "flash-attention, xqa, xqa-v0.9, paged-attention-rocm, triton-unified-attention, "
+                                   "turbomind-v0.1"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);

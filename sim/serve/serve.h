@@ -61,6 +61,8 @@ typedef struct strata_serve_config {
     const char *allocator;            /* contiguous schemes' allocator (NULL: best-fit) */
     double step_overhead;             /* seconds each step adds (besides the engine's) */
     const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
+    bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
+                                       * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
     const strata_serve_scheduler *scheduler; /* the policy (serve_scheduler.h; NULL: vllm-v1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */

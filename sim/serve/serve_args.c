@@ -66,6 +66,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
          "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.11 (its v0.11 decoder's "
          "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch), lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
+        {"prefill-decode-attention", 0, 0, G_OPTION_ARG_NONE, &a->prefill_decode, "vLLM V1 on ROCm with "
+         "VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1: decodes through paged_attention_rocm, not the Triton unified "
+         "attention (no --engine; RCCL hardware)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
@@ -344,6 +347,7 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     c->tp = count_or(a->tp, 1);
     c->attention_dp = a->attention_dp;
+    c->prefill_decode_attention = a->prefill_decode;
     if (c->attention_dp && m->kv_lora_rank)
         return fail(err, "--attention-dp: expected a GQA/MHA model (%s has MLA, not modelled with attention data "
                     "parallelism)", m->name);

@@ -224,6 +224,105 @@ static double paged_rocm_time(const strata_hw *hw, uint32_t unit, const strata_s
     return p.time_s;
 }
 
+/* vLLM V1's Triton attention on ROCm (triton-unified-attention), read at
+ * ROCm/vllm@71faa188073d427c57862c45bf17745f3b54b1b1 (the vLLM 0.9.0.1 image
+ * of AMD's MI300X page @68af0558), vllm/attention/ops/
+ * triton_unified_attention.py, the same at @040de12d (0.10.0). V1 on ROCm
+ * takes TritonAttentionBackend unless VLLM_ROCM_USE_AITER (default False)
+ * (platforms/rocm.py get_attn_backend_cls), whose forward calls
+ * unified_attention unless VLLM_V1_USE_PREFILL_DECODE_ATTENTION (default
+ * False; then chunked_prefill_paged_decode: paged-attention-rocm).
+ * unified_attention fixes BLOCK_M = 16 rows of (query, head), BLOCK_Q =
+ * BLOCK_M / the GQA group query tokens a program (70B TP8: 2), and
+ * total_num_q_blocks = num_tokens / BLOCK_Q + num_seqs, and launches
+ * - kernel_unified_attention_2d over (total_num_q_blocks, num_kv_heads)
+ *   when the batch has a prefill or total_num_q_blocks x num_kv_heads >
+ *   128: a program per (query block, KV head), one per decoding sequence
+ *   (the rest return at once), that walks its sequence's whole context
+ *   alone, one cache block (BLOCK_SIZE: the cache's 16 tokens, vLLM's
+ *   ROCm default) an iteration;
+ * - else kernel_unified_attention_3d over (total_num_q_blocks,
+ *   num_kv_heads, NUM_SEGMENTS = 16): each program walks blocks_per_segment
+ *   = ceil(seq_len / (16 x 16)) blocks, writes its float32 partial output
+ *   (head size padded to a power of 2) and two floats a head; then
+ *   reduce_segments over (num_tokens, num_query_heads) reads them back.
+ * A program first finds its sequence by a binary search over
+ * query_start_loc (a dependent load a step: the bit length of num_seqs
+ * steps), loads its start, then its queries; each iteration loads the
+ * block's number from the block table, then the block's K and V by it
+ * (kernel :146-168), so an iteration is two dependent memory latencies:
+ * the loop has no memory dependence between iterations, but Triton's
+ * default two stages prefetch one iteration ahead, whose chain is still
+ * these two loads (ESTIMATE: the stream pipeliner of the image's Triton
+ * e5be006 not read). The reduce kernel: its search, then seq_len, then the
+ * partials. Time: each kernel's launch, and the longer of its program's
+ * chain (at the operand memory's latency) and its bytes (K and V of every
+ * block walked, whole blocks; the queries, the partials written and read,
+ * the output) at the stream rate: at 128 decodes of 70B TP8 one program
+ * a sequence on 304 CUs, each moving 4 KB an iteration of FP8 K and V,
+ * far under the stream rate: the walk is latency-bound. The programs all
+ * resident at once (ESTIMATE: no occupancy limit). Not modelled: a step
+ * with a prefill (the 2D kernel then runs the decodes too; strata takes
+ * the decodes alone), a --block-size other than 16 (the tile is the
+ * cache's block). */
+enum {
+    UA_BLOCK_M = 16,         /* unified_attention: BLOCK_M */
+    UA_SEGMENTS = 16,        /* NUM_SEGMENTS */
+    UA_3D_MAX_PROGRAMS = 128, /* total_num_q_blocks x num_kv_heads above this: the 2D kernel */
+    UA_TILE = 16,            /* BLOCK_SIZE: the cache block, 16 (RocmPlatform.check_and_update_config) */
+    UA_ITER_LOADS = 2,       /* the block's number, then its K and V */
+    UA_SETUP_LOADS = 2,      /* after the search: the sequence's start, then its queries */
+    UA_REDUCE_LOADS = 2,     /* after the search: seq_len, then the segments' partials */
+};
+
+/* The binary search's dependent loads over num_seqs sequences (its bit length). */
+static uint32_t ua_search_loads(uint64_t seqs)
+{
+    uint32_t n = 0;
+    for (; seqs; seqs >>= 1)
+        n++;
+    return n;
+}
+
+static uint64_t pow2_at_least(uint64_t x)
+{
+    uint64_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                           strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    uint32_t sms;
+    double rate = unit_stream_rate(hw, unit, &sms), lat = m ? m->latency : 0;
+    strata_serve_decode_plan p = {0};
+    if (in->decodes && in->kv_heads && rate > 0) {
+        uint64_t ctx = in->context ? in->context : 1, group = in->group ? in->group : 1;
+        uint64_t block_q = UA_BLOCK_M / group ? UA_BLOCK_M / group : 1;
+        uint64_t q_blocks = in->decodes / block_q + in->decodes, tiles = (ctx + UA_TILE - 1) / UA_TILE;
+        double d = (double)in->head_dim, heads = (double)(in->decodes * in->kv_heads * group);
+        double search = ua_search_loads(in->decodes), q = heads * d * in->q_bytes;
+        bool split = q_blocks * in->kv_heads <= UA_3D_MAX_PROGRAMS;
+        uint64_t per = split ? (ctx + UA_SEGMENTS * UA_TILE - 1) / (UA_SEGMENTS * UA_TILE) : tiles;
+        p.blocks = split ? (uint32_t)((ctx + per * UA_TILE - 1) / (per * UA_TILE)) : 1;
+        p.ctas = q_blocks * in->kv_heads * (split ? UA_SEGMENTS : 1);
+        p.waves = (p.ctas + sms - 1) / sms;
+        p.cta_s = (search + UA_SETUP_LOADS + UA_ITER_LOADS * (double)per) * lat;
+        double kv = (double)(in->decodes * in->kv_heads * tiles * UA_TILE) * 2.0 * d * in->kv_bytes;
+        double partials = split ? heads * (double)p.blocks * ((double)pow2_at_least(in->head_dim) * 4.0 + 8.0) : 0;
+        p.time_s = u->kernel.kernel_launch + fmax(p.cta_s, (kv + q + (split ? partials : q)) / rate);
+        if (split) /* reduce_segments */
+            p.time_s += u->kernel.kernel_launch + fmax((search + UA_REDUCE_LOADS) * lat, (partials + q) / rate);
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
+}
+
 /* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
  * WhiteD2125/TensorRT-LLM mirror), XQA where all of these hold, else
  * masked MHA:
@@ -311,6 +410,9 @@ static const strata_serve_decode_kernel kernels[] = {
     {"paged-attention-rocm", paged_rocm_time,
      "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
      "reduce kernel over the partitions"},
+    {"triton-unified-attention", unified_time,
+     "vLLM V1's Triton attention on ROCm (0.9.0.1's default): a program per sequence walking its context a "
+     "block an iteration, or 16 segments a sequence and a reduce kernel for small batches"},
     {"turbomind-v0.1", turbomind_time,
      "LMDeploy TurboMind v0.1's decoder attention: 1, 2 or 4 query heads a CTA (the cache read group / that "
      "times), split-K to 16 over 1024-token slices, a reduce kernel when split"},

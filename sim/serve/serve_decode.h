@@ -24,6 +24,15 @@
  *                    (K and V of every context token, the queries in and the
  *                    output out, the partials written and read back) at the
  *                    stream rate (serve_decode.c).
+ *   triton-unified-attention  vLLM V1's Triton attention on ROCm
+ *                    (vllm/attention/ops/triton_unified_attention.py at
+ *                    0.9.0.1 and 0.10.0; V1's ROCm default): a program per
+ *                    (sequence, KV head) walking its context one 16-token
+ *                    block an iteration, or, where those are 128 or fewer,
+ *                    16 segments a sequence and a reduce kernel: each
+ *                    kernel a launch + the longer of its program's chain of
+ *                    dependent memory latencies and its bytes at the stream
+ *                    rate (serve_decode.c).
  *   turbomind-v0.1   LMDeploy TurboMind v0.1.0's decoder attention: RoPE,
  *                    the cache append and the attention in one kernel, a CTA
  *                    per (1, 2 or 4 query heads, sequence, split), the cache

@@ -137,11 +137,13 @@
  *   (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
  *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both
  *   pad a captured decode batch to the next captured size (graph_align).
- * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 and vllm-v1 run
- *   their decodes' attention as ROCm's paged_attention_rocm (serve_decode.h:
- *   paged-attention-rocm), which 0.7.3's ROCmFlashAttentionBackend and
- *   0.10.0's chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_
- *   ATTENTION=1, as AMD's MI300X page sets it) call while
+ * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 runs its
+ *   decodes' attention as ROCm's paged_attention_rocm (serve_decode.h:
+ *   paged-attention-rocm), as does vllm-v1 under --prefill-decode-attention
+ *   (decode_rocm_pd; else V1's Triton unified_attention, below): 0.7.3's
+ *   ROCmFlashAttentionBackend and 0.10.0's chunked_prefill_paged_decode
+ *   (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, as AMD's page sets it from
+ *   0.9.1) call it while
  *   use_rocm_custom_paged_attention holds (gfx9, fp16/bf16 queries, head 64
  *   or 128, block 16 or 32, GQA ratio 1-16, contexts up to 128 Ki, no window
  *   on V1); other shapes run Triton's kernel_paged_attention_2d, not
@@ -530,14 +532,22 @@ static const strata_serve_engine engines[] = {
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
  * time per step, its FLASH_ATTN backend's FlashAttention-3 prefill (vLLM's
  * vllm/attention/utils/fa_utils.py, get_flash_attn_version: "if hopper
- * default to FA3", device capability 9). */
+ * default to FA3", device capability 9). On RCCL hardware its decodes run
+ * V1's ROCm default, TritonAttentionBackend's unified_attention
+ * (serve_decode.h: triton-unified-attention; ROCm/vllm@71faa188, 0.9.0.1,
+ * platforms/rocm.py get_attn_backend_cls: TritonAttentionBackend unless
+ * VLLM_ROCM_USE_AITER, envs.py default False), or under
+ * VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (--prefill-decode-attention; AMD's
+ * MI300X page exports it from vLLM 0.9.1, @26a85c75, and at 0.10.0,
+ * @040de12d) chunked_prefill_paged_decode's paged_attention_rocm. */
 static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .mode = SERVE_ENGINE_SYNC,
                                             .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
                                                     "prefill",
                                             .fa3_prefill = true,
                                             .allreduce_rocm = "vllm-custom-rocm",
-                                            .decode_rocm = "paged-attention-rocm",
+                                            .decode_rocm = "triton-unified-attention",
+                                            .decode_rocm_pd = "paged-attention-rocm",
                                             .window_blocks = true,
                                             .logits_gather = true,
                                             .embed_allreduce = true};
@@ -560,12 +570,25 @@ static const char *platform_kernel(bool rocm, const char *cuda, const char *rocm
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
                                      GError **err)
 {
+    return strata_serve_engine_set_kernels_env(e, hw, cost, false, err);
+}
+
+bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
+                                         bool prefill_decode, GError **err)
+{
     if (!e)
         e = &vllm_v1;
     bool rocm = strata_serve_hw_rocm(hw);
+    if (prefill_decode && (!e->decode_rocm_pd || !rocm)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prefill-decode-attention: expected no --engine (vLLM "
+                    "V1, which reads VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on hardware whose collectives are RCCL's "
+                    "(vLLM's ROCm build), got %s on %s collectives", e == &vllm_v1 ? "vllm-v1" : e->name,
+                    rocm ? "RCCL" : "non-RCCL");
+        return false;
+    }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
-    const char *decode = platform_kernel(rocm, e->decode, e->decode_rocm);
+    const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);
         if (!dk)

@@ -68,6 +68,9 @@ typedef struct strata_serve_engine {
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
     const char *decode_rocm; /* its decode attention kernel where the hardware's collectives are RCCL's (its
                               * ROCm build; NULL: decode) */
+    const char *decode_rocm_pd; /* its decode attention kernel on RCCL hardware under vLLM V1's
+                                 * VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (--prefill-decode-attention;
+                                 * NULL: the engine takes no such setting) */
     const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
     const char *sampler;   /* its decoder's kernels over the sampled logits (serve_sampler.h; NULL: none) */
     const char *allreduce_rocm; /* its TP all-reduce where the hardware's collectives are RCCL's (its ROCm
@@ -141,11 +144,18 @@ bool strata_serve_hw_rocm(const strata_hw *hw);
  * none; where hw's device collectives are RCCL's, the row's allreduce_rocm
  * and decode_rocm if it names them). e NULL (no --engine): the default row,
  * vLLM v1 (FlashAttention-3 prefill; on RCCL hardware vLLM's custom
- * all-reduce and ROCm's paged attention),
+ * all-reduce and V1's Triton unified attention),
  * which --engine cannot name. False, with err set,
  * when the row names a kernel no table has. */
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
                                      GError **err);
+/* The same, with vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION set
+ * (prefill_decode: the row's decode_rocm_pd on RCCL hardware). False, with
+ * err set, where prefill_decode is asked of a row without decode_rocm_pd
+ * (every --engine: only vLLM V1 reads it) or of hardware that is not
+ * RCCL's (vLLM V1 on CUDA runs FLASH_ATTN, which does not read it). */
+bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
+                                         bool prefill_decode, GError **err);
 /* Applies the row's length rule (e NULL: vLLM v1's, the OpenAI server's) to
  * one request of *prompt and *output tokens, max_model_len L and a KV pool
  * of pool_tokens per rank: false when the engine refuses it, else true with

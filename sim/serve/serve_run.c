@@ -421,7 +421,8 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
     strata_serve_cost **costs[2] = {&st->cost, &st->cost_sustained};
     for (int i = 0; i < (duty ? 2 : 1); i++) {
         *costs[i] = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err);
-        if (!*costs[i] || !strata_serve_engine_set_kernels(c->engine, hw, *costs[i], err))
+        if (!*costs[i] ||
+            !strata_serve_engine_set_kernels_env(c->engine, hw, *costs[i], c->prefill_decode_attention, err))
             return false;
     }
     /* one simulation of each collective size for both (the collectives run on hw's links at either clock) */
