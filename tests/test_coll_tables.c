@@ -197,7 +197,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "nccl_nic_group, nccl_net_latency, "
                                                               "nccl_buffsize, nccl_nvls_chunksize, nccl_nvlstree_max_chunksize, "
                                                               "nccl_p2p_net_chunksize, nccl_net_plugin, "
-                                                              "nccl_simple_sync, nccl_ranks_per_process, nccl_host_launch, nccl_host_plan, nccl_host_channel, "
+                                                              "nccl_simple_sync, nccl_gdr_flush, nccl_ranks_per_process, nccl_host_launch, nccl_host_plan, nccl_host_channel, "
                                                               "nccl_host_set_device, nccl_host_stream_op, nccl_host_overlap, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
                                                               "rccl_net_rings, msccl, rccl_version, rccl_arch, rccl_ll128, rccl_cpu, rccl_algo, rccl_proto, "

@@ -22,7 +22,9 @@
  * only). Inside a domain all three are SM stores, so NVLink's packet
  * overhead (5/4) applies on top; between domains the NIC carries the
  * protocol's format as it is (LL's lines, LL128's, Simple's data) and the
- * proxy's completion, not a flag store, ends a step (coll_wire).
+ * proxy's completion, not a flag store, ends a step (coll_wire), after, on
+ * Simple below compute capability 9.0, the receiver's GPUDirect flush
+ * (shape->tune.net_flush_s: hw/coll_impl_nccl.c nccl_gdr_flush).
  *
  * Invariant: pure functions of their arguments.
  */
@@ -44,7 +46,8 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
 {
     strata_nccl_proto p = shape->tune.proto;
     return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
-                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s,
+                       .handshake = p == STRATA_NCCL_SIMPLE,
+                       .net_delay_s = shape->tune.net_step_s + shape->tune.net_flush_s,
                        .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0};
 }
 

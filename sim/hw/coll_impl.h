@@ -93,8 +93,9 @@ typedef struct strata_coll_tuning {
     double net_step_s;
     /* Across domains, on the Simple protocol: the receiver's flush of
      * every step it receives by GPUDirect RDMA before its GPU may read it
-     * (RCCL on AMD GPUs: a one-byte RDMA read of the received buffer by a
-     * loopback QP through the NIC, hw/coll_impl_rccl.c); paid on a network
+     * (a one-byte RDMA read of the received buffer by a loopback QP
+     * through the NIC: RCCL on AMD GPUs, hw/coll_impl_rccl.c; NCCL below
+     * compute capability 9.0, hw/coll_impl_nccl.c); paid on a network
      * step as net_step_s is, and on RCCL's rings, which pay no
      * net_step_s; 0: none */
     double net_flush_s;

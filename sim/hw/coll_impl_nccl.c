@@ -17,8 +17,10 @@
  * environment stand where the run sets none (nccl_net_plugin,
  * nccl_net_plugin.h), NCCL_P2P_NET_CHUNKSIZE (nccl_p2p_net_chunksize),
  * Simple's wait per step inside a node beyond the links'
- * flight (nccl_simple_sync), and the process layout with the
- * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
+ * flight (nccl_simple_sync), the receiver's GPUDirect flush of a Simple
+ * step across nodes on GPUs below compute capability 9.0 (nccl_gdr_flush,
+ * below), and the process layout with the host's time per communicator
+ * (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics), as the
  * net plugin shows them (nccl_nic_group: comm_of below).
  * pick: algo=nccl for all-reduce, all-gather, reduce-scatter and
@@ -57,8 +59,49 @@ typedef struct nccl_params {
     uint64_t nvls_chunk;       /* NCCL_NVLS_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
     uint64_t nvlstree_max;     /* NCCL_NVLSTREE_MAX_CHUNKSIZE (0: unset) */
     uint64_t p2p_net_chunk;    /* NCCL_P2P_NET_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
+    double gdr_flush_s;        /* nccl_gdr_flush where NCCL flushes (volta, ampere), else 0 */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
+
+/* nccl_gdr_flush: NCCL's receive proxy flushes every Simple step it
+ * receives across nodes by GPUDirect RDMA before it tells the GPU the step
+ * is there, on GPUs below compute capability 9.0. NVIDIA/nccl v2.25.1-1
+ * src/graph/paths.cc ncclTopoNeedFlush l. 461-473 ("Flush is required on
+ * Ampere and earlier": *flush = 1, 0 from cudaCompCap 90, unless the net
+ * plugin's forceFlush or NCCL_NET_FORCE_FLUSH, l. 458, 465; v2.19.3-1
+ * l. 408-415 and v2.18.3-1 l. 406-413 the same rule; v2.26.2-1 l. 476-496
+ * to v2.30.7-1 l. 575-597 also flush from 9.0 where the CPU is attached by
+ * C2C and the NIC sits at most a PCIe switch from the GPU, not modelled);
+ * the receive side keeps it where it uses GDR (src/transport/net.cc
+ * l. 237-240). recvProxyProgress (net.cc l. 1230), once a received
+ * request completes (one per slice: sliceSteps steps of its sub-steps),
+ * calls the network's iflush on it where the protocol is Simple (l.
+ * 1363-1418; GDRCopy's CPU read of the GPU's memory instead only with
+ * NCCL_GDRCOPY_ENABLE=1 and NCCL_GDRCOPY_FLUSH_ENABLE=1, both default 0:
+ * src/init.cc l. 66, net.cc l. 221, 953), and writes the step's tail for
+ * the GPU only when that request completes (l. 1427-1447), steps in order.
+ * LL and LL128 steps are not flushed (their flags travel with the data).
+ * The IB transport's iflush (src/transport/net_ib.cc ncclIbIflush l.
+ * 2159-2194) posts a 1-byte IBV_WR_RDMA_READ of the received buffer into a
+ * host word on a QP connected to itself (gpuFlush.qp, l. 1618-1634; off
+ * under NCCL_GDR_FLUSH_DISABLE=1, l. 1454, 1605-1606); aws-ofi-nccl's
+ * (v1.16.3 src/nccl_ofi_sendrecv.cpp sendrecv_recv_comm_flush l.
+ * 1127-1270, p4d's SENDRECV protocol; nccl_ofi_rdma.cpp the same on RDMA)
+ * an fi_read of NCCL_OFI_FLUSH_SIZE (4) bytes of it to its own endpoint,
+ * none under OFI_NCCL_GDR_FLUSH_DISABLE=1, and CUDA's
+ * cudaDeviceFlushGPUDirectRDMAWrites instead only under
+ * OFI_NCCL_CUDA_FLUSH_ENABLE=1 (default 0); NCCL's own proxy never calls
+ * it (v2.19.3-1 to v2.30.7-1). Every tabled release (nccl_versions.h) flushes
+ * alike on Volta and Ampere. Its time: ESTIMATE 2 us, as RCCL's
+ * (coll_impl_rccl.c rccl_gdr_flush): one RDMA read's round trip through
+ * the local NIC without the wire (the proxy's post and doorbell, the NIC's
+ * fetch of the work request, its PCIe read of the GPU's memory and write
+ * of the byte and the completion to host memory, the proxy's poll), about
+ * a small RDMA read's latency as perftest's ib_read_lat reports it for a
+ * NIC of this class; no public figure of the flush on ConnectX-6 or EFA was
+ * found. A file sets 0 where NCCL runs without GPUDirect RDMA or with the
+ * flush disabled. */
+#define NCCL_GDR_FLUSH_S 2e-6
 
 static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_arch", true,
@@ -112,6 +155,10 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
                                 "beyond its data's and flag's flight over the links (the sender's fence before it "
                                 "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
+    {"nccl_gdr_flush", false, "collectives = nccl: the receiver's GPUDirect flush of every Simple step it receives "
+                              "across nodes (a 1-byte RDMA read of it through its NIC), 0 to 1 s (default 2us, "
+                              "ESTIMATE, on volta and ampere; 0: no GPUDirect RDMA, or the flush disabled); NCCL "
+                              "flushes below compute capability 9.0 only (nccl_arch volta or ampere)"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -176,6 +223,23 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
     return true;
 }
 
+/* nccl_gdr_flush into p (after nccl_arch): the file's time where set,
+ * else the ESTIMATE, on GPUs that flush; refused on Hopper and Blackwell,
+ * which do not (ncclTopoNeedFlush). */
+static bool get_gdr_flush(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
+{
+    bool flushes = p->arch < STRATA_NCCL_HOPPER, set = strata_keyfile_has_key(ctx->k, group, "nccl_gdr_flush");
+    if (!hw_get_time(ctx, group, "nccl_gdr_flush", &p->gdr_flush_s, err))
+        return false;
+    if (set && !flushes) {
+        hw_fail(ctx, err, group, "nccl_gdr_flush", "expected no flush time for nccl_arch hopper or blackwell: NCCL "
+                "flushes a received step only below compute capability 9.0 (volta, ampere); remove the key");
+        return false;
+    }
+    p->gdr_flush_s = !flushes ? 0 : set ? p->gdr_flush_s : NCCL_GDR_FLUSH_S;
+    return true;
+}
+
 static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
 {
     (void)domain;
@@ -226,6 +290,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
+         get_gdr_flush(ctx, group, p, err) &&
          optional_size(ctx, group, "nccl_buffsize", 64u << 10, 256u << 20, &p->buffsize, err) &&
          optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
@@ -351,6 +416,7 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][STRATA_NCCL_SIMPLE] : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route),
+                                .net_flush_s = comm->nodes > 1 ? p->gdr_flush_s : 0,
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
@@ -409,6 +475,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
+                                .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
