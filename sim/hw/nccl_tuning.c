@@ -175,6 +175,38 @@ void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double
     *channel_gbs = best_speed;
 }
 
+void strata_nccl_tree_graph(const strata_nccl_comm *c, uint32_t *channels, double *bw_inter, double *bw_intra)
+{
+    size_t n_speeds;
+    const double *speeds = speed_array(c, true, &n_speeds);
+    uint32_t ppn = c->ranks / nodes_of(c), ch;
+    double ring_bw, nvlink = c->graph_channels * c->channel_gbs * (1 + 1e-9);
+    strata_nccl_net_graph(c, &ch, &ring_bw);
+    /* search.cc: a tree's totalBw x ngpus / (ngpus - 1); with one GPU a
+     * node no GPU-to-GPU step, so NVLink bounds nothing */
+    double total = ppn > 1 ? nvlink * ppn / (ppn - 1) : INFINITY;
+    size_t i = 0;
+    for (; i < n_speeds; i++) { /* pass 1: the fastest speed that carries the ring's channels */
+        double s = speeds[i];
+        if (s > c->nic_gbs * (1 + 1e-9) || s * ch > total)
+            continue;
+        uint32_t per_nic = (uint32_t)(c->nic_gbs / s + 1e-9);
+        if (c->nics * per_nic >= ch && (ppn == 1 || ch * s <= nvlink))
+            break;
+    }
+    if (i == n_speeds) /* not reached: the ring's own speed (or half of it) always carries them */
+        for (i = 0; i + 1 < n_speeds && speeds[i] > ring_bw * (1 + 1e-9); i++)
+            ;
+    double inter = speeds[i], intra = inter;
+    /* pass 2: "increase bwIntra for trees (2 nodes or collnet)" while it
+     * is under twice bwInter and the chain's NVLink carries it */
+    while (i > 0 && intra < 2 * inter && (ppn == 1 || ch * speeds[i - 1] <= nvlink))
+        intra = speeds[--i];
+    *channels = ch;
+    *bw_inter = inter;
+    *bw_intra = intra;
+}
+
 static bool coll_kind(strata_op_kind kind)
 {
     return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
@@ -235,8 +267,13 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
     /* the graph of the algorithm: the ring's (and the tree's), or NVLS's */
     uint32_t ch = c->graph_channels;
     double bw = c->channel_gbs;
-    if (nodes > 1)
+    if (nodes > 1 && a == STRATA_NCCL_TREE) { /* graphs[TREE]: bwIntra on two nodes, bwInter beyond */
+        double intra, inter;
+        strata_nccl_tree_graph(c, &ch, &inter, &intra);
+        bw = nodes <= 2 ? intra : inter;
+    } else if (nodes > 1) {
         strata_nccl_net_graph(c, &ch, &bw);
+    }
     if (a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE) {
         double intra, inter;
         uint32_t net_ch;
@@ -256,6 +293,12 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bus = fmin(bus * 1.0 / 3.8, v->ll_max_bw[ll_row][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
         bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * v->tree_ll128_bw[c->arch][col]);
+    /* from v2.26 (tuning.cc l. 261 at v2.26.6-1): "if (a == NCCL_ALGO_TREE
+     * && comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE) busBw *= .85",
+     * the pattern search.cc gives the tree graph with one GPU a node
+     * ("if (ngpus == 1) ... graph->pattern = NCCL_TOPO_PATTERN_TREE") */
+    if (a == STRATA_NCCL_TREE && nodes > 1 && c->ranks == nodes && v->tree_pattern_cut)
+        bus *= .85;
     if (a == STRATA_NCCL_PAT)
         bus *= .75;
     return bus;

@@ -256,6 +256,28 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
  * a generation outside 1 to 6. */
 double strata_nccl_pci_gbs(uint32_t generation, uint32_t lanes);
 void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
+/* NCCL's tree graph through the NICs (nodes > 1), whose channels x bwIntra
+ * (two nodes) or x bwInter (more) is the tree's bandwidth in tuning.cc
+ * ("float bw = nNodes <= 2 || collnet ? graphs[a]->bwIntra :
+ * graphs[a]->bwInter", v2.19.3-1 l. 174 to v2.30.7-1). init.cc asks the
+ * search for exactly the ring graph's channels (treeGraph->minChannels =
+ * maxChannels = ringGraph->nChannels, v2.25.1-1 l. 846-847). search.cc
+ * ncclTopoCompute (v2.25.1-1 l. 1005-1135, the same in v2.19.3-1 to
+ * v2.30.7-1), pass 1: the fastest speed of the inter-node array at most
+ * the NIC's path (maxBw) with speed x channels at most totalBw x ppn /
+ * (ppn - 1), whose NICs carry the channels (ncclTopoSearchRecNet takes
+ * bwInter off a NIC per channel) and whose chain the GPU's NVLink carries
+ * (bwIntra per channel): bwIntra = bwInter = that speed (the tree's
+ * ncclTopoDupChannels cannot add channels past maxChannels). Pass 2
+ * ("increase bwIntra for trees (2 nodes or collnet)"): bwIntra steps up
+ * the array while it is under twice bwInter and the NVLink chain carries
+ * channels x the next speed; the NIC paths are charged bwInter (search.cc
+ * ncclTopoFollowPath: bwIntra only from GPU to GPU), so the NICs bound
+ * bwInter only. With one GPU a node there is no GPU-to-GPU step: NVLink
+ * bounds neither pass. Only the balanced tree is modelled (Hopper's
+ * search may fall back to NCCL_TOPO_PATTERN_TREE where the balanced one
+ * fits no channel; not modelled beyond one GPU a node). */
+void strata_nccl_tree_graph(const strata_nccl_comm *c, uint32_t *channels, double *bw_inter, double *bw_intra);
 /* comm->nChannels, the most channels a ring or tree collective runs on
  * (connect.cc ncclTopoPostset): the ring graph's (one node: the model's;
  * across nodes: strata_nccl_net_graph's) doubled; across nodes on SM90 or

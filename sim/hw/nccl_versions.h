@@ -132,6 +132,12 @@ typedef struct strata_nccl_version {
      * MinTrafficPerChannel, 16 KiB v2.25 to v2.28, 32 KiB from v2.29; 0:
      * no cells, every channel the even share (v2.19's computeColl) */
     unsigned cell_traffic;
+    /* tuning.cc from v2.26.2-1 (v2.26.6-1 l. 261, v2.30.7-1 l. 336):
+     * "if (a == NCCL_ALGO_TREE && comm->maxTreePattern ==
+     * NCCL_TOPO_PATTERN_TREE) busBw *= .85" (absent in v2.25.1-1); the
+     * tree graph has that pattern with one GPU a node (search.cc
+     * ncclTopoCompute: "if (ngpus == 1) ... NCCL_TOPO_PATTERN_TREE") */
+    bool tree_pattern_cut;
     /* LL's traffic per byte x 4 in the cell's size (from v2.26.2-1) */
     bool cell_ll_quad;
     /* trafficPerChannel = divUp(traffic / nChannels, 16) x 16 (from
