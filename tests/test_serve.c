@@ -1174,8 +1174,23 @@ START_TEST(xqa_decode_by_hand)
     const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", &err);
     ck_assert_msg(v09 && !strata_serve_decode_is_flash(v09), "%s", err ? err->message : "");
     strata_serve_decode_in g8 = {64, 2048, 0, 8, 8, 128, 1.0, 2.0}, g4 = {64, 2048, 0, 8, 4, 128, 1.0, 2.0};
-    ck_assert_double_eq(strata_serve_decode_time(v09, hw, 0, &g8, NULL),
-                        strata_serve_decode_time(xqa, hw, 0, &g8, NULL));
+    /* v0.9.0 launches XQA with multi-block mode off (plugin.py:91, decoderXQAImplPrecompiled.cpp:361-368): one
+     * CTA per (sequence, KV head), 64 x 8 = 512 CTAs, ceil(512 / 132) = 4 waves, each CTA reading 2,048 tokens
+     * (2 x 128 B of FP8) and its 8 query heads in and out (8 x 128 x 2 x 2 B): 528,384 B; 2 x 3 us + 4 x (0.5 us +
+     * 528,384 / slot) = 100.533 us. The later launch (xqa) splits each sequence in 2 (computeMultiBlockCount: 15
+     * blocks of 128, at most round(sqrt(120)) = 11, over 8 waves by 42.7 / 8: floor(11 / 5.33) = 2): 1,024 CTAs in
+     * 8 waves of 266,240 B, 103.25 us. */
+    strata_serve_decode_plan p8;
+    double v09_g8 = strata_serve_decode_time(v09, hw, 0, &g8, &p8), want8 = 6e-6 + 4 * (0.5e-6 + 528384 / slot);
+    ck_assert_uint_eq(p8.blocks, 1);
+    ck_assert_uint_eq(p8.ctas, 512);
+    ck_assert_uint_eq(p8.waves, 4);
+    ck_assert_msg(fabs(v09_g8 - want8) <= 1e-12 * want8 && fabs(want8 - 100.533e-6) < 1e-9, "%.17g vs %.17g", v09_g8,
+                  want8);
+    double later = strata_serve_decode_time(xqa, hw, 0, &g8, &p8), want_later = 6e-6 + 8 * (0.5e-6 + 266240 / slot);
+    ck_assert_uint_eq(p8.blocks, 2);
+    ck_assert_msg(fabs(later - want_later) <= 1e-12 * want_later && fabs(want_later - 103.25e-6) < 1e-8, "%.17g",
+                  later);
     strata_serve_decode_plan p4;
     double mmha = strata_serve_decode_time(v09, hw, 0, &g4, &p4), want4 = 3e-6 + 2048.0 * 524800 / (3.35e12 * 0.9);
     ck_assert_uint_eq(p4.ctas, 2048);

@@ -91,8 +91,10 @@ static double unit_stream_rate(const strata_hw *hw, uint32_t unit, uint32_t *sms
     return m ? m->bandwidth * eff : 0;
 }
 
-static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
-                       strata_serve_decode_plan *plan)
+/* multi_block false: one CTA per (sequence, KV head), as a launch with
+ * multi-block mode off (v0.9.0, xqa_v09_time below). */
+static double xqa_launch_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                              strata_serve_decode_plan *plan, bool multi_block)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     uint32_t sms;
@@ -100,7 +102,7 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
     strata_serve_decode_plan p = {0};
     if (in->decodes && in->kv_heads) {
         uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
-        p.blocks = xqa_blocks(in->decodes, in->kv_heads, longest - 1, sms);
+        p.blocks = multi_block ? xqa_blocks(in->decodes, in->kv_heads, longest - 1, sms) : 1;
         p.ctas = in->decodes * in->kv_heads * p.blocks;
         p.waves = (p.ctas + sms - 1) / sms;
         uint64_t per = (ctx + p.blocks - 1) / p.blocks;
@@ -113,6 +115,12 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
     if (plan)
         *plan = p;
     return p.time_s;
+}
+
+static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                       strata_serve_decode_plan *plan)
+{
+    return xqa_launch_time(hw, unit, in, plan, true);
 }
 
 /* TensorRT-LLM's masked multi-head attention, the generation kernel where
@@ -223,14 +231,25 @@ static double paged_rocm_time(const strata_hw *hw, uint32_t unit, const strata_s
  *   nqpkv_0 are Medusa's): 8 query heads a KV head;
  *   mayHavePerfGain (:244-261): kv heads x batch x multi-block count x
  *   kEnableMinBlockFactor (4.0, decoderXQAConstants.h:32) >= SMs, the
- *   multi-block count 1 with multi_block_mode off (plugin.py:91). */
+ *   multi-block count 1 with multi_block_mode off (plugin.py:91).
+ * Its launch (DecoderXQAImplPrecompiled::run, :264-373): RoPE and the new
+ * token's K/V append first, a kernel of their own
+ * (invokeApplyBiasRopeUpdateKVCache, :281-290), then kernel_mha over grid
+ * (multi_block, kv heads, batch) with 256 threads (128 x 1 x 2), where
+ * multi_block = computeMultiBlockCount (:376-398) only with
+ * multi_block_mode (then kMinHistoryTokensPerBlock 512, at most
+ * kMaxNbCtaPerKVHeadFactor 8, decoderXQAConstants.h:29-30) and 1 with
+ * it off, the default: one CTA per
+ * (sequence, KV head) over its whole context, whatever the batch. Two
+ * kernels, as xqa_time counts; the CTA's cost is xqa_time's (the cubin's
+ * own tiles and occupancy are not in the tree's sources: an ESTIMATE). */
 static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                            strata_serve_decode_plan *plan)
 {
     uint32_t sms = strata_hw_compute(hw, unit)->kernel.sms;
     bool head = in->head_dim == 128 || in->head_dim == 256, group = in->group == 8;
     bool gain = (double)in->kv_heads * (double)in->decodes * 4.0 >= (double)sms;
-    return head && group && gain ? xqa_time(hw, unit, in, plan) : mmha_time(hw, unit, in, plan);
+    return head && group && gain ? xqa_launch_time(hw, unit, in, plan, false) : mmha_time(hw, unit, in, plan);
 }
 
 /* LMDeploy TurboMind v0.1.0a1's decoder attention (InternLM/lmdeploy
