@@ -1174,8 +1174,25 @@ START_TEST(xqa_decode_by_hand)
     const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", &err);
     ck_assert_msg(v09 && !strata_serve_decode_is_flash(v09), "%s", err ? err->message : "");
     strata_serve_decode_in g8 = {64, 2048, 0, 8, 8, 128, 1.0, 2.0}, g4 = {64, 2048, 0, 8, 4, 128, 1.0, 2.0};
-    ck_assert_double_eq(strata_serve_decode_time(v09, hw, 0, &g8, NULL),
-                        strata_serve_decode_time(xqa, hw, 0, &g8, NULL));
+    /* v0.9.0 launches XQA with multi-block mode off (plugin.py:91, decoderXQAImplPrecompiled.cpp:361-368): one
+     * CTA per (sequence, KV head), 64 x 8 = 512 CTAs, ceil(512 / 132) = 4 waves, each CTA reading 2,048 tokens
+     * (2 x 128 B of FP8) and its 8 query heads in and out (8 x 128 x 2 x 2 B): 528,384 B, 23.13 us at slot, under
+     * the measured FP8 floor on sm_90 (25.6 cycles a token at 1980 MHz: 2,048 x 25.6 / 1.98e9 = 26.479 us); 2 x
+     * 3 us + 4 x (0.5 + 26.479) us = 113.917 us. The later launch (xqa) splits each sequence in 2
+     * (computeMultiBlockCount: 15
+     * blocks of 128, at most round(sqrt(120)) = 11, over 8 waves by 42.7 / 8: floor(11 / 5.33) = 2): 1,024 CTAs in
+     * 8 waves of 266,240 B, 103.25 us. */
+    strata_serve_decode_plan p8;
+    double v09_g8 = strata_serve_decode_time(v09, hw, 0, &g8, &p8), want8 = 6e-6 + 4 * (0.5e-6 + 2048 * 25.6 / 1.98e9);
+    ck_assert_uint_eq(p8.blocks, 1);
+    ck_assert_uint_eq(p8.ctas, 512);
+    ck_assert_uint_eq(p8.waves, 4);
+    ck_assert_msg(fabs(v09_g8 - want8) <= 1e-12 * want8 && fabs(want8 - 113.917e-6) < 1e-9, "%.17g vs %.17g", v09_g8,
+                  want8);
+    double later = strata_serve_decode_time(xqa, hw, 0, &g8, &p8), want_later = 6e-6 + 8 * (0.5e-6 + 266240 / slot);
+    ck_assert_uint_eq(p8.blocks, 2);
+    ck_assert_msg(fabs(later - want_later) <= 1e-12 * want_later && fabs(want_later - 103.25e-6) < 1e-8, "%.17g",
+                  later);
     strata_serve_decode_plan p4;
     double mmha = strata_serve_decode_time(v09, hw, 0, &g4, &p4), want4 = 3e-6 + 2048.0 * 524800 / (3.35e12 * 0.9);
     ck_assert_uint_eq(p4.ctas, 2048);
@@ -1206,6 +1223,60 @@ START_TEST(xqa_decode_by_hand)
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);
     strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
+/* TensorRT-LLM v0.9.0's XQA with an FP8 cache on sm_90, against the kernel measured on an H100 and an H200
+ * (docs/validation.md, "TensorRT-LLM v0.9's XQA kernel on an H100 and H200 (wave 31)"; serve_decode.c
+ * xqa_v09_token_s): 995 sequences x 1 KV head (8 query heads) x 1,152 tokens, 995 CTAs, ceil(995 / 132) = 8
+ * waves. A CTA streams 1,152 x 2 x 128 B of e4m3 K and V and its 8 query heads in and out (8 x 128 x 2 x 2 B):
+ * 299,008 B, at its SM's share of 0.9 x 4.8 TB/s (h200.ini) 9.136 us, of 0.9 x 3.35 TB/s (h100.ini) 13.091 us;
+ * the floor, 1,152 x 25.6 cycles at 1980 MHz, 14.894 us, binds on both: 2 x 3 us + 8 x (0.5 + 14.894) us =
+ * 129.156 us on either file, the XQA kernel's share (less the RoPE kernel's 3 us) 126.156 us against the
+ * measured 125.69 (H200) and 133.97 (H100). With an FP16 cache (629 x 1 x 1,152 on h200.ini) the bytes bind:
+ * 593,920 B a CTA, 18.148 us, 5 waves, 6 + 5 x 18.648 = 99.238 us (the kernel's 96.24 against the measured
+ * 98.97). The floor scales with the clock (peak_clock 2196 MHz, x 1.2: 2376 MHz, 12.412 us a CTA, still over
+ * the bytes: 6 + 8 x 12.912 = 109.297 us) and is not given to a unit without FP8 tensor cores (a100.ini: 108
+ * SMs, 0.9 x 2,039 GB/s, 5 us launches: 10 waves of 0.5 + 299,008 / 16.992e9 = 18.097 us, 2 x 5 + 10 x
+ * 18.097 = 190.973 us). */
+START_TEST(xqa_v09_fp8_floor_by_hand)
+{
+    const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", NULL);
+    strata_serve_decode_in fp8 = {995, 1152, 0, 1, 8, 128, 1.0, 2.0}, fp16 = {629, 1152, 0, 1, 8, 128, 2.0, 2.0};
+    const char *files[] = {"h100.ini", "h200.ini"};
+    double floor_s = 1152 * 25.6 / 1.98e9, want = 6e-6 + 8 * (0.5e-6 + floor_s);
+    ck_assert_msg(fabs(floor_s - 14.894e-6) < 1e-9 && fabs(want - 129.156e-6) < 1e-9, "%.17g", want);
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", files[i], NULL);
+        strata_hw *hw = hw_load(path, NULL);
+        strata_serve_decode_plan p;
+        double t = strata_serve_decode_time(v09, hw, 0, &fp8, &p);
+        ck_assert_uint_eq(p.ctas, 995);
+        ck_assert_uint_eq(p.waves, 8);
+        ck_assert_msg(fabs(t - want) <= 1e-12 * want, "%s: %.17g vs %.17g", files[i], t, want);
+        strata_hw_free(hw);
+        g_free(path);
+    }
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "h200.ini", NULL);
+    strata_hw *hw = hw_load(path, NULL);
+    double t16 = strata_serve_decode_time(v09, hw, 0, &fp16, NULL);
+    double want16 = 6e-6 + 5 * (0.5e-6 + 593920 / (4.8e12 * 0.9 / 132));
+    ck_assert_msg(fabs(t16 - want16) <= 1e-12 * want16 && fabs(want16 - 99.238e-6) < 1e-9, "%.17g vs %.17g", t16,
+                  want16);
+    strata_hw_free(hw);
+    const char *fast[] = {"compute.sm.peak_clock=2196MHz", NULL};
+    hw = hw_load(path, fast);
+    double tf = strata_serve_decode_time(v09, hw, 0, &fp8, NULL), wantf = 6e-6 + 8 * (0.5e-6 + 1152 * 25.6 / 2.376e9);
+    ck_assert_msg(fabs(tf - wantf) <= 1e-12 * wantf && fabs(wantf - 109.297e-6) < 1e-9, "%.17g vs %.17g", tf, wantf);
+    strata_hw_free(hw);
+    g_free(path);
+    path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "a100.ini", NULL);
+    hw = hw_load(path, NULL);
+    double ta = strata_serve_decode_time(v09, hw, 0, &fp8, NULL);
+    double wanta = 10e-6 + 10 * (0.5e-6 + 299008 / (2039e9 * 0.9 / 108));
+    ck_assert_msg(fabs(ta - wanta) <= 1e-12 * wanta && fabs(wanta - 190.973e-6) < 1e-9, "%.17g vs %.17g", ta, wanta);
     strata_hw_free(hw);
     g_free(path);
 }
@@ -1613,6 +1684,7 @@ int main(void)
     tcase_add_test(tc, tiny_stream_step_by_step);
     tcase_add_test(tc, attention_dp_by_hand);
     tcase_add_test(tc, xqa_decode_by_hand);
+    tcase_add_test(tc, xqa_v09_fp8_floor_by_hand);
     tcase_add_test(tc, tp_allreduce_is_nccl_models);
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);

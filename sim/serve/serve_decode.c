@@ -109,25 +109,35 @@ static decode_shape decode_shape_of(const strata_hw *hw, uint32_t unit, const st
     return s;
 }
 
-static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
-                       strata_serve_decode_plan *plan)
+/* multi_block false: one CTA per (sequence, KV head), as a launch with
+ * multi-block mode off (v0.9.0, xqa_v09_time below). token_s: a floor on a
+ * CTA's time a cached token it streams, whatever the memory (0: none;
+ * v0.9.0's FP8 cubins on sm_90, xqa_v09_token_s). */
+static double xqa_launch_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                              strata_serve_decode_plan *plan, bool multi_block, double token_s)
 {
     decode_shape s = decode_shape_of(hw, unit, in);
     strata_serve_decode_plan p = {0};
     if (in->decodes && in->kv_heads) {
-        p.blocks = xqa_blocks(in->decodes, in->kv_heads, s.longest - 1, s.sms);
+        p.blocks = multi_block ? xqa_blocks(in->decodes, in->kv_heads, s.longest - 1, s.sms) : 1;
         p.ctas = in->decodes * in->kv_heads * p.blocks;
         p.waves = (p.ctas + s.sms - 1) / s.sms;
         uint64_t per = (s.ctx + p.blocks - 1) / p.blocks;
         double tokens = (double)((per + XQA_TILE_TOKENS - 1) / XQA_TILE_TOKENS * XQA_TILE_TOKENS);
         double d = (double)in->head_dim;
         double bytes = tokens * 2.0 * d * in->kv_bytes + (double)in->group * d * in->q_bytes * 2.0;
-        p.cta_s = XQA_CTA_FIXED_S + (s.rate > 0 ? bytes / (s.rate / s.sms) : 0);
+        p.cta_s = XQA_CTA_FIXED_S + fmax(s.rate > 0 ? bytes / (s.rate / s.sms) : 0, tokens * token_s);
         p.time_s = XQA_KERNELS * s.launch + (double)p.waves * p.cta_s;
     }
     if (plan)
         *plan = p;
     return p.time_s;
+}
+
+static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                       strata_serve_decode_plan *plan)
+{
+    return xqa_launch_time(hw, unit, in, plan, true, 0);
 }
 
 /* TensorRT-LLM's masked multi-head attention, the generation kernel where
@@ -323,6 +333,54 @@ static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serv
     return p.time_s;
 }
 
+/* v0.9.0's XQA with an FP8 (e4m3) cache on sm_90: bound by the SMs, not
+ * by HBM. MEASURED (docs/validation.md, "TensorRT-LLM v0.9's XQA kernel on
+ * an H100 and H200 (wave 31)"): the tag's precompiled cubin
+ * xqa_kernel_dt_fp16_d_128_beam_1_kvt_e4m3_nqpkv_8_m_8_sm_90, launched as
+ * decoderXQAImplPrecompiled.cpp:361-368 does (grid (1, kv heads, batch),
+ * 128 x 1 x 2 threads, 2 CTAs an SM by the driver's occupancy query), took
+ * nearly the same time on an H200 and an H100 (995 x 1 KV head x 1,152:
+ * 125.69 / 133.97 us; 512 x 4 x 1,152: 239.84 / 252.11 us) where its bytes
+ * would take 0.70 as long on the H200: the FP8-to-FP16 conversion and the
+ * MMAs a cached token, not the stream. With its cache in FP16 the same
+ * kernel follows the memory, at the rate xqa_launch_time already charges
+ * (629 x 1 x 1,152: -2.8% H200, -1.1% H100; 256 x 1 x 2,048: -0.5%, -2.1%).
+ * The floor: XQA_V09_FP8_CYCLES SM cycles a cached token and KV head (its
+ * 8 query heads), the SM's throughput with its 2 resident CTAs; in strata's
+ * waves of one CTA an SM a CTA holds the SM for tokens x that (the same
+ * waves as the measured 2 an SM at 256, 512, 995 and 2,048 CTAs: ceil(n /
+ * 132) = 2 ceil(n / 264)). Computed from those two rows on both GPUs alone:
+ * each measured time less strata's own fixed terms for the one kernel
+ * (kernel_launch 3 us and 0.5 us a wave; 8 and 16 waves), summed, over the
+ * summed waves x 1,152 tokens: (118.69 + 228.84 + 126.97 + 241.11) us /
+ * 55,296 = 12.941 ns a token = 25.6 cycles at 1980 MHz (the probe GPUs'
+ * SM clock, nvidia-smi's maximum; decode held 1905-1980 MHz, wave 20).
+ * Residuals, strata's kernel (3 us + waves x (0.5 us + the floor)) against
+ * the measured one, H200 / H100: 995 x 1 x 1,152 +0.4 / -5.8%; 512 x 4 x
+ * 1,152 +3.9 / -1.1%; 64 x 8 x 3,072 -1.9 / -9.1%; 256 x 1 x 2,048 -11.7 /
+ * -15.8%; 128 x 1 x 2,048 (a lone CTA an SM) -17.9 / -18.4%; 64 x 1 x
+ * 2,048 -12.6 / -12.6%. Left out: the two-row intercept (a further 8.5 us
+ * a kernel on the H200, 12.8 on the H100, beyond strata's fixed terms,
+ * origin unknown) and a lone CTA's lower rate; the H100's 5-8% over the
+ * H200 (its stream and the MMAs overlapping imperfectly). Scaled: by the
+ * SMs (a CTA an SM), by the clock as peak_clock / 1830 MHz (h100.ini's and
+ * h200.ini's; ESTIMATE: other parts' decode clock in the same ratio to it;
+ * none given: 1980 MHz), by head_dim / 128 (ESTIMATE: only head 128 was
+ * measured). Only where the unit has an FP8 matrix rate (flops.f8): v0.9.0
+ * ships E4M3 cubins for sm_80 too, whose conversion (no FP8 hardware) was
+ * not measured. The later launch (xqa: other, JIT or GMMA, kernels) is not
+ * given it. */
+static const double XQA_V09_FP8_CYCLES = 25.6, XQA_V09_PROBE_HZ = 1980e6, XQA_V09_PEAK_HZ = 1830e6;
+
+static double xqa_v09_token_s(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    if (in->kv_bytes != 1.0 || u->flops_by_dtype[STRATA_DTYPE_F8] <= 0)
+        return 0;
+    double hz = u->kernel.peak_clock > 0 ? XQA_V09_PROBE_HZ * u->kernel.peak_clock / XQA_V09_PEAK_HZ : XQA_V09_PROBE_HZ;
+    return XQA_V09_FP8_CYCLES * ((double)in->head_dim / 128.0) / hz;
+}
+
 /* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
  * WhiteD2125/TensorRT-LLM mirror), XQA where all of these hold, else
  * masked MHA:
@@ -337,14 +395,28 @@ static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serv
  *   nqpkv_0 are Medusa's): 8 query heads a KV head;
  *   mayHavePerfGain (:244-261): kv heads x batch x multi-block count x
  *   kEnableMinBlockFactor (4.0, decoderXQAConstants.h:32) >= SMs, the
- *   multi-block count 1 with multi_block_mode off (plugin.py:91). */
+ *   multi-block count 1 with multi_block_mode off (plugin.py:91).
+ * Its launch (DecoderXQAImplPrecompiled::run, :264-373): RoPE and the new
+ * token's K/V append first, a kernel of their own
+ * (invokeApplyBiasRopeUpdateKVCache, :281-290), then kernel_mha over grid
+ * (multi_block, kv heads, batch) with 256 threads (128 x 1 x 2), where
+ * multi_block = computeMultiBlockCount (:376-398) only with
+ * multi_block_mode (then kMinHistoryTokensPerBlock 512, at most
+ * kMaxNbCtaPerKVHeadFactor 8, decoderXQAConstants.h:29-30) and 1 with
+ * it off, the default: one CTA per
+ * (sequence, KV head) over its whole context, whatever the batch. Two
+ * kernels, as xqa_time counts; the CTA's cost is xqa_time's (the cubin's
+ * own tiles are not in the tree's sources: an ESTIMATE), with an FP8 cache
+ * on an FP8-capable unit no less than its measured floor a cached token
+ * (xqa_v09_token_s). */
 static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                            strata_serve_decode_plan *plan)
 {
     uint32_t sms = strata_hw_compute(hw, unit)->kernel.sms;
     bool head = in->head_dim == 128 || in->head_dim == 256, group = in->group == 8;
     bool gain = (double)in->kv_heads * (double)in->decodes * 4.0 >= (double)sms;
-    return head && group && gain ? xqa_time(hw, unit, in, plan) : mmha_time(hw, unit, in, plan);
+    return head && group && gain ? xqa_launch_time(hw, unit, in, plan, false, xqa_v09_token_s(hw, unit, in))
+                                 : mmha_time(hw, unit, in, plan);
 }
 
 /* LMDeploy TurboMind v0.1.0a1's decoder attention (InternLM/lmdeploy

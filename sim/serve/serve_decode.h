@@ -14,7 +14,13 @@
  *                    (computeMultiBlockCount, decoderXQAImplCommon.h).
  *   xqa-v0.9         TensorRT-LLM v0.9.0's generation dispatch: xqa where
  *                    its runner takes the shape (8 query heads a KV head,
- *                    head 128 or 256, kv heads x batch x 4 >= SMs), else
+ *                    head 128 or 256, kv heads x batch x 4 >= SMs), launched
+ *                    with multi-block mode off (a CTA per sequence and KV
+ *                    head, v0.9.0's default), a CTA's time with an FP8
+ *                    cache on a unit with FP8 tensor cores no less than
+ *                    its measured SM floor (25.6 cycles a cached token at
+ *                    1980 MHz, v0.9.0's sm_90 cubin on an H100 and H200,
+ *                    serve_decode.c xqa_v09_token_s), else
  *                    its masked MHA: a CTA per (query head, sequence), the
  *                    KV read once per query head (serve_decode.c).
  *   paged-attention-rocm  vLLM's ROCm paged attention (csrc/rocm/attention.cu,
