@@ -91,18 +91,21 @@ static double unit_stream_rate(const strata_hw *hw, uint32_t unit, uint32_t *sms
     return m ? m->bandwidth * eff : 0;
 }
 
-/* What the xqa and turbomind rows read first: the unit's kernel_launch,
- * stream rate and SM count (unit_stream_rate), and the batch's mean and
- * longest context, each at least 1 token (the longest at least the mean). */
+/* What the decode rows read first: the unit's kernel_launch, stream rate
+ * and SM count (unit_stream_rate), its operand memory's latency, and the
+ * batch's mean and longest context, each at least 1 token (the longest at
+ * least the mean). */
 typedef struct decode_shape {
-    double launch, rate;
+    double launch, rate, lat; /* lat: the operand memory's latency */
     uint32_t sms;
     uint64_t ctx, longest;
 } decode_shape;
 
 static decode_shape decode_shape_of(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in)
 {
-    decode_shape s = {.launch = strata_hw_compute(hw, unit)->kernel.kernel_launch};
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    decode_shape s = {.launch = u->kernel.kernel_launch, .lat = m ? m->latency : 0};
     s.rate = unit_stream_rate(hw, unit, &s.sms);
     s.ctx = in->context ? in->context : 1;
     s.longest = in->longest > s.ctx ? in->longest : s.ctx;
@@ -212,22 +215,19 @@ enum { ROCM_PA_PARTITION = 256, ROCM_PA_MAIN_LOADS = 3, ROCM_PA_REDUCE_LOADS = 2
 static double paged_rocm_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                               strata_serve_decode_plan *plan)
 {
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-    uint32_t sms;
-    double rate = unit_stream_rate(hw, unit, &sms), lat = m ? m->latency : 0;
+    decode_shape s = decode_shape_of(hw, unit, in);
     strata_serve_decode_plan p = {0};
-    if (in->decodes && in->kv_heads && rate > 0) {
-        uint64_t ctx = in->context ? in->context : 1, group = in->group ? in->group : 1;
+    if (in->decodes && in->kv_heads && s.rate > 0) {
+        uint64_t ctx = s.ctx, group = in->group ? in->group : 1;
         p.blocks = (uint32_t)((ctx + ROCM_PA_PARTITION - 1) / ROCM_PA_PARTITION);
         p.ctas = in->decodes * in->kv_heads * p.blocks;
-        p.waves = (p.ctas + sms - 1) / sms;
+        p.waves = (p.ctas + s.sms - 1) / s.sms;
         double d = (double)in->head_dim, heads = (double)(in->decodes * in->kv_heads * group);
         double kv = (double)(in->decodes * in->kv_heads * ctx) * 2.0 * d * in->kv_bytes;
         double q = heads * d * in->q_bytes, partials = heads * (double)p.blocks * (d * in->q_bytes + 8.0);
-        p.cta_s = ROCM_PA_MAIN_LOADS * lat;
-        p.time_s = ROCM_PA_KERNELS * u->kernel.kernel_launch + (ROCM_PA_MAIN_LOADS + ROCM_PA_REDUCE_LOADS) * lat +
-                   (kv + q + 2.0 * partials + q) / rate;
+        p.cta_s = ROCM_PA_MAIN_LOADS * s.lat;
+        p.time_s = ROCM_PA_KERNELS * s.launch + (ROCM_PA_MAIN_LOADS + ROCM_PA_REDUCE_LOADS) * s.lat +
+                   (kv + q + 2.0 * partials + q) / s.rate;
     }
     if (plan)
         *plan = p;
@@ -305,13 +305,10 @@ static uint64_t pow2_at_least(uint64_t x)
 static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                            strata_serve_decode_plan *plan)
 {
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-    uint32_t sms;
-    double rate = unit_stream_rate(hw, unit, &sms), lat = m ? m->latency : 0;
+    decode_shape s = decode_shape_of(hw, unit, in);
     strata_serve_decode_plan p = {0};
-    if (in->decodes && in->kv_heads && rate > 0) {
-        uint64_t ctx = in->context ? in->context : 1, group = in->group ? in->group : 1;
+    if (in->decodes && in->kv_heads && s.rate > 0) {
+        uint64_t ctx = s.ctx, group = in->group ? in->group : 1;
         uint64_t block_q = UA_BLOCK_M / group ? UA_BLOCK_M / group : 1;
         uint64_t q_blocks = in->decodes / block_q + in->decodes, tiles = (ctx + UA_TILE - 1) / UA_TILE;
         double d = (double)in->head_dim, heads = (double)(in->decodes * in->kv_heads * group);
@@ -320,13 +317,13 @@ static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serv
         uint64_t per = split ? (ctx + UA_SEGMENTS * UA_TILE - 1) / (UA_SEGMENTS * UA_TILE) : tiles;
         p.blocks = split ? (uint32_t)((ctx + per * UA_TILE - 1) / (per * UA_TILE)) : 1;
         p.ctas = q_blocks * in->kv_heads * (split ? UA_SEGMENTS : 1);
-        p.waves = (p.ctas + sms - 1) / sms;
-        p.cta_s = (search + UA_SETUP_LOADS + UA_ITER_LOADS * (double)per) * lat;
+        p.waves = (p.ctas + s.sms - 1) / s.sms;
+        p.cta_s = (search + UA_SETUP_LOADS + UA_ITER_LOADS * (double)per) * s.lat;
         double kv = (double)(in->decodes * in->kv_heads * tiles * UA_TILE) * 2.0 * d * in->kv_bytes;
         double partials = split ? heads * (double)p.blocks * ((double)pow2_at_least(in->head_dim) * 4.0 + 8.0) : 0;
-        p.time_s = u->kernel.kernel_launch + fmax(p.cta_s, (kv + q + (split ? partials : q)) / rate);
+        p.time_s = s.launch + fmax(p.cta_s, (kv + q + (split ? partials : q)) / s.rate);
         if (split) /* reduce_segments */
-            p.time_s += u->kernel.kernel_launch + fmax((search + UA_REDUCE_LOADS) * lat, (partials + q) / rate);
+            p.time_s += s.launch + fmax((search + UA_REDUCE_LOADS) * s.lat, (partials + q) / s.rate);
     }
     if (plan)
         *plan = p;
