@@ -184,14 +184,6 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
     return ok;
 }
 
-/* true when the block or the run sets `key` */
-static bool key_set(const hw_load_ctx *ctx, const char *group, const char *key)
-{
-    char *raw = hw_get_raw(ctx, group, key);
-    g_free(raw);
-    return raw != NULL;
-}
-
 /* nccl_net_plugin: the plugin's latency, NIC groups and environment where
  * the run sets none of its own (nccl_net_plugin.h: the plugin inserts its
  * environment without overwriting) */
@@ -209,34 +201,17 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
         return ok;
     }
     g_free(name);
-    if (!key_set(ctx, group, "nccl_net_latency"))
+    if (!strata_keyfile_has_key(ctx->k, group, "nccl_net_latency"))
         p->net_latency = pl->latency_s;
-    if (!key_set(ctx, group, "nccl_nic_group"))
+    if (!strata_keyfile_has_key(ctx->k, group, "nccl_nic_group"))
         p->nic_group = pl->nic_group;
     uint64_t *sizes[] = {&p->buffsize, &p->p2p_net_chunk, &p->nvls_chunk, &p->nvlstree_max};
     const uint64_t row[] = {pl->buffsize, pl->p2p_net_chunk, pl->nvls_chunk, pl->nvlstree_max};
     const char *keys[] = {"nccl_buffsize", "nccl_p2p_net_chunksize", "nccl_nvls_chunksize",
                           "nccl_nvlstree_max_chunksize"};
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        if (!key_set(ctx, group, keys[i]))
+        if (!strata_keyfile_has_key(ctx->k, group, keys[i]))
             *sizes[i] = row[i];
-    return true;
-}
-
-/* nccl_gdr_flush into p (after nccl_arch): the file's time where set,
- * else the ESTIMATE, on GPUs that flush; refused on Hopper and Blackwell,
- * which do not (ncclTopoNeedFlush). */
-static bool get_gdr_flush(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
-{
-    bool flushes = p->arch < STRATA_NCCL_HOPPER, set = strata_keyfile_has_key(ctx->k, group, "nccl_gdr_flush");
-    if (!hw_get_time(ctx, group, "nccl_gdr_flush", &p->gdr_flush_s, err))
-        return false;
-    if (set && !flushes) {
-        hw_fail(ctx, err, group, "nccl_gdr_flush", "expected no flush time for nccl_arch hopper or blackwell: NCCL "
-                "flushes a received step only below compute capability 9.0 (volta, ampere); remove the key");
-        return false;
-    }
-    p->gdr_flush_s = !flushes ? 0 : set ? p->gdr_flush_s : NCCL_GDR_FLUSH_S;
     return true;
 }
 
@@ -290,7 +265,11 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
-         get_gdr_flush(ctx, group, p, err) &&
+         /* after nccl_arch: refused on Hopper and Blackwell, which do not flush (ncclTopoNeedFlush) */
+         hw_get_gated_time(ctx, group, "nccl_gdr_flush", p->arch < STRATA_NCCL_HOPPER, NCCL_GDR_FLUSH_S,
+                           "expected no flush time for nccl_arch hopper or blackwell: NCCL flushes a received step "
+                           "only below compute capability 9.0 (volta, ampere); remove the key", &p->gdr_flush_s,
+                           err) &&
          optional_size(ctx, group, "nccl_buffsize", 64u << 10, 256u << 20, &p->buffsize, err) &&
          optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&

@@ -230,14 +230,13 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
     p->model_2_20 = ok && rccl_releases[i].model_2_20;
     p->msccl_shared_process = ok && rccl_releases[i].msccl_shared_process;
-    bool flush_set = strata_keyfile_has_key(ctx->k, group, "rccl_gdr_flush");
-    ok = ok && hw_get_time(ctx, group, "rccl_gdr_flush", &p->gdr_flush_s, err);
-    if (ok && flush_set && !rccl_releases[i].gdr_flush) {
-        hw_fail(ctx, err, group, "rccl_gdr_flush", "RCCL %s does not flush (from rccl_version 2.21): remove the key "
-                "or name a later release", rccl_releases[i].name);
-        ok = false;
+    if (ok) {
+        char *refusal = g_strdup_printf("RCCL %s does not flush (from rccl_version 2.21): remove the key or name a "
+                                        "later release", rccl_releases[i].name);
+        ok = hw_get_gated_time(ctx, group, "rccl_gdr_flush", rccl_releases[i].gdr_flush, RCCL_GDR_FLUSH_S, refusal,
+                               &p->gdr_flush_s, err);
+        g_free(refusal);
     }
-    p->gdr_flush_s = !ok || !rccl_releases[i].gdr_flush ? 0 : flush_set ? p->gdr_flush_s : RCCL_GDR_FLUSH_S;
     p->gfx94 = ok && a == 0;
     g_free(v);
     g_free(arch);

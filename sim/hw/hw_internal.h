@@ -86,6 +86,12 @@ bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, ui
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_clock(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
+/* A time the model charges only where `applies` (a mechanism of some
+ * hardware or releases): the file's value where set, else `fallback`, and 0
+ * where it does not apply; set where it does not apply it is refused with
+ * `refusal` (nccl_gdr_flush, rccl_gdr_flush). */
+bool hw_get_gated_time(const hw_load_ctx *ctx, const char *group, const char *key, bool applies, double fallback,
+                       const char *refusal, double *out, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */
 /* true or false exactly; *out left as it is when absent. */
 bool hw_get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err);

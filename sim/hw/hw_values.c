@@ -145,6 +145,21 @@ bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, dou
     return ok;
 }
 
+bool hw_get_gated_time(const hw_load_ctx *ctx, const char *group, const char *key, bool applies, double fallback,
+                       const char *refusal, double *out, GError **err)
+{
+    bool set = strata_keyfile_has_key(ctx->k, group, key);
+    double v;
+    if (!hw_get_time(ctx, group, key, &v, err))
+        return false;
+    if (set && !applies) {
+        hw_fail(ctx, err, group, key, "%s", refusal);
+        return false;
+    }
+    *out = !applies ? 0 : set ? v : fallback;
+    return true;
+}
+
 bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
                           GError **err)
 {
