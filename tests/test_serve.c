@@ -804,7 +804,7 @@ START_TEST(names_lookup_messages)
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
                    "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm, trtllm-cpp, "
-                   "trtllm-cpp-0.11, trtllm-cpp-0.9, lmdeploy-turbomind, turbomind)");
+                   "trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.6, lmdeploy-turbomind, turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
@@ -813,7 +813,7 @@ START_TEST(names_lookup_messages)
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9, "
-                   "paged-attention-rocm, triton-unified-attention, turbomind-v0.1");
+                   "mmha, paged-attention-rocm, triton-unified-attention, turbomind-v0.1");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
@@ -1217,12 +1217,44 @@ START_TEST(xqa_decode_by_hand)
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
     ck_assert(!strata_serve_decode_find("nope", &err) &&
-              strstr(err->message, "flash-attention, xqa, xqa-v0.9, paged-attention-rocm, triton-unified-attention, "
+              strstr(err->message, "flash-attention, xqa, xqa-v0.9, mmha, paged-attention-rocm, triton-unified-attention, "
                                    "turbomind-v0.1"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);
     strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
+/* TensorRT-LLM v0.6.1's FP8-cache decode (decode kernel mmha, engine row trtllm-cpp-0.6): masked MHA for every
+ * GQA group, XQA taking an FP8 cache only from v0.7.1. Llama 2 70B at TP4 on dgx-h100.ini (set 11's bs480 row):
+ * 480 decodes x 2 KV heads a rank x 8 query heads = 7,680 CTAs, each reading its KV head's 1,152 tokens of e4m3 K
+ * and V (1,152 x 2 x 128 x 1 B = 294,912 B) and its one query head in and out (128 x 2 x 2 B = 512 B): 295,424 B;
+ * one launch (3 us) + 7,680 x 295,424 / (3.35e12 x 0.9) B/s = 3 + 752.5236 us = 755.5236 us. The same shape under
+ * xqa-v0.9 reads the cache once per KV head: 960 CTAs of 1,152 x 256 + 8 x 128 x 2 x 2 B = 299,008 B, 8 waves,
+ * each CTA at the FP8 floor 1,152 x 25.6 / 1.98e9 = 14.894 us: 2 x 3 + 8 x (0.5 + 14.894) = 129.156 us, so the
+ * masked MHA step is 5.85 times as long. */
+START_TEST(mmha_v06_by_hand)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    strata_hw *hw = hw_load(path, NULL);
+    GError *err = NULL;
+    const strata_serve_decode_kernel *mmha = strata_serve_decode_find("mmha", &err);
+    ck_assert_msg(mmha && !strata_serve_decode_is_flash(mmha), "%s", err ? err->message : "");
+    strata_serve_decode_in in = {480, 1152, 0, 2, 8, 128, 1.0, 2.0};
+    strata_serve_decode_plan p;
+    double t = strata_serve_decode_time(mmha, hw, 0, &in, &p), want = 3e-6 + 7680.0 * 295424 / (3.35e12 * 0.9);
+    ck_assert_uint_eq(p.ctas, 7680);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want && fabs(want - 755.5236e-6) < 1e-9, "%.17g vs %.17g", t, want);
+    double xqa = strata_serve_decode_time(strata_serve_decode_find("xqa-v0.9", NULL), hw, 0, &in, &p);
+    double want_xqa = 6e-6 + 8 * (0.5e-6 + 1152 * 25.6 / 1.98e9);
+    ck_assert_uint_eq(p.ctas, 960);
+    ck_assert_msg(fabs(xqa - want_xqa) <= 1e-12 * want_xqa && fabs(want_xqa - 129.156e-6) < 1e-9, "%.17g", xqa);
+    const strata_serve_engine *e = strata_serve_engine_find("trtllm-cpp-0.6", &err);
+    ck_assert_msg(e && !strcmp(e->decode, "mmha") && !strcmp(e->scheduler, "trtllm-no-evict-unchunked"), "%s",
+                  err ? err->message : "");
     strata_hw_free(hw);
     g_free(path);
 }
@@ -1685,6 +1717,7 @@ int main(void)
     tcase_add_test(tc, attention_dp_by_hand);
     tcase_add_test(tc, xqa_decode_by_hand);
     tcase_add_test(tc, xqa_v09_fp8_floor_by_hand);
+    tcase_add_test(tc, mmha_v06_by_hand);
     tcase_add_test(tc, tp_allreduce_is_nccl_models);
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);

@@ -143,15 +143,25 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
     return xqa_launch_time(hw, unit, in, plan, true, 0);
 }
 
-/* TensorRT-LLM's masked multi-head attention, the generation kernel where
- * XQA is not dispatched (gptAttentionCommon.cpp enqueueGeneration:
- * fusedQKV_masked_attention_dispatch; RoPE and the new token's K/V append
- * fused into it: one kernel). Its grid is a CTA per (query head,
- * sequence) (decoderMaskedMultiheadAttentionTemplate.h), each reading its
- * KV head's whole context: the cache read once per query head. Multi-block
- * mode off (plugin_config multi_block_mode = False). ESTIMATE: the CTAs
- * stream at the rate, a lone CTA at its SM's share (several CTAs share an
- * SM; no wave quantisation). */
+/* TensorRT-LLM's masked multi-head attention (gptAttentionCommon.cpp
+ * enqueueGeneration: fusedQKV_masked_attention_dispatch; RoPE and the new
+ * token's K/V append fused into it: one kernel): the xqa-v0.9 row's
+ * fallback where XQA is not dispatched, and the mmha row's kernel for every
+ * decode. Its grid is a CTA per (query head, sequence), each reading its KV
+ * head's whole context: the cache read once per query head (read at release
+ * 0.5.0, octoml/TensorRT-LLM-release@98e78cc, kernels/
+ * decoderMaskedMultiheadAttention/decoderMaskedMultiheadAttentionTemplate.h
+ * :1124-1133: bi = blockIdx.y, hi = blockIdx.x, hi_kv = hi / qhead_per_kv;
+ * decoderMaskedMultiheadAttentionLaunch.h:187: grid {num_heads,
+ * batch_size}). The mmha row is TensorRT-LLM v0.6.1 with an FP8 cache:
+ * XQA's "FP8 KV cache support" and an "MMHA optimization for MQA and GQA"
+ * are both new in v0.7.1 (docs/source/release-notes.md, "TensorRT-LLM
+ * Release 0.7.1"), so v0.6.1 decodes an FP8 cache with this grid whatever
+ * the GQA group. Multi-block mode off (plugin_config multi_block_mode =
+ * False). ESTIMATE: the CTAs stream at the rate, a lone CTA at its SM's
+ * share (several CTAs share an SM; no wave quantisation), and the group's
+ * CTAs, adjacent in blockIdx.x, are charged their reads each (no L2 reuse
+ * counted). */
 static double mmha_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                         strata_serve_decode_plan *plan)
 {
@@ -476,6 +486,8 @@ static const strata_serve_decode_kernel kernels[] = {
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
     {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
                                "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
+    {"mmha", mmha_time, "TensorRT-LLM's masked MHA for every decode (v0.6.1 with an FP8 cache: XQA took none before "
+                        "v0.7.1): a CTA per query head and sequence, the cache read once per query head"},
     {"paged-attention-rocm", paged_rocm_time,
      "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
      "reduce kernel over the partitions"},

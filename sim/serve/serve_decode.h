@@ -23,6 +23,10 @@
  *                    serve_decode.c xqa_v09_token_s), else
  *                    its masked MHA: a CTA per (query head, sequence), the
  *                    KV read once per query head (serve_decode.c).
+ *   mmha             TensorRT-LLM's masked MHA for every decode, as v0.6.1
+ *                    runs its FP8-cache rows (XQA took an FP8 cache from
+ *                    v0.7.1): a CTA per (query head, sequence), the KV read
+ *                    once per query head (serve_decode.c mmha_time).
  *   paged-attention-rocm  vLLM's ROCm paged attention (csrc/rocm/attention.cu,
  *                    0.7.3 and 0.10.0): a workgroup per (sequence, KV head,
  *                    256 context tokens), then a reduce kernel over the

@@ -257,6 +257,16 @@
  *   for its 70B runs, is read nowhere in that tree's sources (only
  *   TRTLLM_FORCE_XQA, envUtils.cpp:28). The rest as trtllm-cpp, but for
  *   its decoder's kernels: v0.9.0's layers were not read (no sampler).
+ * trtllm-cpp-0.6: trtllm-cpp-0.9 as TensorRT-LLM v0.6.1 runs the FP8-cache
+ *   rows of its performance page (NVIDIA/TensorRT-LLM@138f96d4, docs/
+ *   source/performance.md: build.py --enable_fp8 --fp8_kv_cache,
+ *   gptSessionBenchmark): every decode through the masked MHA kernel (the
+ *   mmha row of serve_decode.h), a CTA per query head and sequence, since
+ *   XQA took no FP8 cache before v0.7.1 (docs/source/release-notes.md,
+ *   "TensorRT-LLM Release 0.7.1": "FP8 KV cache support for XQA kernel",
+ *   "MMHA optimization for MQA and GQA"). Whether v0.6.1 ran XQA for an
+ *   FP16 GQA cache was not read (no v0.6.1 tree was reachable); its page's
+ *   A100 rows that strata runs are MHA (LLaMA 7B), masked MHA either way.
  * lmdeploy-turbomind (alias turbomind, the name LMDeploy's --backend gives
  *   it): LMDeploy's TurboMind engine as of v0.1.0a1 (InternLM/lmdeploy
  *   @9c46b27ce0358b8bc645633442b7810f715997d7; src/turbomind/). Its loop
@@ -509,6 +519,8 @@ static const strata_serve_engine engines[] = {
                "trtllm-decoder-0.11"),
     TRTLLM_CPP("trtllm-cpp-0.9", "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a "
                "KV head, else masked MHA", "xqa-v0.9", NULL),
+    TRTLLM_CPP("trtllm-cpp-0.6", "trtllm-cpp-0.9 as TensorRT-LLM v0.6.1 decodes an FP8 cache: masked MHA, a CTA per "
+               "query head", "mmha", NULL),
 #undef TRTLLM_CPP
 #define LMDEPLOY_TURBOMIND(alias)                                                                                \
     {.name = alias,                                                                                              \
