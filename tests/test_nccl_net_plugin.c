@@ -82,9 +82,36 @@ START_TEST(p5_row_and_refusals)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_net_plugin = efa\n",
                                 "t.ini:15: [interconnect x] nccl_net_plugin: expected a network plugin strata has "
-                                "the rows of: aws-ofi-p4d, aws-ofi-p5");
+                                "the rows of: aws-ofi-p4d, aws-ofi-p5, aws-ofi-p4de-v1.8");
     strata_test_hw_text_refused(head, "nccl_p2p_net_chunksize = 1000\n",
                                 "t.ini:15: [interconnect x] nccl_p2p_net_chunksize:");
+}
+END_TEST
+
+/* aws-ofi-p4de-v1.8 (tag v1.8.1-aws, "p4de.24xlarge": latency 75.0,
+ * SENDRECV, of the environment only NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB,
+ * set on every NVIDIA platform) on the same 2 nodes of 8 H100 at 2.28:
+ *   - the all-to-all's p2p step stays NCCL's own, min(128 KiB, 4 MiB / 8)
+ *     = 128 KiB (p4d's later block gives 512 KiB, above);
+ *   - Simple's step is NCCL's own buffer's (simple_step_bytes 0, where
+ *     p4d's 8 MiB gives 1 MiB);
+ *   - the 75 us alone moves the 32 MiB all-reduce from NVLS_TREE/Simple to
+ *     Ring/LL128, as p4d's row does: NCCL's model reads no buffer size
+ *     (test_nccl_plugin.c net_latency_steers_the_choice);
+ *   - each NIC its own device (nic_group 1). */
+START_TEST(p4de_v1_8_row_sets_the_latency_only)
+{
+    const char *p4de[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4de-v1.8", NULL};
+    ck_assert_uint_eq(tune(p4de, STRATA_OP_ALL_TO_ALL, 64u << 20, 0).chunk_bytes, 128u << 10);
+    strata_coll_tuning t = tune(p4de, STRATA_OP_ALL_REDUCE, 32u << 20, 0);
+    ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    ck_assert_uint_eq(t.simple_step_bytes, 0);
+    const strata_nccl_net_plugin *row = strata_nccl_net_plugin_find("aws-ofi-p4de-v1.8");
+    ck_assert_uint_eq(row->nic_group, 1);
+    ck_assert_double_eq_tol(row->latency_s, 75e-6, 1e-15);
+    ck_assert_uint_eq(row->buffsize + row->p2p_net_chunk + row->nvls_chunk, 0);
+    ck_assert_uint_eq(row->nvlstree_max, 512u << 10);
 }
 END_TEST
 
@@ -94,6 +121,7 @@ static Suite *nccl_net_plugin_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, p4d_row_sets_what_the_run_does_not);
     tcase_add_test(tc, p5_row_and_refusals);
+    tcase_add_test(tc, p4de_v1_8_row_sets_the_latency_only);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -148,7 +148,8 @@ static const strata_coll_impl_key nccl_keys[] = {
                                       "step across nodes (at most a step of NCCL_BUFFSIZE), 4KiB to 16MiB (default "
                                       "128KiB, init.cc)"},
     {"nccl_net_plugin", false, "collectives = nccl: the network plugin the run's NCCL loads (NCCL_NET_PLUGIN), "
-                               "aws-ofi-p4d or aws-ofi-p5 (aws-ofi-nccl's platform blocks, nccl_net_plugin.h): "
+                               "aws-ofi-p4d, aws-ofi-p5 or aws-ofi-p4de-v1.8 (aws-ofi-nccl's platform blocks, "
+                               "nccl_net_plugin.h): "
                                "its latency, NIC groups and NCCL environment, where the run sets none of "
                                "nccl_net_latency, nccl_nic_group, nccl_buffsize, nccl_p2p_net_chunksize, "
                                "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize itself; default: none"},

@@ -17,9 +17,24 @@
  *     PCIe switch into one device and reports the first rail's speed x
  *     max_group_size (src/nccl_ofi_rdma.cpp get_properties): a p5 GPU's 4
  *     EFA NICs of 100 Gb/s (docs/clusters.md, "NICs as NCCL sees them").
+ *   - "p4de.24xlarge" at tag v1.8.1-aws (src/platform-aws.c l. 40-47):
+ *     latency 75.0; of the NCCL environment strata reads, that release
+ *     sets only NCCL_NVLSTREE_MAX_CHUNKSIZE=524288, on every NVIDIA
+ *     platform (platform_init, l. 428-445: "Setting this unconditionally";
+ *     no NVLS on A100), not NCCL_BUFFSIZE nor NCCL_P2P_NET_CHUNKSIZE; it
+ *     runs SENDRECV there (src/nccl_ofi_net.c l. 956-987: RDMA only where
+ *     NICs outnumber GPUs; p4de has 4 for 8): nic_group 1.
  * The environment is inserted without overwrite (platform-aws.cpp l. 585
  * insert_envvars; include/nccl_ofi_environ.h l. 40-50, 97-103): a run's
  * own setting wins.
+ *
+ * Every row's latency is a figure chosen to steer NCCL's choice, not a
+ * measured delay: 150 us (40000971, 2022-01-24, "chosen by measuring all
+ * reduce latency ... A few different values around this value were tried
+ * to see which chose the correct algorithm"), 75 us from d87d61e0
+ * (2023-05-31: "a value below 75us ... makes NCCL choose the wrong
+ * algorithm for the 2 nodes case"). strata gives it to NCCL's choice only
+ * (docs/clusters.md, "What one message costs over EFA").
  */
 #include "hw/nccl_net_plugin.h"
 #include <string.h>
@@ -29,6 +44,7 @@ static const strata_nccl_net_plugin plugins[] = {
     {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288},
     {.name = "aws-ofi-p5", .latency_s = 75e-6, .nic_group = 4, .buffsize = 8388608, .p2p_net_chunk = 524288,
      .nvls_chunk = 524288, .nvlstree_max = 524288},
+    {.name = "aws-ofi-p4de-v1.8", .latency_s = 75e-6, .nic_group = 1, .nvlstree_max = 524288},
 };
 
 const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)
@@ -39,4 +55,4 @@ const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)
     return NULL;
 }
 
-const char *strata_nccl_net_plugin_list(void) { return "aws-ofi-p4d, aws-ofi-p5"; }
+const char *strata_nccl_net_plugin_list(void) { return "aws-ofi-p4d, aws-ofi-p5, aws-ofi-p4de-v1.8"; }

@@ -15,7 +15,9 @@
  *   aws-ofi-p4d  aws/aws-ofi-nccl's block for p4d.24xlarge (the SENDRECV
  *                protocol: each EFA NIC its own device);
  *   aws-ofi-p5   its block for p5.48xlarge and p5e.48xlarge, v1.16.3 (the
- *                RDMA protocol: a GPU's 4 NICs one device of 4 rails).
+ *                RDMA protocol: a GPU's 4 NICs one device of 4 rails);
+ *   aws-ofi-p4de-v1.8  its block for p4de.24xlarge at tag v1.8.1-aws
+ *                (SENDRECV; of the environment only NVLS_TREE's chunk).
  *
  * Invariant: the table is constant; sizes are bytes, 0 where the plugin
  * sets nothing (NCCL's own default stands).
