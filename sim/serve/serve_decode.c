@@ -271,20 +271,53 @@ static double paged_rocm_time(const strata_hw *hw, uint32_t unit, const strata_s
  * steps), loads its start, then its queries; each iteration loads the
  * block's number from the block table, then the block's K and V by it
  * (kernel :146-168), so an iteration is two dependent memory latencies:
- * the loop has no memory dependence between iterations, but Triton's
- * default two stages prefetch one iteration ahead, whose chain is still
- * these two loads (ESTIMATE: the stream pipeliner of the image's Triton
- * e5be006 not read). The reduce kernel: its search, then seq_len, then the
- * partials. Time: each kernel's launch, and the longer of its program's
+ * the loop has no memory dependence between iterations, but as compiled
+ * nothing is prefetched across them (wave 32, below). The reduce kernel:
+ * its search, then seq_len, then the partials. Time: each kernel's launch, and the longer of its program's
  * chain (at the operand memory's latency) and its bytes (K and V of every
  * block walked, whole blocks; the queries, the partials written and read,
  * the output) at the stream rate: at 128 decodes of 70B TP8 one program
  * a sequence on 304 CUs, each moving 4 KB an iteration of FP8 K and V,
  * far under the stream rate: the walk is latency-bound. The programs all
- * resident at once (ESTIMATE: no occupancy limit). Not modelled: a step
- * with a prefill (the 2D kernel then runs the decodes too; strata takes
- * the decodes alone), a --block-size other than 16 (the tile is the
- * cache's block). */
+ * resident at once (ESTIMATE: no occupancy limit; wave 32 replaced it,
+ * below).
+ * Not modelled: a step with a prefill (the 2D kernel then runs the decodes
+ * too; strata takes the decodes alone), a --block-size other than 16 (the
+ * tile is the cache's block).
+ *
+ * Wave 32, the loop as compiled. The kernels' text at 71faa188, compiled
+ * for gfx942 by Triton 3.3.1 (PyPI; the image's own Triton, e5be006, was
+ * not to be had: ESTIMATE that it emits the same loop) as the launcher
+ * launches them (num_warps 4 and num_stages 2, Triton's AMD defaults: the
+ * launch names neither), 70B TP8's shapes (8 query heads on one KV head,
+ * head 128, block 16, fp16 queries): the loop is not software-pipelined
+ * (num_stages 1 and 2 give the same body): each iteration loads the
+ * block's number, waits for it (s_waitcnt), computes the 16 K and V
+ * addresses, issues the K and V loads (global_load_ubyte x 16 a lane with
+ * an FP8 cache, global_load_ushort x 16 with fp16), waits for all of them
+ * (vmcnt(0)), and only then converts, moves K and V through LDS, runs the
+ * 10 MFMAs (v_mfma_f32_16x16x16_f16: 8 for Q K^T, 2 for P V) and the
+ * softmax; the next iteration's loads issue after that. So an iteration
+ * is the two latencies plus its issue time on its SIMD (each of the
+ * program's 4 waves on one of the CU's 4 SIMDs), not the longer of them.
+ * The issue time counted from that assembly: the VALU instructions after
+ * the block number arrives (address arithmetic) and after the K and V
+ * arrive, each at a wave64's full-rate issue time, and the MFMAs at their
+ * throughput (UA_VALU_*, UA_MFMA; transcendental and 64-bit integer ops
+ * are slower than full rate, LDS round trips and barriers are not charged:
+ * a floor). Rates from the unit's own figures: a wave64 VALU op is 64
+ * lanes over a SIMD's FP32 lanes, flops.f32 / (sms x 4 SIMDs x 2 FLOP an
+ * FMA x 2 for packed FP32) (MI300X: 163.4 TFLOPS over 304 CUs: 16 lanes a
+ * SIMD a clock, 4 clocks a wave64 op, 1.905 ns); an MFMA 16x16x16 is
+ * 8,192 FLOP at flops.f16 / (sms x 4) a SIMD (1307.4 TFLOPS: 512 FLOP a
+ * clock at 2.1 GHz, 16 clocks, 7.62 ns). FP8 cache, 2D: 179 VALU + 10
+ * MFMA = 417.2 ns an iteration (3D: 178, 415.3 ns); fp16 cache: 119 +
+ * 10 = 302.9 ns (3D the same). Occupancy: the compiled kernels take 144
+ * VGPRs (133 + 8 AGPRs, rounded), 3 waves a SIMD (the compiler's
+ * "Occupancy: 3"): 3 programs a CU at once, so the programs that walk
+ * keys run in ceil(active / (3 x CUs)) rounds of their chain, and a CU's
+ * SIMDs issue every iteration of the programs it holds (ceil(active /
+ * CUs) of them), whichever is longer. */
 enum {
     UA_BLOCK_M = 16,         /* unified_attention: BLOCK_M */
     UA_SEGMENTS = 16,        /* NUM_SEGMENTS */
@@ -293,7 +326,28 @@ enum {
     UA_ITER_LOADS = 2,       /* the block's number, then its K and V */
     UA_SETUP_LOADS = 2,      /* after the search: the sequence's start, then its queries */
     UA_REDUCE_LOADS = 2,     /* after the search: seq_len, then the segments' partials */
+    UA_SIMDS = 4,            /* SIMDs a CU (CDNA3): a program's 4 waves, one a SIMD */
+    UA_RESIDENT = 3,         /* programs a CU at once: the compiled kernels' occupancy, 3 waves a SIMD */
+    UA_VALU_F8_2D = 179,     /* VALU instructions an iteration, FP8 cache, 2D (27 address + 152 after K/V) */
+    UA_VALU_F8_3D = 178,     /* the same, 3D (27 + 151) */
+    UA_VALU_F16 = 119,       /* fp16 cache, 2D and 3D (20 + 99, 21 + 98: no conversion, a scalar block load) */
+    UA_MFMA = 10,            /* v_mfma_f32_16x16x16_f16 an iteration: 8 for Q K^T, 2 for P V */
 };
+
+/* One iteration's issue time on its SIMD (see above): 0 where the unit
+ * gives no FP32 vector or FP16 matrix rate. */
+static double ua_issue_s(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in, bool split)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double f32 = u->flops_by_dtype[STRATA_DTYPE_F32], f16 = u->flops_by_dtype[STRATA_DTYPE_F16];
+    double cus = (double)u->kernel.sms;
+    if (f32 <= 0 || f16 <= 0 || cus <= 0)
+        return 0;
+    double valu_s = 64.0 / (f32 / (cus * UA_SIMDS * 2.0 * 2.0));
+    double mfma_s = 2.0 * 16 * 16 * 16 / (f16 / (cus * UA_SIMDS));
+    double valu = in->kv_bytes < 2.0 ? (split ? UA_VALU_F8_3D : UA_VALU_F8_2D) : UA_VALU_F16;
+    return valu * valu_s + UA_MFMA * mfma_s;
+}
 
 /* The binary search's dependent loads over num_seqs sequences (its bit length). */
 static uint32_t ua_search_loads(uint64_t seqs)
@@ -328,10 +382,14 @@ static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serv
         p.blocks = split ? (uint32_t)((ctx + per * UA_TILE - 1) / (per * UA_TILE)) : 1;
         p.ctas = q_blocks * in->kv_heads * (split ? UA_SEGMENTS : 1);
         p.waves = (p.ctas + s.sms - 1) / s.sms;
-        p.cta_s = (search + UA_SETUP_LOADS + UA_ITER_LOADS * (double)per) * s.lat;
+        double issue = ua_issue_s(hw, unit, in, split);
+        p.cta_s = (search + UA_SETUP_LOADS + UA_ITER_LOADS * (double)per) * s.lat + (double)per * issue;
+        uint64_t active = in->decodes * in->kv_heads * p.blocks; /* the programs that walk keys */
+        double rounds = (double)((active + UA_RESIDENT * s.sms - 1) / (UA_RESIDENT * s.sms));
+        double cu_issue = (double)((active + s.sms - 1) / s.sms) * (double)per * issue;
         double kv = (double)(in->decodes * in->kv_heads * tiles * UA_TILE) * 2.0 * d * in->kv_bytes;
         double partials = split ? heads * (double)p.blocks * ((double)pow2_at_least(in->head_dim) * 4.0 + 8.0) : 0;
-        p.time_s = s.launch + fmax(p.cta_s, (kv + q + (split ? partials : q)) / s.rate);
+        p.time_s = s.launch + fmax(fmax(rounds * p.cta_s, cu_issue), (kv + q + (split ? partials : q)) / s.rate);
         if (split) /* reduce_segments */
             p.time_s += s.launch + fmax((search + UA_REDUCE_LOADS) * s.lat, (partials + q) / s.rate);
     }
