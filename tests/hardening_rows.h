@@ -38,6 +38,11 @@
 /* A request file r.csv of serve's own header and the rows given. */
 #define HR_CSV(rows) "printf 'arrival_s,prompt_tokens,output_tokens\\n" rows "' > r.csv; "
 
+/* A one-layer llama config.json c.json with the members given after its
+ * shape (", \"key\": value" each). */
+#define HR_CONFIG(more) "printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "     \
+                        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"vocab_size\": 100" more "}\\n' > c.json; "
+
 /* Runs the tests (NULL-terminated) as suite "hardening_PASS", one case
  * "PASS_pass" of 300 s a test, in fork mode: the process's exit status. */
 int strata_hardening_main(const char *pass, const TTest *const *tests);
