@@ -237,6 +237,16 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    /* only vLLM v0 swaps: v1's Scheduler._preempt_request frees the blocks and resets num_computed_tokens
+     * (recompute; vllm/v1/core/sched/scheduler.py), and the other engines' rows preempt their own way; a swap
+     * was modelled under them, exit 0 */
+    if (c->swap && !(p && g_str_has_prefix(p->name, "vllm-v0"))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: the scheduler %s does not swap (only "
+                    "vLLM v0's do: v1 preempts by recompute, the other engines their own way); expected --scheduler "
+                    "vllm-v0 or vllm-v0-chunked (or --engine vllm-v0), or --preemption recompute",
+                    p ? p->name : "vllm-v1");
+        return false;
+    }
     if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)
