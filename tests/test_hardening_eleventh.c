@@ -50,8 +50,7 @@ STRATA_ROWS_TEST(config_json_checked_keys,
 
 /* Three requests of 4,000 tokens on a pool of 300 blocks (4,800 tokens):
  * the second and third preempt. */
-#define SWAP HR_CSV("0,2000,2000\\n0,2000,2000\\n0,2000,2000\\n") HR_SERVE("h100.ini") \
-             "--model llama-3-8b --requests r.csv --kv-blocks 300 --json out.json "
+#define SWAP HR_SWAP
 
 /* --preemption swap --swap-space 0 made every preemption a recompute
  * (preemptions 2, swaps 0), exit 0, where vLLM v0's _swap_out aborts the

@@ -108,8 +108,7 @@ STRATA_ROWS_TEST(gen_message_names_read_keys,
  * the second is preempted at 2.552 s holding 150 blocks of 16 tokens x
  * 131072 B = 314572800 B (llama-3-8b, 2 x 32 layers x 8 KV heads x 128 x
  * 2 B a token). */
-#define SWAP HR_CSV("0,2000,2000\\n0,2000,2000\\n0,2000,2000\\n") HR_SERVE("h100.ini") \
-             "--model llama-3-8b --requests r.csv --kv-blocks 300 --json out.json --preemption swap "
+#define SWAP HR_SWAP "--preemption swap "
 
 /* --preemption swap with room for a block but not for the victim's
  * blocks recomputed the victim, exit 0, where vLLM v0's _swap_out raises
@@ -123,6 +122,26 @@ STRATA_ROWS_TEST(swap_without_room_aborts,
     {SWAP "--swap-space 100MiB", 2, "holding 314572800 B of KV a rank and --swap-space 104857600 B has 104857600 B"},
     /* what stays taken: room for the victims (300 MiB each, 2 of them) */
     {SWAP "--swap-space 600MiB && grep -q '\"swaps_out\" : 2' out.json", 0, NULL},
+)
+
+#define UNSWAPPED HR_CSV("0,2000,2000\n0,2000,2000\n") HR_SERVE("h100.ini") "--model llama-3-8b --requests r.csv " \
+                  "--kv-blocks 300 --json out.json --preemption "
+
+/* Found by the hunt: --preemption swap was modelled under every scheduler,
+ * where only vLLM v0's swap: v1's Scheduler._preempt_request frees the
+ * request's blocks and resets its computed tokens (recompute), and the
+ * other engines' rows preempt their own way. */
+STRATA_ROWS_TEST(swap_needs_v0,
+    {UNSWAPPED "swap", 2,
+     "--preemption swap: the scheduler vllm-v1 does not swap (only vLLM v0's do: v1 preempts by recompute, the "
+     "other engines their own way); expected --scheduler vllm-v0 or vllm-v0-chunked (or --engine vllm-v0), or "
+     "--preemption recompute"},
+    {UNSWAPPED "swap --engine trtllm-cpp", 2, "the scheduler trtllm-no-evict-unchunked does not swap"},
+    {UNSWAPPED "swap --engine sglang-v0.4", 2, "the scheduler sglang-v0.4 does not swap"},
+    /* what stays taken: vLLM v0's schedulers, by name or through its engine row; recompute anywhere */
+    {UNSWAPPED "swap --scheduler vllm-v0-chunked", 0, NULL},
+    {UNSWAPPED "swap --engine vllm-v0", 0, NULL},
+    {UNSWAPPED "recompute --engine trtllm-cpp", 0, NULL},
 )
 
 #define YARN ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 2048}"
@@ -208,6 +227,7 @@ int main(void)
         request_csv_quoting,
         gen_message_names_read_keys,
         swap_without_room_aborts,
+        swap_needs_v0,
         max_positions_bound_the_length,
         serve_errors_name_their_line,
         spec_colon_needs_parameters,
