@@ -38,6 +38,17 @@
 /* A request file r.csv of serve's own header and the rows given. */
 #define HR_CSV(rows) "printf 'arrival_s,prompt_tokens,output_tokens\\n" rows "' > r.csv; "
 
+/* serve of three requests of 4,000 tokens (r.csv) on a pool of 300 KV
+ * blocks (4,800 tokens) under vLLM v0's scheduler, the one that swaps: the
+ * second and third preempt (the options follow). */
+#define HR_SWAP HR_CSV("0,2000,2000\\n0,2000,2000\\n0,2000,2000\\n") HR_SERVE("h100.ini")                                \
+                "--model llama-3-8b --requests r.csv --kv-blocks 300 --json out.json --scheduler vllm-v0 "
+
+/* A one-layer llama config.json c.json with the members given after its
+ * shape (", \"key\": value" each). */
+#define HR_CONFIG(more) "printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "     \
+                        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"vocab_size\": 100" more "}\\n' > c.json; "
+
 /* Runs the tests (NULL-terminated) as suite "hardening_PASS", one case
  * "PASS_pass" of 300 s a test, in fork mode: the process's exit status. */
 int strata_hardening_main(const char *pass, const TTest *const *tests);

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 #include "testutil.h"
+#include "flush_steps.h"
 #include "collective/coll_algo.h"
 #include "collective/coll_kit.h"
 #include "collective/coll_sched.h"
@@ -38,15 +39,6 @@ static strata_hw *a100_hw(const char *const *more)
     return strata_test_load_hw_file(A100_HW, o);
 }
 
-static strata_coll_tuning tune(strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint64_t bytes)
-{
-    strata_coll_tuning t;
-    GError *err = NULL;
-    ck_assert_msg(strata_hw_coll_impl(hw)->tune(hw, kind, ranks, 8, bytes, 0, &t, &err), "%s",
-                  err ? err->message : "");
-    return t;
-}
-
 /* NCCL's Simple step across nodes is hwLatencies[NET][Ring][Simple] (14
  * us, nccl_versions.c) less the route's two NIC latencies (2 x 1 us), 12
  * us; the flush adds its 2 us on Simple across nodes only: not on LL or
@@ -58,85 +50,61 @@ START_TEST(the_flush_is_on_simple_across_nodes_below_hopper)
 {
     const char *const simple[] = {NVL "nccl_algo=Ring", NVL "nccl_proto=Simple", NULL};
     strata_hw *hw = a100_hw(NULL);
-    strata_coll_tuning t = tune(hw, STRATA_OP_ALL_REDUCE, 16, 64u << 10);
+    strata_coll_tuning t = strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 16, 64u << 10);
     ck_assert_int_ne(t.proto, STRATA_NCCL_SIMPLE);
     ck_assert(t.net_flush_s == 0);
-    t = tune(hw, STRATA_OP_ALL_TO_ALL, 16, 64u << 10);
+    t = strata_test_flush_tune(hw, STRATA_OP_ALL_TO_ALL, 16, 64u << 10);
     ck_assert_int_eq(t.proto, STRATA_NCCL_LL);
     ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
     ck_assert_double_eq_tol(t.net_flush_s, 2e-6, 1e-12);
-    ck_assert(tune(hw, STRATA_OP_ALL_TO_ALL, 8, 64u << 20).net_flush_s == 0);
+    ck_assert(strata_test_flush_tune(hw, STRATA_OP_ALL_TO_ALL, 8, 64u << 20).net_flush_s == 0);
     strata_hw_free(hw);
 
     hw = a100_hw(simple);
-    t = tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20);
+    t = strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20);
     ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
     ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
     ck_assert_double_eq_tol(t.net_flush_s, 2e-6, 1e-12);
-    ck_assert(tune(hw, STRATA_OP_ALL_REDUCE, 8, 1u << 20).net_flush_s == 0);
+    ck_assert(strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 8, 1u << 20).net_flush_s == 0);
     strata_hw_free(hw);
 
     const char *const off[] = {NVL "nccl_algo=Ring", NVL "nccl_proto=Simple", NVL "nccl_gdr_flush=0", NULL};
     hw = a100_hw(off);
-    ck_assert(tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20).net_flush_s == 0);
+    ck_assert(strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20).net_flush_s == 0);
     strata_hw_free(hw);
     const char *const slow[] = {NVL "nccl_algo=Ring", NVL "nccl_proto=Simple", NVL "nccl_gdr_flush=3.5us", NULL};
     hw = a100_hw(slow);
-    ck_assert_double_eq_tol(tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20).net_flush_s, 3.5e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20).net_flush_s, 3.5e-6, 1e-12);
     strata_hw_free(hw);
 
     hw = strata_test_load_hw("h100-2x8-ib", simple);
-    t = tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20);
+    t = strata_test_flush_tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20);
     ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(t.net_step_s, 12e-6, 1e-12);
     ck_assert(t.net_flush_s == 0);
-    ck_assert(tune(hw, STRATA_OP_ALL_TO_ALL, 16, 64u << 10).net_flush_s == 0);
+    ck_assert(strata_test_flush_tune(hw, STRATA_OP_ALL_TO_ALL, 16, 64u << 10).net_flush_s == 0);
     strata_hw_free(hw);
 }
 END_TEST
 
 /* The schedule: a step between the nodes that is not pipelined behind the
  * chunk before it waits NCCL's network step and the flush, 12 + 2 = 14 us
- * (12 us with nccl_gdr_flush = 0); a step inside a node waits for neither. */
-static void check_net_delays(strata_hw *hw, strata_nccl_algo algo, double want_s)
-{
-    strata_coll_tuning t = tune(hw, STRATA_OP_ALL_REDUCE, 16, 1u << 20);
-    ck_assert_int_eq(t.algo, algo);
-    ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
-    strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
-                            .dims = {16}, .in_bytes = 1u << 20, .domain_ranks = 8, .channels = t.channels,
-                            .chunk_bytes = t.chunk_bytes, .tuned = true, .tune = t};
-    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
-    ck_assert_uint_gt(strata_coll_schedule(&sh, steps), 0);
-    uint32_t paid = 0;
-    for (guint i = 0; i < steps->len; i++) {
-        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
-        bool across = st->src / 8 != st->dst / 8;
-        if (!across || st->pipelined) {
-            ck_assert(!across || st->delay_s == 0);
-            continue;
-        }
-        ck_assert_double_eq_tol(st->delay_s, want_s, 1e-12);
-        paid++;
-    }
-    ck_assert_uint_gt(paid, 0);
-    g_array_free(steps, TRUE);
-}
-
+ * (12 us with nccl_gdr_flush = 0); a step inside a node waits for neither
+ * (flush_steps.h). */
 START_TEST(a_network_step_waits_for_the_flush)
 {
     const char *const ring[] = {NVL "nccl_algo=Ring", NVL "nccl_proto=Simple", NULL};
     strata_hw *hw = a100_hw(ring);
-    check_net_delays(hw, STRATA_NCCL_RING, 14e-6);
+    strata_test_flush_check_delays(hw, "nccl", STRATA_NCCL_RING, 1u << 20, 14e-6);
     strata_hw_free(hw);
     const char *const tree[] = {NVL "nccl_algo=Tree", NVL "nccl_proto=Simple", NULL};
     hw = a100_hw(tree);
-    check_net_delays(hw, STRATA_NCCL_TREE, 14e-6);
+    strata_test_flush_check_delays(hw, "nccl", STRATA_NCCL_TREE, 1u << 20, 14e-6);
     strata_hw_free(hw);
     const char *const ring_off[] = {NVL "nccl_algo=Ring", NVL "nccl_proto=Simple", NVL "nccl_gdr_flush=0", NULL};
     hw = a100_hw(ring_off);
-    check_net_delays(hw, STRATA_NCCL_RING, 12e-6);
+    strata_test_flush_check_delays(hw, "nccl", STRATA_NCCL_RING, 1u << 20, 12e-6);
     strata_hw_free(hw);
 }
 END_TEST
@@ -188,17 +156,10 @@ END_TEST
  * for GPUs that do not flush (Hopper, Blackwell). */
 START_TEST(a_bad_flush_time_is_refused)
 {
-    char *path = strata_test_source_path(A100_HW);
-    GError *err = NULL;
     const char *const bad[] = {NVL "nccl_gdr_flush=soon", NULL};
-    ck_assert(strata_hw_load(path, bad, &err) == NULL);
-    ck_assert_msg(err && strstr(err->message, "nccl_gdr_flush"), "%s", err ? err->message : "(no error)");
-    g_clear_error(&err);
+    strata_test_flush_refused(A100_HW, bad, "nccl_gdr_flush", NULL);
     const char *const neg[] = {NVL "nccl_gdr_flush=-1us", NULL};
-    ck_assert(strata_hw_load(path, neg, &err) == NULL);
-    ck_assert_msg(err && strstr(err->message, "nccl_gdr_flush"), "%s", err ? err->message : "(no error)");
-    g_clear_error(&err);
-    g_free(path);
+    strata_test_flush_refused(A100_HW, neg, "nccl_gdr_flush", NULL);
     strata_test_hw_text_refused(STRATA_TEST_NCCL_HW_HEAD, "nccl_gdr_flush = 2us\n",
                                 "t.ini:15: [interconnect x] nccl_gdr_flush: expected no flush time for nccl_arch "
                                 "hopper or blackwell");

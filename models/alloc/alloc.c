@@ -83,6 +83,10 @@ strata_allocator *strata_allocator_new_with_base(const char *spec, const char *b
     char *name = NULL, *kv = NULL;
     strata_split_spec(spec, &name, &kv);
     const strata_alloc_type *type = strata_alloc_type_find(name);
+    if (type && !strata_split_spec_check(spec, "allocator", err)) {
+        g_free(name);
+        return NULL;
+    }
     if (type == NULL) {
         char *known = strata_alloc_type_names();
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown allocator '%s' (known: %s)",

@@ -86,6 +86,8 @@ strata_params *strata_policy_params(const char *spec, const strata_policy_type *
     const char *arg = eq ? eq + 1 : NULL;
     const strata_policy_type *t = find_or_fail(head ? g_strstrip(head) : "", err);
     strata_params *p = NULL;
+    if (t && !strata_split_spec_check(spec, "policy", err))
+        t = NULL;
     if (t) {
         char *owner = g_strdup_printf("policy %s", t->name);
         p = strata_params_new(owner, t->params, kv, err);

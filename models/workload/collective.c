@@ -117,11 +117,15 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
         why = "bytes a positive whole number of elements of dtype";
     else if (split && ((bytes * 8) / bits) % n != 0)
         why = "bytes a multiple of devices elements of dtype (the op splits it devices ways)";
+    /* shift= only where the op reads it (op=all-reduce bytes=0 printed shift=1, a key it refuses) */
+    char *shown = kind == STRATA_OP_COLLECTIVE_PERMUTE ? g_strdup_printf(" shift=%" G_GINT64_FORMAT, shift)
+                                                       : g_strdup("");
     if (why)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "collective: expected %s, got op=%s bytes=%" G_GUINT64_FORMAT " devices=%" G_GUINT64_FORMAT
-                    " dtype=%s axis=%s shift=%" G_GINT64_FORMAT,
-                    why, strata_op_kind_name(kind), bytes, n, strata_params_string(p, "dtype"), axis, shift);
+                    " dtype=%s axis=%s%s",
+                    why, strata_op_kind_name(kind), bytes, n, strata_params_string(p, "dtype"), axis, shown);
+    g_free(shown);
     return why == NULL;
 }
 

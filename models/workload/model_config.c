@@ -251,7 +251,7 @@ static const key_row keys[] = {
     {"image_token_index", NULL, K_IGNORE},
     {"mm_tokens_per_image", NULL, K_IGNORE},
     {"initializer_range", NULL, K_IGNORE},
-    {"max_position_embeddings", NULL, K_COUNT}, /* checked, not used: no request is held to it */
+    {"max_position_embeddings", NULL, K_COUNT}, /* checked; read by max_positions_of */
     {"rms_norm_eps", NULL, K_IGNORE},
     {"rope_theta", NULL, K_IGNORE},
     {"rope_scaling", NULL, K_IGNORE},
@@ -299,6 +299,7 @@ struct strata_model_config {
     GPtrArray *notes;     /* NULL-terminated */
     guint listed_layers;  /* the length of a per-layer moe_layer_freq list (0: none) */
     uint32_t weight_block; /* block-scaled FP8 weights' scale block side (0: none) */
+    uint32_t max_positions; /* max_position_embeddings where rope_scaling scales none (0: not given) */
     GPtrArray *wide;      /* strata_json_wide_int: integers json-glib wraps (json_wide_int.h) */
 };
 
@@ -532,6 +533,20 @@ static const char *string_member(JsonObject *o, const char *name)
                                                                                          : NULL;
 }
 
+/* max_position_embeddings, where vLLM derives max_model_len from it unscaled (vllm-project/vllm@32e7db25,
+ * v0.6.0, vllm/config.py _get_and_verify_max_len): rope_scaling absent, null, or rope_type (or type) su,
+ * longrope or llama3; any other scales it by its factor, which strata does not derive: 0, as when absent. */
+static uint32_t max_positions_of(JsonObject *o)
+{
+    JsonNode *m = json_object_get_member(o, "max_position_embeddings"), *rs = json_object_get_member(o, "rope_scaling");
+    JsonObject *r = rs && JSON_NODE_HOLDS_OBJECT(rs) ? json_node_get_object(rs) : NULL;
+    const char *type = r ? string_member(r, "rope_type") ? string_member(r, "rope_type") : string_member(r, "type") : NULL;
+    bool unscaled = !rs || JSON_NODE_HOLDS_NULL(rs) ||
+                    (type && (!strcmp(type, "su") || !strcmp(type, "longrope") || !strcmp(type, "llama3")));
+    return unscaled && m && JSON_NODE_HOLDS_VALUE(m) && json_node_get_value_type(m) == G_TYPE_INT64 /* read_key's */
+               ? (uint32_t)json_node_get_int(m) : 0;
+}
+
 /* No integer literal of member `member` is past 64 bits (json_wide_int.h:
  * json-glib holds it wrapped, 2^63 as -2^63, -(2^64 - 1) as 1), else err
  * names `shown` and the literal's line. */
@@ -752,6 +767,8 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     for (GList *l = members; l && ok; l = l->next)
         ok = read_key(c, l->data, json_object_get_member(o, l->data), err);
     g_list_free(members);
+    if (ok && json_object_has_member(o, "max_position_embeddings")) /* a nested config's own wins */
+        c->max_positions = max_positions_of(o);
     if (ok && f->nested)
         return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), depth + 1, err);
     set_kv(c, f->fixed);
@@ -868,6 +885,7 @@ const char *const *strata_model_config_values(const strata_model_config *c)
     return (const char *const *)c->values->pdata;
 }
 uint32_t strata_model_config_weight_block(const strata_model_config *c) { return c->weight_block; }
+uint32_t strata_model_config_max_positions(const strata_model_config *c) { return c->max_positions; }
 const char *const *strata_model_config_notes(const strata_model_config *c)
 {
     return (const char *const *)c->notes->pdata;

@@ -57,14 +57,16 @@ static bool shape_check(const strata_model_shape *s, const char *owner, GError *
     if (s->experts > 0 && (s->top_k < 1 || s->top_k > s->experts))
         return refuse(err, owner, "expected top_k between 1 and experts with experts > 0 (top_k, experts)", s->top_k,
                       s->experts);
-    if (s->experts > 0 && s->moe_ffn < 1)
+    /* moe_ffn, qk_nope_head_dim and v_head_dim are widths wherever given: moe_ffn=-1 on a dense model and
+     * v_head_dim=-1 without MLA were taken at exit 0 (read by nothing) */
+    if (s->moe_ffn < 1)
         return refuse(err, owner, "expected moe_ffn >= 1 (moe_ffn, experts)", s->moe_ffn, s->experts);
+    if (s->qk_nope_head_dim < 1 || s->v_head_dim < 1)
+        return refuse(err, owner, "expected qk_nope_head_dim and v_head_dim >= 1", s->qk_nope_head_dim,
+                      s->v_head_dim);
     if (s->q_lora_rank < 0 || s->kv_lora_rank < 0 || s->qk_rope_head_dim < 0)
         return refuse(err, owner, "expected q_lora_rank, kv_lora_rank, qk_rope_head_dim >= 0 (q_lora_rank, "
                                   "kv_lora_rank)", s->q_lora_rank, s->kv_lora_rank);
-    if (s->kv_lora_rank > 0 && (s->qk_nope_head_dim < 1 || s->v_head_dim < 1))
-        return refuse(err, owner, "expected qk_nope_head_dim and v_head_dim >= 1 with MLA", s->qk_nope_head_dim,
-                      s->v_head_dim);
     return true;
 }
 

@@ -378,3 +378,18 @@ void strata_split_spec(const char *spec, char **name, char **kv)
         }
     }
 }
+
+bool strata_split_spec_check(const char *spec, const char *owner, GError **err)
+{
+    const char *colon = spec ? strchr(spec, ':') : NULL;
+    const char *rest = colon ? colon + 1 : NULL;
+    while (rest && g_ascii_isspace(*rest))
+        rest++;
+    if (!rest || *rest)
+        return true;
+    char *name = g_strstrip(g_strndup(spec, (gsize)(colon - spec)));
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected key=value,... after ':', got nothing; write "
+                "'%s' alone for its defaults", owner, name);
+    g_free(name);
+    return false;
+}

@@ -68,5 +68,9 @@ char *strata_params_describe(const strata_param_def *defs, const char *indent);
 
 /* Split "NAME:k=v,k=v" into name and kv (both g_free; kv may be NULL). */
 void strata_split_spec(const char *spec, char **name, char **kv);
+/* false with err where spec has a ':' and nothing after it ("caching:" was
+ * taken as "caching", a parameter list meant and left out): "OWNER: expected
+ * key=value,... after ':', got nothing; write NAME alone for its defaults". */
+bool strata_split_spec_check(const char *spec, const char *owner, GError **err);
 
 #endif

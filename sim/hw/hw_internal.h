@@ -89,9 +89,15 @@ bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, dou
 /* A time the model charges only where `applies` (a mechanism of some
  * hardware or releases): the file's value where set, else `fallback`, and 0
  * where it does not apply; set where it does not apply it is refused with
- * `refusal` (nccl_gdr_flush, rccl_gdr_flush). */
+ * `refusal` (nccl_gdr_flush, rccl_gdr_flush); set in a file with no
+ * [network NAME] it is refused too (the times gated are of steps received
+ * across nodes). */
 bool hw_get_gated_time(const hw_load_ctx *ctx, const char *group, const char *key, bool applies, double fallback,
                        const char *refusal, double *out, GError **err);
+/* false with err naming the first of keys (NULL-terminated) that group sets
+ * where the file has no [network NAME]: keys of transfers across nodes,
+ * which were taken there and read by nothing (nccl_net_latency, ...). */
+bool hw_network_keys_unset(const hw_load_ctx *ctx, const char *group, const char *const *keys, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */
 /* true or false exactly; *out left as it is when absent. */
 bool hw_get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err);

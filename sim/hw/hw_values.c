@@ -145,6 +145,31 @@ bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, dou
     return ok;
 }
 
+/* Whether the file has a [network NAME] (hw_network.c: the only tier whose
+ * receives cross between nodes). */
+static bool has_network(const hw_load_ctx *ctx)
+{
+    gsize n = 0;
+    char **groups = strata_keyfile_groups(ctx->k, &n);
+    bool found = false;
+    for (gsize g = 0; g < n && !found; g++)
+        found = g_str_has_prefix(groups[g], "network ");
+    g_strfreev(groups);
+    return found;
+}
+
+bool hw_network_keys_unset(const hw_load_ctx *ctx, const char *group, const char *const *keys, GError **err)
+{
+    for (const char *const *k = keys; *k; k++)
+        if (strata_keyfile_has_key(ctx->k, group, *k) && !has_network(ctx)) {
+            hw_fail(ctx, err, group, *k, "expected no such key in a file with no [network NAME]: it is of "
+                    "transfers across nodes, and with no network none crosses nodes; remove the key or add the "
+                    "[network]");
+            return false;
+        }
+    return true;
+}
+
 bool hw_get_gated_time(const hw_load_ctx *ctx, const char *group, const char *key, bool applies, double fallback,
                        const char *refusal, double *out, GError **err)
 {
@@ -154,6 +179,12 @@ bool hw_get_gated_time(const hw_load_ctx *ctx, const char *group, const char *ke
         return false;
     if (set && !applies) {
         hw_fail(ctx, err, group, key, "%s", refusal);
+        return false;
+    }
+    if (set && !has_network(ctx)) { /* a flush time that nothing would charge was taken and did nothing */
+        hw_fail(ctx, err, group, key, "expected no flush time in a file with no [network NAME]: the flush is of a "
+                "step received across nodes, and with no network no receive crosses nodes; remove the key or add "
+                "the [network]");
         return false;
     }
     *out = !applies ? 0 : set ? v : fallback;

@@ -158,6 +158,10 @@ static GArray *mm_read(const char *path, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:1: expected the header 'id,lower,upper,size', got an empty file", path);
         ok = false;
+    } else if (ok && !rows->len) { /* was an empty trace at exit 0: a problem of no buffers, none to place */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:2: expected at least one buffer row 'id,lower,upper,size' after the header, got none", path);
+        ok = false;
     }
     if (!ok) {
         mm_rows_free(rows);

@@ -144,6 +144,18 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
             return false;
         }
     }
+    /* a config.json's max_position_embeddings bounds max_model_len as vLLM's derived length does: ValueError
+     * "User-specified max_model_len (N) is greater than the derived max_model_len (max_position_embeddings=M
+     * ...)" (vllm-project/vllm@32e7db25, v0.6.0, vllm/config.py _get_and_verify_max_len; SGLang's
+     * ModelConfig the same for its context_length); it was taken. TensorRT-LLM and TurboMind rows keep theirs. */
+    bool derived = !a->engine || g_str_has_prefix(a->engine, "vllm") || g_str_has_prefix(a->engine, "sglang");
+    if (derived && m->max_positions && m->max_model_len > m->max_positions) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--set max_model_len=%u: %s gives max_position_embeddings "
+                    "%u, and vLLM and SGLang refuse a length above the one they derive from it (\"User-specified "
+                    "max_model_len ... is greater than the derived max_model_len\", vllm/config.py): expected at "
+                    "most %u", m->max_model_len, a->config, m->max_positions, m->max_positions);
+        return false;
+    }
     return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
 }
 
@@ -226,6 +238,16 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    /* only vLLM v0 swaps: v1's Scheduler._preempt_request frees the blocks and resets num_computed_tokens
+     * (recompute; vllm/v1/core/sched/scheduler.py), and the other engines' rows preempt their own way; a swap
+     * was modelled under them, exit 0 */
+    if (c->swap && !(p && g_str_has_prefix(p->name, "vllm-v0"))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: the scheduler %s does not swap (only "
+                    "vLLM v0's do: v1 preempts by recompute, the other engines their own way); expected --scheduler "
+                    "vllm-v0 or vllm-v0-chunked (or --engine vllm-v0), or --preemption recompute",
+                    p ? p->name : "vllm-v1");
+        return false;
+    }
     if (p && a->max_tokens == STRATA_SERVE_UNSET && (other || p->default_budget))
         c->max_num_batched_tokens = other ? budget : p->default_budget(m->max_model_len);
     if (p && a->max_seqs == STRATA_SERVE_UNSET && p->default_max_seqs)

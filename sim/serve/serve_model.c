@@ -247,6 +247,11 @@ bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GEr
     for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++)
         ok = set_config_value(m, *v, err);
     m->weight_block = strata_model_config_weight_block(cfg);
+    /* vLLM serves at most the length it derives from the file (it refuses a longer --max-model-len; a prompt
+     * past it is refused): strata's default 8192 where shorter, else the file's */
+    m->max_positions = strata_model_config_max_positions(cfg);
+    if (m->max_positions && m->max_positions < m->max_model_len)
+        m->max_model_len = m->max_positions;
     strata_model_config_free(cfg);
     if (ok && !m->kv_heads)
         m->kv_heads = m->heads;

@@ -54,6 +54,9 @@ typedef struct strata_serve_model {
     uint32_t weight_block;          /* under an 8-bit dtype, block-scaled FP8 weights: the scale block's side (128:
                                      * 128 x 128 weight and 1 x 128 activation scales); 0: one scale a tensor */
     uint32_t max_model_len;         /* longest sequence served */
+    uint32_t max_positions;         /* a config.json's max_position_embeddings where vLLM derives max_model_len
+                                     * from it (model_config.h strata_model_config_max_positions): max_model_len
+                                     * at most this (0: no bound) */
     uint32_t sliding_window;        /* keys a local layer's query sees, itself included (0: every layer global) */
     uint32_t global_every;          /* with sliding_window: layer l is global when it divides l + 1 (0: none is) */
 } strata_serve_model;
@@ -72,7 +75,8 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
  * top_k, moe_ffn, kv_lora_rank, qk_rope_head_dim and tie, under serving's
  * names, and weight_block from a block-scaled FP8 quantization_config; unset ones as the reader resolves them (kv_heads = heads, head_dim
  * = hidden / heads, intermediate = 4 hidden); dtype bf16, max_model_len
- * 8192 (--set changes them). */
+ * 8192, or the file's max_position_embeddings where lower and vLLM derives
+ * its length from it (max_positions; --set changes them). */
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
 /* The invariants above; origin names the model in the message. */
 bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err);

@@ -501,6 +501,20 @@ static bool swap_reachable(serve_state *st, const strata_hw *hw, GError **err)
     return true;
 }
 
+/* A swap that found no room (serve_sched.c preempt): where vLLM v0 aborts. */
+static void swap_abort_error(const serve_state *st, const strata_serve_stream *s, GError **err)
+{
+    uint32_t id = st->swap_abort - 1;
+    char *where = s->line ? g_strdup_printf(" (%s:%" G_GUINT64_FORMAT ")", s->origin, s->line[id]) : g_strdup("");
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: at %.3f s request %u%s is preempted "
+                "holding %" G_GUINT64_FORMAT " B of KV a rank and --swap-space %" G_GUINT64_FORMAT " B has %"
+                G_GUINT64_FORMAT " B free: vLLM v0 aborts the engine there (\"Aborted due to the lack of CPU swap "
+                "space\", vllm/core/scheduler.py _swap_out); expected a larger --swap-space, or --preemption "
+                "recompute", st->now, id, where, st->swap_abort_bytes, st->cfg->swap_space,
+                st->cfg->swap_space - st->host_used);
+    g_free(where);
+}
+
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
                                       const strata_serve_config *c, const strata_serve_stream *s,
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
@@ -559,6 +573,11 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         if (!serve_step(&st)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: the scheduler is stuck at %.3f s: swapped "
                         "requests cannot return to a full pool", scheme->name, st.now);
+            ok = false;
+            break;
+        }
+        if (st.swap_abort) {
+            swap_abort_error(&st, s, err);
             ok = false;
             break;
         }

@@ -59,6 +59,10 @@ typedef struct serve_state {
     uint32_t *tm_first;
     double now, step_swap_s;
     uint64_t block_bytes, host_used;
+    /* --preemption swap: a preempted request whose KV the swap space could not hold, where vLLM v0 aborts the
+     * engine (serve_sched.c preempt): its id + 1 (0: none) and its bytes; the run stops with an error */
+    uint32_t swap_abort;
+    uint64_t swap_abort_bytes;
     uint32_t kv_tensors;
     uint32_t kv_window;            /* the pool frees sliding-window layers' blocks: their window (0: none) */
     double kv_window_share;        /* those layers' share of the KV bytes per token */

@@ -81,7 +81,11 @@ void serve_retire(serve_state *st, serve_req *q)
 }
 
 /* Preempts q: by swap when asked and the host has room, else recompute; a
- * draining request (finished) just leaves. */
+ * draining request (finished) just leaves. A swap that finds no room is
+ * recorded (st->swap_abort) and ends the run: vLLM v0's Scheduler._swap_out
+ * raises RuntimeError("Aborted due to the lack of CPU swap space. ...")
+ * where block_manager.can_swap_out is false (vllm-project/vllm@32e7db25,
+ * v0.6.0, vllm/core/scheduler.py), stopping the engine; it recomputed. */
 static void preempt(serve_state *st, serve_req *q)
 {
     if (q->draining) {
@@ -103,6 +107,8 @@ static void preempt(serve_state *st, serve_req *q)
         serve_deque_push(&st->swapped, q->id, false);
         return;
     }
+    if (st->cfg->swap && held && !st->swap_abort)
+        st->swap_abort = q->id + 1, st->swap_abort_bytes = held;
     st->scheme->release(st->kv, q->id);
     q->computed = 0;
     q->state = SERVE_WAITING;

@@ -82,6 +82,52 @@ static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
     return true;
 }
 
+/* A line's fields as RFC 4180 writes them (Python's csv module and pandas'
+ * to_csv with QUOTE_ALL or QUOTE_NONNUMERIC): a field in double quotes may
+ * hold commas, and "" stands for a quote in it; blanks around a field are
+ * dropped, as before, inside its quotes too. NULL with err at a quote left
+ * open (a field holding a line break is no count or time) or text after a
+ * closing quote. A quote inside an unquoted field stays (its value is then
+ * refused as the number it is not). */
+static char **csv_fields(const char *line, const char *path, uint64_t ln, GError **err)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    const char *p = line;
+    bool ok = true;
+    for (int col = 1; ok; col++) {
+        GString *f = g_string_new(NULL);
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '"') {
+            for (p++; *p && (*p != '"' || p[1] == '"'); p++)
+                g_string_append_c(f, *p == '"' ? *p++ : *p);
+            if (!*p)
+                ok = strata_fail_at(err, path, ln, "field %d: expected a closing quote, the line ended inside a "
+                                    "quoted field", col);
+            for (p += ok; ok && g_ascii_isspace(*p); p++)
+                ;
+            if (ok && *p && *p != ',')
+                ok = strata_fail_at(err, path, ln, "field %d: expected a comma or the line's end after the closing "
+                                    "quote, got '%c'", col, *p);
+        } else {
+            size_t n = strcspn(p, ",");
+            g_string_append_len(f, p, (gssize)n);
+            p += n;
+        }
+        g_ptr_array_add(out, g_strstrip(g_string_free(f, FALSE)));
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (!ok) {
+        g_ptr_array_free(out, TRUE);
+        return NULL;
+    }
+    g_ptr_array_set_free_func(out, NULL);
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
 typedef struct csv_columns {
     int time, prompt, output;
     bool azure; /* TIMESTAMP: a date; else arrival_s in seconds */
@@ -95,7 +141,9 @@ typedef struct csv_columns {
 static bool header_columns(char *line, const char *path, csv_columns *c, GError **err)
 {
     *c = (csv_columns){-1, -1, -1, false, 0, c->others};
-    char **f = g_strsplit(line, ",", -1);
+    char **f = csv_fields(line, path, 1, err);
+    if (!f)
+        return false;
     bool once = true;
     const char *twice = NULL;
     for (int i = 0; once && f[i]; i++, c->n++) {
@@ -146,7 +194,9 @@ bool strata_serve_decimal(const char *text, double *x)
 static bool parse_row(char *line, const char *path, uint64_t ln, const csv_columns *c, int64_t *sec, double *t,
                       strata_serve_request *r, GError **err)
 {
-    char **f = g_strsplit(line, ",", -1);
+    char **f = csv_fields(line, path, ln, err);
+    if (!f)
+        return false;
     bool ok = g_strv_length(f) == (guint)c->n;
     if (!ok)
         strata_fail_at(err, path, ln, "expected %d comma-separated fields as the header names, got %u", c->n,

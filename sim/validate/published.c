@@ -45,6 +45,7 @@ static void case_free(gpointer p)
     g_strfreev(c->set);
     g_free(c->set_where);
     g_free(c->serve);
+    g_free(c->serve_where);
     g_free(c);
 }
 
@@ -259,6 +260,7 @@ static bool case_program(strata_published_case *c, const strata_keyfile *kf, con
             return bad_key(kf, group, "metric", "serve= expects a serving metric such as output-throughput", err);
         if (c->set)
             return bad_key(kf, group, "set", "a serve= case takes its hardware overrides as --hw-set in serve=", err);
+        c->serve_where = strata_keyfile_has_key(kf, group, "serve") ? strata_keyfile_where(kf, group, "serve") : NULL;
         return (c->serve = required(kf, group, "serve", err)) != NULL;
     }
     if (series || has_gen) {

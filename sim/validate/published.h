@@ -108,6 +108,7 @@ typedef struct strata_published_case {
     char **set;                  /* hardware overrides (NULL-terminated), or NULL */
     char *set_where;             /* "FILE:LINE" of set=, or NULL */
     char *serve;                 /* `strata serve` options, or NULL */
+    char *serve_where;           /* "FILE:LINE" of serve=, or NULL: its errors name it */
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */

@@ -201,7 +201,7 @@ static char *cost_child(const strata_published_case *c, const strata_serve_args 
     uint32_t tp = 1;
     bool moe = c->metric == STRATA_PUBLISHED_MOE_LAYER;
     if (a->requests || a->poisson)
-        line = g_strdup_printf("error %s: serve: a %s case takes no request stream (--requests, --poisson)", c->where,
+        line = g_strdup_printf("error %s: serve: a %s case takes no request stream (--requests, --poisson)", c->serve_where,
                                moe ? "moe-layer" : "decode-attention");
     else if (strata_serve_args_tp(a, &tp, &err) && strata_serve_args_model(a, &m, &err) &&
              (hw = strata_hw_load(c->hw, (const char *const *)a->hw_sets, &err)) &&
@@ -210,12 +210,12 @@ static char *cost_child(const strata_published_case *c, const strata_serve_args 
         if (v > 0)
             line = g_strdup_printf("ok %.17g", v);
         else if (moe)
-            line = g_strdup_printf("error %s: serve: the model has no routed experts (experts=, top_k=)", c->where);
+            line = g_strdup_printf("error %s: serve: the model has no routed experts (experts=, top_k=)", c->serve_where);
         else if (!err)
-            line = g_strdup_printf("error %s: serve: the decodes' attention takes no time", c->where);
+            line = g_strdup_printf("error %s: serve: the decodes' attention takes no time", c->serve_where);
     }
     if (!line)
-        line = g_strdup_printf("error %s: serve: %s", c->where, err ? err->message : "failed");
+        line = g_strdup_printf("error %s: serve: %s", c->serve_where, err ? err->message : "failed");
     g_clear_error(&err);
     strata_serve_cost_free(cost);
     strata_hw_free(hw);
@@ -244,7 +244,7 @@ char *strata_published_serve_child(const strata_published_case *c)
             line = g_strdup_printf("ok %.17g", v);
     }
     if (!line)
-        line = g_strdup_printf("error %s: serve: %s", c->where, err ? err->message : "failed");
+        line = g_strdup_printf("error %s: serve: %s", c->serve_where, err ? err->message : "failed");
     g_clear_error(&err);
     strata_serve_result_free(r);
     strata_serve_setup_clear(&set);
