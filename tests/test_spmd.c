@@ -360,6 +360,41 @@ START_TEST(ring_all_gather_chain_pays_two_network_hops)
 }
 END_TEST
 
+/* A ring all-reduce's LL and LL128 steps on NCCL's connections (wave 32;
+ * coll_sched.h slotted): in runRing (NVIDIA/nccl v2.25.1-1
+ * src/device/all_reduce.h) a rank's step k reads the flags of the data its
+ * predecessor sent at step k-1 (prims_ll.h LLGenericOp, readLL) and waits
+ * for a free slot (waitSend), never for the ring's whole round. 2 nodes of
+ * 2, rail ring 0 1 | 3 2 (| the network, route 2L: the hops 1 -> 3 and
+ * 2 -> 0), one channel, 2 (n - 1) = 6 rounds, 8 slots (none reused). 64 B
+ * is 4 chunks of 16 B (v2.25's last loop: alignUp(divUp(16 floats, 4), 4)
+ * = 4 floats), one a rank: each chunk walks 6 consecutive hops of the
+ * 4-hop ring, whose hops alternate NVLink and network, so its path crosses
+ * the network 3 times, whichever chunk: 1 us more of L costs 3 x 2 = 6 us.
+ * Rounds in lockstep (each round waiting for every send of the one before,
+ * as before wave 32) paid 2L in each of the 6 rounds: 12 us. 16 B is chunk
+ * 0 alone (the other steps empty: none), whose path is the same 6 hops:
+ * 6 us either way. From L = 8 us NCCL's LL and LL128 network step, less
+ * the route, is 0. Every mode of --collectives equals the steps (slotted
+ * steps take no phases). */
+START_TEST(ll_ring_all_reduce_pays_a_chunks_path)
+{
+    static const struct {
+        const char *body, *proto;
+    } cases[] = {{"alloc b 64 dtype=f32\nall-reduce b axis=data\nfree b\n", "LL"},
+                 {"alloc b 64 dtype=f32\nall-reduce b axis=data\nfree b\n", "LL128"},
+                 {"alloc b 16 dtype=f32\nall-reduce b axis=data\nfree b\n", "LL"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double t8 = ring_2x2(cases[i].body, cases[i].proto, "8us", "steps");
+        double t9 = ring_2x2(cases[i].body, cases[i].proto, "9us", "steps");
+        ck_assert_msg(fabs(t9 - t8 - 6e-6) <= 1e-12, "case %zu: %.17g", i, t9 - t8);
+        const char *const modes[] = {"phases", "classes", "fast"};
+        for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
+            ck_assert_double_eq_tol(ring_2x2(cases[i].body, cases[i].proto, "9us", modes[m]), t9, 1e-15);
+    }
+}
+END_TEST
+
 /* A connection's slots on Simple (coll_nccl_ring_slots): NCCL's Simple
  * ring chunk takes 4 of a connection's 8 slots, so 2 ring steps are in
  * flight, where LL's chunk takes 1 (8 steps). All-gather of 1 KiB a rank
@@ -479,6 +514,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     tcase_add_test(tc, ring_all_gather_chain_pays_two_network_hops);
     tcase_add_test(tc, simple_ring_holds_two_steps_in_flight);
+    tcase_add_test(tc, ll_ring_all_reduce_pays_a_chunks_path);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

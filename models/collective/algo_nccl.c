@@ -229,9 +229,19 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     uint32_t rounds, groups;
     if (shape->tune.algo == STRATA_NCCL_RING && s->domain < s->n) {
         uint32_t *orders = rail_rings(s, shape, &groups);
-        rounds = s->kind == STRATA_OP_ALL_REDUCE
-                     ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain, slices, orders, groups)
-                     : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
+        /* LL and LL128 all-reduce steps on NCCL's connections (slotted): a
+         * rank's step k waits for its receipt of step k-1 and a slot, not for
+         * the ring's round (NVIDIA/nccl v2.25.1-1 src/device/all_reduce.h
+         * runRing; src/device/prims_ll.h LLGenericOp l. 234-306, readLL's
+         * flags and waitSend; prims_ll128.h GenericOp l. 301-325 the same);
+         * a step whose chunk is empty is none (prims_ll.h l. 241-249: nelem
+         * 0 reads no flag). Simple's stay in lockstep (their
+         * rounds' phases keep large rings cheap: docs/clusters.md, "A ring
+         * all-reduce's steps across nodes (issue 39, wave 32)") */
+        uint32_t ar_slots = p == STRATA_NCCL_SIMPLE ? 0 : coll_nccl_ring_slots(p);
+        rounds = s->kind == STRATA_OP_ALL_REDUCE ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain,
+                                                                          slices, orders, groups, ar_slots)
+                                                 : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = coll_ring_loops(s, b, channels, chunk, shape->tune.ring_grain, slices, wire.num, wire.den,

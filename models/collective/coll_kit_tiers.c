@@ -127,7 +127,7 @@ static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *
 }
 
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
-                                uint32_t slices, const uint32_t *orders, uint32_t groups)
+                                uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots)
 {
     uint32_t n = s->n, round = 0;
     uint64_t gr = grain ? grain : 1;
@@ -153,9 +153,12 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                         /* the first loop's critical chunk, its first slice, pays the network's cost */
                         uint32_t src = orders[(size_t)g * n + (at + n - 1) % n];
                         bool path = grid == 0 && k == 0 && p == critical[g] && !coll_same_domain(s, src, q);
-                        strata_coll_step st = {.round = round, .lane = 2 * g, .src = src, .dst = q,
+                        /* with slots: NCCL's connection, round r in slot r mod `slots` on lanes
+                         * from 2 (coll_sched.h slotted; lane + 1 the fused reduction's) */
+                        uint32_t lane = slots ? 2 * (1 + g + groups * (round % slots)) : 2 * g;
+                        strata_coll_step st = {.round = round, .lane = lane, .src = src, .dst = q,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
-                                               .fused = reduce, .pipelined = !path,
+                                               .fused = reduce, .pipelined = !path, .slotted = slots > 0,
                                                .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};
                         coll_add(s, &st);
                     }

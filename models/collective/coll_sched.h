@@ -80,8 +80,10 @@ typedef struct strata_coll_step {
      * several steps in flight (coll_kit.h coll_wire_apply). */
     double delay_s;
     bool pipelined;
-    /* A step over one of NCCL's connections (its ring's steps across
-     * domains): it starts when its source has received what it forwards
+    /* A step over one of NCCL's connections (its ring's all-gather steps
+     * across domains, and from wave 32 its ring all-reduce's on LL and
+     * LL128, coll_ring_loops_groups): it starts when its source has
+     * received what it forwards
      * (as NCCL's receiver polls the step's flag or tail: here the source's
      * every receipt of round k-1, of all its rings, where NCCL waits for
      * its own ring's only: that form made the bandwidth regime up to 4x
