@@ -137,6 +137,35 @@ START_TEST(network_step_pays_the_protocol)
 }
 END_TEST
 
+/* The same on held-out/hw/p4d-efa.ini (2 x 8 A100, 4.935 us a link: a
+ * flight 9.87 us; it names nccl_net_protocol = efa-rdm-cuda), its p2p step
+ * 1 MiB as above, against the same file on aws-ofi-rdma (nothing above
+ * 8192 B; no PCIe link in the file: no copy below): messages of 8 KiB, 300
+ * KiB and 1 MiB pay 0, 2 x 9.87 = 19.74 and 19.74 us more a network step,
+ * the whole message 1, 3 and 3 flights (flights_and_copy_by_message_size). */
+START_TEST(p4d_file_pays_the_read_flights)
+{
+    const char *efa[] = {NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB", NULL};
+    const char *rdma[] = {NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB",
+                          NV "nccl_net_protocol=aws-ofi-rdma", NULL};
+    strata_hw *e = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", efa);
+    strata_hw *r = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", rdma);
+    strata_coll_tuning te, tr;
+    ck_assert(strata_hw_coll_impl(e)->tune(e, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 20, 0, &te, NULL));
+    ck_assert_uint_eq(te.p2p.step_bytes, 1u << 20);
+    uint64_t msgs[] = {8192, 307200, 1u << 20};
+    double extra[] = {0, 19.74e-6, 19.74e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        uint64_t bytes = 16 * (uint64_t)te.p2p.per_peer * msgs[i];
+        ck_assert(strata_hw_coll_impl(e)->tune(e, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &te, NULL));
+        ck_assert(strata_hw_coll_impl(r)->tune(r, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &tr, NULL));
+        ck_assert_double_eq_tol(te.net_step_s - tr.net_step_s, extra[i], 1e-12);
+    }
+    strata_hw_free(e);
+    strata_hw_free(r);
+}
+END_TEST
+
 static Suite *net_protocol_suite(void)
 {
     Suite *s = suite_create("net_protocol");
@@ -144,6 +173,7 @@ static Suite *net_protocol_suite(void)
     tcase_add_test(tc, flights_and_copy_by_message_size);
     tcase_add_test(tc, nccl_message_of_a_step);
     tcase_add_test(tc, network_step_pays_the_protocol);
+    tcase_add_test(tc, p4d_file_pays_the_read_flights);
     suite_add_tcase(s, tc);
     return s;
 }
