@@ -37,6 +37,7 @@
 #include "core/units.h"
 #include "hw/hw_internal.h"
 #include "hw/nccl_net_plugin.h"
+#include "hw/net_protocol.h"
 #include "hw/nccl_plugin.h"
 
 /* The block load() reads. */
@@ -61,6 +62,7 @@ typedef struct nccl_params {
     uint64_t p2p_net_chunk;    /* NCCL_P2P_NET_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
     double gdr_flush_s;        /* nccl_gdr_flush where NCCL flushes (volta, ampere), else 0 */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
+    const strata_net_protocol *net_proto; /* nccl_net_protocol or the net plugin's (NULL: none) */
 } nccl_params;
 
 /* nccl_gdr_flush: NCCL's receive proxy flushes every Simple step it
@@ -153,6 +155,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                                "its latency, NIC groups and NCCL environment, where the run sets none of "
                                "nccl_net_latency, nccl_nic_group, nccl_buffsize, nccl_p2p_net_chunksize, "
                                "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize itself; default: none"},
+    {"nccl_net_protocol", false, "collectives = nccl: the protocol a network message runs by its size, "
+                                 "efa-rdm-cuda or aws-ofi-rdma (net_protocol.h): the flights beyond the first "
+                                 "and the copy it costs; default: the nccl_net_plugin row's, else none"},
     {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
                                 "beyond its data's and flag's flight over the links (the sender's fence before it "
                                 "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
@@ -185,11 +190,21 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
     return ok;
 }
 
-/* nccl_net_plugin: the plugin's latency, NIC groups and environment where
- * the run sets none of its own (nccl_net_plugin.h: the plugin inserts its
- * environment without overwriting) */
+/* nccl_net_protocol, and nccl_net_plugin: the plugin's latency, NIC groups,
+ * protocol and environment where the run sets none of its own
+ * (nccl_net_plugin.h: the plugin inserts its environment without
+ * overwriting) */
 static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
 {
+    char *proto = hw_get_text(ctx, group, "nccl_net_protocol");
+    if (proto && !(p->net_proto = strata_net_protocol_find(g_strstrip(proto)))) {
+        char *want = g_strdup_printf("a network protocol strata has the row of: %s", strata_net_protocol_list());
+        bool ok = hw_fail_value(ctx, err, group, "nccl_net_protocol", want, proto);
+        g_free(want);
+        g_free(proto);
+        return ok;
+    }
+    g_free(proto);
     char *name = hw_get_text(ctx, group, "nccl_net_plugin");
     if (!name)
         return true;
@@ -202,6 +217,8 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
         return ok;
     }
     g_free(name);
+    if (!p->net_proto && pl->net_protocol)
+        p->net_proto = strata_net_protocol_find(pl->net_protocol);
     if (!strata_keyfile_has_key(ctx->k, group, "nccl_net_latency"))
         p->net_latency = pl->latency_s;
     if (!strata_keyfile_has_key(ctx->k, group, "nccl_nic_group"))
@@ -396,8 +413,11 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][STRATA_NCCL_SIMPLE] : 0;
+    /* a message: a peer's part on one of its channels, at most a step (net_protocol.h) */
+    double net_msg_s = strata_net_protocol_extra_s(comm->nodes > 1 ? p->net_proto : NULL, &nics,
+                                                   MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes));
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
-                                .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route),
+                                .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route) + net_msg_s,
                                 .net_flush_s = comm->nodes > 1 ? p->gdr_flush_s : 0,
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
@@ -447,6 +467,12 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * (docs/clusters.md, "The network plugin's latency") */
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
+    /* and the network protocol's flights and copy beyond the route's one,
+     * by the size of a step's message (net_protocol.h) */
+    double net_msg_s = strata_net_protocol_extra_s(
+        comm.nodes > 1 ? p->net_proto : NULL, &nics,
+        strata_net_protocol_nccl_message(ch.proto, ch.algo, bytes, comm.ranks, ch.run_channels,
+                                         p->buffsize / STRATA_NCCL_STEPS));
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
@@ -455,7 +481,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .chunk_bytes = ch.chunk_bytes, .ring_grain = ch.ring_grain_bytes,
                                 .chan_lo = ch.chan_lo_bytes, .chan_mid = ch.chan_mid_bytes,
                                 .nvls_efficiency = ch.nvls_efficiency,
-                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
+                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route) + net_msg_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,

@@ -24,6 +24,11 @@
  *     no NVLS on A100), not NCCL_BUFFSIZE nor NCCL_P2P_NET_CHUNKSIZE; it
  *     runs SENDRECV there (src/nccl_ofi_net.c l. 956-987: RDMA only where
  *     NICs outnumber GPUs; p4de has 4 for 8): nic_group 1.
+ * Each row's net_protocol is its messages' protocol over EFA (net_protocol.c):
+ * SENDRECV's one fi_tsend a message (src/nccl_ofi_sendrecv.cpp) runs
+ * libfabric's EFA provider's eager and read-based protocols on CUDA memory
+ * (efa-rdm-cuda); RDMA's eager copy and rendezvous write are its own
+ * (aws-ofi-rdma).
  * The environment is inserted without overwrite (platform-aws.cpp l. 585
  * insert_envvars; include/nccl_ofi_environ.h l. 40-50, 97-103): a run's
  * own setting wins.
@@ -41,10 +46,12 @@
 #include <glib.h>
 
 static const strata_nccl_net_plugin plugins[] = {
-    {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288},
+    {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288,
+     .net_protocol = "efa-rdm-cuda"},
     {.name = "aws-ofi-p5", .latency_s = 75e-6, .nic_group = 4, .buffsize = 8388608, .p2p_net_chunk = 524288,
-     .nvls_chunk = 524288, .nvlstree_max = 524288},
-    {.name = "aws-ofi-p4de-v1.8", .latency_s = 75e-6, .nic_group = 1, .nvlstree_max = 524288},
+     .nvls_chunk = 524288, .nvlstree_max = 524288, .net_protocol = "aws-ofi-rdma"},
+    {.name = "aws-ofi-p4de-v1.8", .latency_s = 75e-6, .nic_group = 1, .nvlstree_max = 524288,
+     .net_protocol = "efa-rdm-cuda"},
 };
 
 const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)

@@ -35,6 +35,7 @@ typedef struct strata_nccl_net_plugin {
     uint64_t p2p_net_chunk;    /* NCCL_P2P_NET_CHUNKSIZE */
     uint64_t nvls_chunk;       /* NCCL_NVLS_CHUNKSIZE */
     uint64_t nvlstree_max;     /* NCCL_NVLSTREE_MAX_CHUNKSIZE */
+    const char *net_protocol;  /* its messages' protocol over the network (net_protocol.h) */
 } strata_nccl_net_plugin;
 
 /* The row of a plugin by name; NULL for an unknown name. */

@@ -1,0 +1,95 @@
+/*
+ * net_protocol.c: network protocols' per-message cost (contract in
+ * net_protocol.h).
+ *
+ * efa-rdm-cuda: ofiwg/libfabric, prov/efa. efa_hmem.c
+ * efa_hmem_info_init_protocol_thresholds (@37f360a6), FI_HMEM_CUDA:
+ * runt_size = EFA_DEFAULT_RUNT_SIZE (307,200 B), max_medium_msg_size = 0,
+ * min_read_msg_size = efa_max_eager_msg_size_with_largest_header() + 1 (the
+ * device port's max_msg_sz less the largest packet header): "only eager and
+ * runting read protocols are supported" for CUDA memory. rdm/efa_rdm_msg.c
+ * (@0305f58b) efa_rdm_msg_select_rtm: a message of at least
+ * min_read_msg_size takes the read-based RTM where both sides support RDMA
+ * read, else eager up to the eager RTM's capacity;
+ * rdm/efa_rdm_peer.c efa_rdm_peer_select_readbase_rtm: the runting read
+ * where no read-based message is in flight on the domain and the peer has
+ * runt bytes left (efa_rdm_peer_get_runt_size: 307,200 B a peer in flight,
+ * aligned down), else the long read. Either way the receiver gets the
+ * request (with the runts, eager packets) after one flight, issues the RDMA
+ * read of the rest, whose request and response are two flights more, and
+ * sends the end-of-read packet to the sender (a fourth flight, the
+ * sender's completion, not the receiver's: not charged). The read moves the
+ * bytes at the link's rate as the eager packets would (the step's
+ * bandwidth term stands). eager_max: ESTIMATE 8192 B, "about 8 KiB": the
+ * EFA device's max_msg_sz (its MTU) less the largest RDM header; the
+ * device's figure is not in the sources read. The runting read's runts
+ * cover a whole message of up to 307,200 B only while the domain has no
+ * read-based message in flight, which NCCL's channels, each with steps in
+ * flight on the same NIC, rarely leave: such a message is charged as read
+ * (docs/clusters.md).
+ *
+ * aws-ofi-rdma: aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp send (l.
+ * 5778-5994): eager when the receiver's control message has not arrived,
+ * the message is at most OFI_NCCL_EAGER_MAX_SIZE (8192 B,
+ * include/nccl_ofi_param.h l. 253-256) and no RDMA write is in flight; it
+ * lands in a host bounce buffer that the receiver copies into the GPU's
+ * buffer by a local read once NCCL posts recv (handle_eager_recv l.
+ * 1137-1200; 0 B skips it). The copy crosses the NIC's PCIe link: charged
+ * as its bytes at that link's rate in NCCL's topology
+ * (strata_nccl_pci_gbs); the local read's own latency has no public figure
+ * and is not charged. Larger messages wait for the receiver's control
+ * message (l. 3196-3222), sent when NCCL posts the receive, which NCCL
+ * posts ahead (a connection's 8 slots): in a pipeline it is there before
+ * the data, and the RDMA write lands in one flight.
+ */
+#include "hw/net_protocol.h"
+#include <string.h>
+#include <glib.h>
+
+static const strata_net_protocol protocols[] = {
+    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = false},
+    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true},
+};
+
+const strata_net_protocol *strata_net_protocol_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(protocols); i++)
+        if (strcmp(name, protocols[i].name) == 0)
+            return &protocols[i];
+    return NULL;
+}
+
+const char *strata_net_protocol_list(void) { return "efa-rdm-cuda, aws-ofi-rdma"; }
+
+double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
+                                   uint64_t msg_bytes)
+{
+    if (!proto || !nics || msg_bytes == 0)
+        return 0;
+    if (msg_bytes > proto->eager_max)
+        return proto->large_flights * 2 * nics->latency;
+    if (!proto->eager_copy || !nics->pcie_generation)
+        return 0;
+    return (double)msg_bytes / (strata_nccl_pci_gbs(nics->pcie_generation, nics->pcie_lanes) * 1e9);
+}
+
+/* One step of a protocol's buffer, bytes of data (coll_kit_nccl.c's
+ * step_chunk: NVIDIA/nccl init.cc DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE
+ * and DEFAULT_BUFFSIZE over NCCL_STEPS) and its wire format's ratio */
+static const uint64_t step_data[STRATA_NCCL__PROTOS] = {32768, 576000, 512ull << 10};
+static const uint64_t wire_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
+static const uint64_t wire_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
+
+uint64_t strata_net_protocol_nccl_message(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes,
+                                          uint32_t ranks, uint32_t channels, uint64_t simple_step)
+{
+    bool ring = algo == STRATA_NCCL_RING;
+    uint64_t parts = (uint64_t)MAX(1u, channels) * (ring ? MAX(1u, ranks) : 1u);
+    uint64_t step = proto == STRATA_NCCL_SIMPLE && simple_step ? simple_step : step_data[proto];
+    /* a ring's Simple slice: SlicePerChunk 2 of StepPerSlice 2 slots
+     * (prims_simple.h), one isend each (coll_kit_nccl.c) */
+    if (proto == STRATA_NCCL_SIMPLE && ring)
+        step *= 2;
+    uint64_t data = MIN(step, (bytes + parts - 1) / parts);
+    return (data * wire_num[proto] + wire_den[proto] - 1) / wire_den[proto];
+}

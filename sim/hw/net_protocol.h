@@ -1,0 +1,63 @@
+/*
+ * net_protocol.h: what one network message costs as the network's software
+ * runs it, by message size: the protocol a message of a given size takes,
+ * the one-way flights at the route's latency it needs before its last byte
+ * lands at the receiver, and any copy the receiver makes of it, beyond the
+ * one flight and the bytes at the link's rate that every network step
+ * already pays (coll_impl_nccl.c: a network step's route and net_step_s).
+ * One row per protocol stack, looked up by name (the nccl row's
+ * nccl_net_protocol key, or the protocol of its nccl_net_plugin row).
+ *
+ * Rows (docs/clusters.md, "A message's protocol over EFA (wave 32)"):
+ *   efa-rdm-cuda  libfabric's EFA provider (RDM endpoint) on CUDA memory,
+ *                 under aws-ofi-nccl's SENDRECV protocol (one fi_tsend a
+ *                 message): eager up to eager_max, else read-based (the
+ *                 request's flight, then the receiver's RDMA read, a round
+ *                 trip): two flights more;
+ *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
+ *                 8192 B into a host bounce buffer, which the receiver
+ *                 copies into the GPU's buffer; larger messages an RDMA
+ *                 write after the receiver's control message, which NCCL's
+ *                 receives posted ahead have sent before the data: no
+ *                 flight more.
+ *
+ * Invariant: the table is constant; the functions are pure.
+ */
+#ifndef STRATA_HW_NET_PROTOCOL_H
+#define STRATA_HW_NET_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/hw.h"
+#include "hw/nccl_tuning.h"
+
+typedef struct strata_net_protocol {
+    const char *name;
+    uint64_t eager_max;    /* bytes: the largest message sent eagerly (one flight) */
+    uint32_t large_flights; /* one-way flights beyond the first a larger message needs */
+    bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
+} strata_net_protocol;
+
+/* The row of a protocol by name; NULL for an unknown name. */
+const strata_net_protocol *strata_net_protocol_find(const char *name);
+/* The rows' names, comma-separated (for error messages). */
+const char *strata_net_protocol_list(void);
+
+/* The time one message of msg_bytes costs beyond the one flight and its
+ * bytes at the link's rate, on the network of `nics` (a flight: the route
+ * NIC to NIC, 2 x nics->latency; a copy: the bytes at the NIC's PCIe rate,
+ * 0 where the file gives no PCIe link). proto NULL, no NICs or 0 bytes: 0. */
+double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
+                                   uint64_t msg_bytes);
+
+/* The message a network step of NCCL sends (its proxy's one isend a step's
+ * slice, src/transport/net.cc sendProxyProgress): a channel's share of the
+ * collective's `bytes` (a ring's: of each of `ranks` ranks' chunks; other
+ * algorithms': the channel's whole share), at most one step of the
+ * protocol's buffer (LL 32 KiB of data, LL128 576,000 B, Simple
+ * simple_step, or 512 KiB where 0, two steps a slice on a ring), in the
+ * protocol's wire format (LL 2x, LL128 128/120). */
+uint64_t strata_net_protocol_nccl_message(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes,
+                                          uint32_t ranks, uint32_t channels, uint64_t simple_step);
+
+#endif

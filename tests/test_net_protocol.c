@@ -1,0 +1,181 @@
+/*
+ * test_net_protocol.c: a network message's protocol by its size (sim/hw/
+ * net_protocol.h): libfabric's EFA provider on CUDA memory under
+ * aws-ofi-nccl's SENDRECV (efa-rdm-cuda: eager to 8 KiB, else the read's
+ * two flights more), aws-ofi-nccl's RDMA protocol (aws-ofi-rdma: eager to
+ * 8192 B copied from a host bounce buffer at the NIC's PCIe rate, else the
+ * RDMA write after the control message posted ahead), NCCL's message of a
+ * network step, and the nccl row's nccl_net_protocol key and the plugin
+ * rows' protocol as a network step's charge.
+ */
+#include <string.h>
+#include "testutil.h"
+#include "hw/coll_impl.h"
+#include "hw/hw.h"
+#include "hw/net_protocol.h"
+
+#define NV "interconnect.nvlink."
+
+/* p4d-efa.ini's network: 4.935 us a link (a flight NIC to NIC: 9.87 us),
+ * 12.5 GB/s a NIC. A message's whole time on efa-rdm-cuda, by hand:
+ *   - 8 KiB (8192 B, eager): 1 flight + 8192 / 12.5e9 = 9.87 + 0.655 us;
+ *   - 300 KiB (307,200 B, above 8 KiB: the request's flight, the read's
+ *     request and response): 3 x 9.87 + 307200 / 12.5e9 = 29.61 + 24.576;
+ *   - 1 MiB: 3 x 9.87 + 1048576 / 12.5e9 = 29.61 + 83.886 us.
+ * strata charges the route's one flight and the bytes at the link's rate
+ * on every network step; the protocol adds the rest: 0, 2 x 9.87 = 19.74
+ * us, 19.74 us. On aws-ofi-rdma over PCIe Gen5 x16 (NCCL's 48 GB/s,
+ * strata_nccl_pci_gbs: 16 x 240 / 80): 8192 B eager, 1 flight + its
+ * bounce copy 8192 / 48e9 = 0.1707 us; 8193 B and 1 MiB the RDMA write, 1
+ * flight: nothing more; 0 B: no copy. Without a PCIe link in the file: no
+ * copy charged. */
+START_TEST(flights_and_copy_by_message_size)
+{
+    const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
+    const strata_net_protocol *rdma = strata_net_protocol_find("aws-ofi-rdma");
+    ck_assert_ptr_nonnull(efa);
+    ck_assert_ptr_nonnull(rdma);
+    ck_assert_ptr_null(strata_net_protocol_find("efa"));
+    strata_hw_nics p4d = {.per_host = 4, .bandwidth = 12.5e9, .latency = 4.935e-6};
+    double flight = 9.87e-6;
+    uint64_t sizes[] = {8192, 307200, 1u << 20};
+    double whole[] = {flight + 8192 / 12.5e9, 3 * flight + 307200 / 12.5e9, 3 * flight + 1048576 / 12.5e9};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i]) + sizes[i] / 12.5e9;
+        ck_assert_double_eq_tol(charged, whole[i], 1e-12);
+    }
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193), 19.74e-6, 1e-12);
+    ck_assert(strata_net_protocol_extra_s(efa, &p4d, 0) == 0);
+    ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20) == 0);
+    strata_hw_nics p5 = {.per_host = 32, .bandwidth = 12.5e9, .latency = 5e-6, .pcie_generation = 5,
+                         .pcie_lanes = 16};
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 8192 / 48e9, 1e-15);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0) == 0);
+    p5.pcie_generation = p5.pcie_lanes = 0;
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8192) == 0);
+}
+END_TEST
+
+/* NCCL's message of a network step, by hand:
+ *   - Ring/LL, 8 B over 16 ranks x 8 channels: ceil(8 / 128) = 1 B of
+ *     data, 2 B on the wire (LL's flag words);
+ *   - Ring/LL at 1 GiB: one step, 32 KiB of data, 64 KiB on the wire;
+ *   - Ring/LL128 at 1 GiB: 576,000 B of data, x 128/120 = 614,400 B;
+ *   - Ring/Simple at 1 GiB on a 1 MiB step: a slice of 2 steps, 2 MiB;
+ *     on NCCL's own buffer (0): 2 x 512 KiB;
+ *   - Ring/Simple at 1 MiB: 1 MiB / 128 = 8192 B (eager on EFA);
+ *   - Tree/LL128 at 4 MiB on 8 channels: 4 MiB / 8 = 512 KiB of data (a
+ *     tree's channel carries its whole share), x 128/120 = 559,240.53, 559,241 B;
+ *   - Tree/Simple at 1 GiB: one step, 1 MiB. */
+START_TEST(nccl_message_of_a_step)
+{
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_LL, STRATA_NCCL_RING, 8, 16, 8, 0), 2);
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_LL, STRATA_NCCL_RING, 1ull << 30, 16, 8, 0),
+                      65536);
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_LL128, STRATA_NCCL_RING, 1ull << 30, 16, 8, 0),
+                      614400);
+    ck_assert_uint_eq(
+        strata_net_protocol_nccl_message(STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 1ull << 30, 16, 8, 1u << 20),
+        2u << 20);
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 1ull << 30, 16, 8, 0),
+                      1u << 20);
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 1u << 20, 16, 8, 0),
+                      8192);
+    ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_LL128, STRATA_NCCL_TREE, 4u << 20, 16, 8, 0),
+                      559241);
+    ck_assert_uint_eq(
+        strata_net_protocol_nccl_message(STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 1ull << 30, 16, 8, 1u << 20),
+        1u << 20);
+}
+END_TEST
+
+static strata_coll_tuning tune(const char *const *set, uint64_t bytes)
+{
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &t, NULL));
+    strata_hw_free(hw);
+    return t;
+}
+
+/* The network step of an all-to-all over 2 nodes of 8 (h100-2x8-ib: 1 us
+ * a link, a flight 2 us), NCCL 2.28, its p2p step 1 MiB (nccl_buffsize 8
+ * MiB, nccl_p2p_net_chunksize 1 MiB): a message is a peer's part on one of
+ * its channels, per_peer / channels a peer, at most the step. In bytes
+ * chosen to make it 8 KiB, 300 KiB and 1 MiB, efa-rdm-cuda adds 0, 2 x 2 =
+ * 4 and 4 us to the step's charge; the file with no protocol (IB) none;
+ * the plugin rows give theirs: aws-ofi-p4de-v1.8's SENDRECV over EFA 4 us
+ * on its 128 KiB p2p step; aws-ofi-p5's RDMA nothing (above 8192 B the
+ * write; no PCIe link in this file: no copy). */
+START_TEST(network_step_pays_the_protocol)
+{
+    const char *ib[] = {NV "nccl_version=2.28", NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB", NULL};
+    const char *efa[] = {NV "nccl_version=2.28", NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB",
+                         NV "nccl_net_protocol=efa-rdm-cuda", NULL};
+    strata_coll_tuning t = tune(ib, 16u << 20);
+    ck_assert_uint_eq(t.p2p.step_bytes, 1u << 20);
+    uint64_t per_peer_channels = t.p2p.per_peer;
+    uint64_t msgs[] = {8192, 307200, 1u << 20};
+    double extra[] = {0, 4e-6, 4e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        uint64_t bytes = 16 * per_peer_channels * msgs[i];
+        double base = tune(ib, bytes).net_step_s;
+        ck_assert_double_eq_tol(tune(efa, bytes).net_step_s - base, extra[i], 1e-12);
+    }
+    const char *plain[] = {NV "nccl_version=2.28", NULL};
+    const char *p4de[] = {NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4de-v1.8", NULL};
+    const char *p5[] = {NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p5", NULL};
+    double plain_s = tune(plain, 64u << 20).net_step_s;
+    ck_assert_double_eq_tol(tune(p4de, 64u << 20).net_step_s - plain_s, 4e-6, 1e-12);
+    ck_assert_double_eq_tol(tune(p5, 64u << 20).net_step_s, plain_s, 1e-15);
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
+    strata_test_hw_text_refused(head, "nccl_net_protocol = tcp\n",
+                                "t.ini:15: [interconnect x] nccl_net_protocol: expected a network protocol strata "
+                                "has the row of: efa-rdm-cuda, aws-ofi-rdma");
+}
+END_TEST
+
+/* The same on held-out/hw/p4d-efa.ini (2 x 8 A100, 4.935 us a link: a
+ * flight 9.87 us; it names nccl_net_protocol = efa-rdm-cuda), its p2p step
+ * 1 MiB as above, against the same file on aws-ofi-rdma (nothing above
+ * 8192 B; no PCIe link in the file: no copy below): messages of 8 KiB, 300
+ * KiB and 1 MiB pay 0, 2 x 9.87 = 19.74 and 19.74 us more a network step,
+ * the whole message 1, 3 and 3 flights (flights_and_copy_by_message_size). */
+START_TEST(p4d_file_pays_the_read_flights)
+{
+    const char *efa[] = {NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB", NULL};
+    const char *rdma[] = {NV "nccl_buffsize=8MiB", NV "nccl_p2p_net_chunksize=1MiB",
+                          NV "nccl_net_protocol=aws-ofi-rdma", NULL};
+    strata_hw *e = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", efa);
+    strata_hw *r = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", rdma);
+    strata_coll_tuning te, tr;
+    ck_assert(strata_hw_coll_impl(e)->tune(e, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 20, 0, &te, NULL));
+    ck_assert_uint_eq(te.p2p.step_bytes, 1u << 20);
+    uint64_t msgs[] = {8192, 307200, 1u << 20};
+    double extra[] = {0, 19.74e-6, 19.74e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        uint64_t bytes = 16 * (uint64_t)te.p2p.per_peer * msgs[i];
+        ck_assert(strata_hw_coll_impl(e)->tune(e, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &te, NULL));
+        ck_assert(strata_hw_coll_impl(r)->tune(r, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &tr, NULL));
+        ck_assert_double_eq_tol(te.net_step_s - tr.net_step_s, extra[i], 1e-12);
+    }
+    strata_hw_free(e);
+    strata_hw_free(r);
+}
+END_TEST
+
+static Suite *net_protocol_suite(void)
+{
+    Suite *s = suite_create("net_protocol");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, flights_and_copy_by_message_size);
+    tcase_add_test(tc, nccl_message_of_a_step);
+    tcase_add_test(tc, network_step_pays_the_protocol);
+    tcase_add_test(tc, p4d_file_pays_the_read_flights);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(net_protocol_suite()); }
