@@ -31,7 +31,10 @@
  *   end:    free the receive buffers.
  * A slotted step (coll_sched.h: NCCL's connections) waits for no S~e0@d,
  * its sender for no receiver; every lane L > 0 waits for S~e0@d once, after
- * the start's record.
+ * the start's record. A step with a connection's lane C (coll_sched.h
+ * conn_lane) runs its fixed cost on C (after S~e0@p), C then records
+ * S~eC@d, and every copy of the connection waits for S~eC@d: NCCL's proxy
+ * posts a connection's steps in order (C records once at the start too).
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
