@@ -395,6 +395,39 @@ START_TEST(ll_ring_all_reduce_pays_a_chunks_path)
 }
 END_TEST
 
+/* A connection's steps in order (wave 32; coll_sched.h conn_lane): NCCL's
+ * send proxy isends a connection's step s + 1 only after step s
+ * (NVIDIA/nccl v2.25.1-1 src/transport/net.cc sendProxyProgress l.
+ * 1131-1182), up to NCCL_STEPS in flight. 2 nodes of 1 (every hop on the
+ * network: 50 GB/s a direction, route R = 2 x 0.1 us), LL all-reduce of B
+ * bytes: 4 rings 0 -> 1 -> 0 (4 channels), 2 rounds, each ring's 2 chunks
+ * of B / 8 (LL's wire: twice that). Each ring's chunk 0 pays the network
+ * step, D = NCCL's hwLat[NET][TREE][LL] (2 ranks on 2 nodes: its Tree
+ * row, 5.0 us) less R = 4.8 us, on both of its hops; chunk 1 none. So with
+ * w = B / 50 GB/s (the 4 rings' wire of a round over one link): round 0
+ * puts chunk 1 on 0 -> 1 at once (arrives R + w) and chunk 0 on 1 -> 0
+ * after D. Round 1's chunk 1 on 1 -> 0 (ready at R + w) is the step after
+ * chunk 0's on its connection: in order it starts with it at D, and the
+ * 8 copies share the link, both arrive at D + R + 2w; chunk 0's round 1 on
+ * 0 -> 1 then waits D again: the end is 2D + 2R + 3w. Had it overtaken
+ * (before this wave), its bytes left the link by 2R + 2w <= D + R (at 64
+ * KiB R + 2w = 2.82 us <= D), chunk 0 crossed alone: 2D + 2R + 2w. The fixed
+ * costs are the same at every size, so 16 to 64 KiB grows by 3 x 48 KiB
+ * / 50 GB/s = 2.94912 us (overtaking: 1.96608, measured with main at
+ * 76addf49). Every mode of --collectives the same. */
+START_TEST(ring_connection_keeps_its_steps_in_order)
+{
+    static const char *const small = "alloc b 16KiB dtype=f32\nall-reduce b axis=data\nfree b\n";
+    static const char *const large = "alloc b 64KiB dtype=f32\nall-reduce b axis=data\nfree b\n";
+    double grows = ring_2xm(large, "LL", "0.1us", "steps", 1) - ring_2xm(small, "LL", "0.1us", "steps", 1);
+    ck_assert_msg(fabs(grows - 3 * 49152 / 50e9) <= 1e-12, "grows %.17g", grows);
+    const char *const modes[] = {"phases", "classes", "fast"};
+    for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
+        ck_assert_double_eq_tol(ring_2xm(large, "LL", "0.1us", modes[m], 1) - ring_2xm(small, "LL", "0.1us", modes[m], 1),
+                                grows, 1e-15);
+}
+END_TEST
+
 /* A connection's slots on Simple (coll_nccl_ring_slots): NCCL's Simple
  * ring chunk takes 4 of a connection's 8 slots, so 2 ring steps are in
  * flight, where LL's chunk takes 1 (8 steps). All-gather of 1 KiB a rank
@@ -515,6 +548,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, ring_all_gather_chain_pays_two_network_hops);
     tcase_add_test(tc, simple_ring_holds_two_steps_in_flight);
     tcase_add_test(tc, ll_ring_all_reduce_pays_a_chunks_path);
+    tcase_add_test(tc, ring_connection_keeps_its_steps_in_order);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

@@ -156,7 +156,9 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                         /* with slots: NCCL's connection, round r in slot r mod `slots` on lanes
                          * from 2 (coll_sched.h slotted; lane + 1 the fused reduction's) */
                         uint32_t lane = slots ? 2 * (1 + g + groups * (round % slots)) : 2 * g;
-                        strata_coll_step st = {.round = round, .lane = lane, .src = src, .dst = q,
+                        /* across domains: the connection's lane, past the slots' (in order, coll_sched.h) */
+                        uint32_t conn = slots && !coll_same_domain(s, src, q) ? 2 * (1 + groups * slots) + g : 0;
+                        strata_coll_step st = {.round = round, .lane = lane, .src = src, .dst = q, .conn_lane = conn,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
                                                .fused = reduce, .pipelined = !path, .slotted = slots > 0,
                                                .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};

@@ -107,6 +107,17 @@ typedef struct strata_coll_step {
      * the unsliced rounds (docs/validation.md, "Simple's fixed network
      * round", wave 29). */
     bool slotted;
+    /* A slotted step across domains of NCCL's ring all-reduce (LL, LL128):
+     * its connection's lane at the receiver (0: none), on which the steps'
+     * fixed costs (delay_s) run one after the other, and whose last record
+     * the step's copy waits for, as NCCL's proxy serves a connection's
+     * steps in order: it posts step s + 1's isend only after step s's
+     * (NVIDIA/nccl v2.25.1-1 src/transport/net.cc sendProxyProgress l.
+     * 1131-1182: `sub->transmitted` advances one step at a time), with up
+     * to NCCL_STEPS sends in flight (`transmitted < done + NCCL_STEPS`). So
+     * a round's copy never starts before an earlier round's copy of its
+     * connection has started (docs/clusters.md, wave 32). */
+    uint32_t conn_lane;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):

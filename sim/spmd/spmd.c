@@ -31,7 +31,10 @@
  *   end:    free the receive buffers.
  * A slotted step (coll_sched.h: NCCL's connections) waits for no S~e0@d,
  * its sender for no receiver; every lane L > 0 waits for S~e0@d once, after
- * the start's record.
+ * the start's record. A step with a connection's lane C (coll_sched.h
+ * conn_lane) runs its fixed cost on C (after S~e0@p), C then records
+ * S~eC@d, and every copy of the connection waits for S~eC@d: NCCL's proxy
+ * posts a connection's steps in order (C records once at the start too).
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
@@ -261,6 +264,28 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
 }
 
+/* A step's fixed cost (delay_s), received at q from p, where it is
+ * charged (`charged`: not a phase's), before its copy: on its lane; with
+ * a connection's lane (coll_sched.h conn_lane: NCCL's proxy serves a
+ * connection's steps in order), on that lane, once p has received what
+ * the step forwards, after the connection's earlier costs, then recorded;
+ * and the copy of every step of the connection waits for the latest such
+ * record (the collective's start records it first). */
+static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t p, bool charged)
+{
+    uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
+    if (st->delay_s > 0 && charged) {
+        if (st->conn_lane)
+            wait_round(s, q, lane, p, false);
+        emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
+        g_array_append_val(s->emits, d);
+        if (st->conn_lane)
+            push(s, EM_RECORD, q, lane, q, lane);
+    }
+    if (st->conn_lane)
+        push(s, EM_WAIT, q, st->lane, q, lane);
+}
+
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
 static void plan_round(spmd *s)
 {
@@ -293,10 +318,7 @@ static void plan_round(spmd *s)
             if (!step_kept(s, p))
                 continue;
             wait_round(s, q, st->lane, p, !st->slotted);
-            if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
-                emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
-                g_array_append_val(s->emits, d);
-            }
+            fixed_cost(s, st, q, p, rounds == 1); /* a phase's round latency carries it */
             uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
@@ -466,7 +488,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         slotted |= st->slotted;
-        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
+        s->n_lanes = MAX(s->n_lanes, MAX(st->lane + 1 + (st->reduce && st->fused), st->conn_lane + 1));
         s->beside |= st->reduce && !st->fused && s->mode == STRATA_SPMD_FAST;
     }
     s->beside = s->beside ? s->n_lanes : 0;
@@ -482,6 +504,11 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
             s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], spmd_round_bytes_max(st));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
+    s->conn = g_renew(uint8_t, s->conn, s->n_lanes);
+    memset(s->conn, 0, s->n_lanes);
+    for (guint i = 0; i < s->steps->len; i++)
+        s->conn[g_array_index(s->steps, strata_coll_step, i).conn_lane] = 1;
+    s->conn[0] = 0;
     unsigned bits = strata_dtype_bits(s->refs.dtype);
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
@@ -504,6 +531,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         push(s, EM_RECORD, d, 0, d, 0);
         for (uint32_t l = 1; slotted && l < s->n_lanes; l++)
             push(s, EM_WAIT, d, l, d, 0);
+        for (uint32_t l = 1; l < s->n_lanes; l++) /* the connections' lanes: their first record (fixed_cost) */
+            if (s->conn[l])
+                push(s, EM_RECORD, d, l, d, l);
         if (s->floor_lane && spmd_floor_time(s, d) > 0) { /* from the launch's end: H in all */
             if (!slotted)
                 push(s, EM_WAIT, d, s->floor_lane, d, 0);
@@ -616,6 +646,7 @@ static void spmd_destroy(void *self)
     g_ptr_array_free(s->infos, TRUE);
     g_array_free(s->emits, TRUE);
     g_free(s->touched);
+    g_free(s->conn);
     spmd_links_free(s->links);
     spmd_classes_free(s->classes);
     g_free(s->note);

@@ -58,6 +58,7 @@ typedef struct spmd {
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint32_t beside;       /* FAST: lane L's paced reductions run on beside + L, lanes no step uses (0: none) */
     uint8_t *touched;      /* per device x lane: worked this round */
+    uint8_t *conn;         /* per lane: a connection's (strata_coll_step.conn_lane) */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
     uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
     GArray *leaders;       /* uint32_t: the current collective's groups to walk, by leader (ascending):
