@@ -577,8 +577,8 @@ static const strata_serve_engine engines[] = {
  * @040de12d) chunked_prefill_paged_decode's paged_attention_rocm. */
 static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .mode = SERVE_ENGINE_SYNC,
-                                            .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
-                                                    "prefill",
+                                            .what = "vLLM v1 (no --engine): no CPU time per step, its input "
+                                                    "copies over the host link, FlashAttention-3 prefill",
                                             .fa3_prefill = true,
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",
