@@ -342,6 +342,29 @@
  *   (serve_cost.c's fa3_prefill_bytes); the rows above run their own
  *   prefill kernels (vLLM 0.6's FlashAttention-2, SGLang 0.3's FlashInfer,
  *   TensorRT-LLM's FMHA), timed by the flash-attention row's count.
+ *   Its input copies (input_copies, strata_serve_engine_input_copies):
+ *   vLLM 0.9.0.1's GPUModelRunner._prepare_inputs (ROCm/vllm@71faa188,
+ *   vllm/v1/worker/gpu_model_runner.py:547-651) first commits the
+ *   persistent batch's block table, block_table[:num_reqs].copy_(
+ *   block_table_cpu[:num_reqs], non_blocking=True) (worker/block_table.py:
+ *   82-84), whose rows are cdiv(max_model_len, block_size) int32 wide
+ *   (:103-112, MultiGroupBlockTable, one table a KV cache group; the CPU
+ *   tensor pinned, :34-39), then copies input_ids (int32 a token),
+ *   positions (int64), query_start_loc (int32, num_reqs + 1) and seq_lens
+ *   (int32 a request) (:635-651), and the attention builder the slot
+ *   mapping (int64 a token; attention/backends/triton_attn.py:73-75,
+ *   flash_attn.py:356-358): six non-blocking copies on the stream the
+ *   forward is then launched on, so the forward starts after them. Each
+ *   is charged one latency of the pinned host link plus its bytes over the
+ *   link's bandwidth (the hardware file's figures). The block table is
+ *   the part that grows with the batch: 32 KiB a request at max_model_len
+ *   131,072 and block 16. The source issues the table's copy first "so we
+ *   can overlap the copy with the following CPU operations"; V1's CPU
+ *   time is not modelled here (no public figure, docs/serving.md "vLLM
+ *   V1's host work per step (wave 32)"), so the copies stand for the
+ *   longer of the two, a lower bound. One table a model (no second KV
+ *   cache group for sliding-window layers); each rank copies its own over
+ *   its own link at the same time.
  * Requests longer than the model allows (serve_engine.h's length rules;
  *   strata's model has one length, max_model_len L):
  *   vLLM rows (none, vllm-v0, overlap, vllm-v1): the published cases' clients
@@ -554,15 +577,16 @@ static const strata_serve_engine engines[] = {
  * @040de12d) chunked_prefill_paged_decode's paged_attention_rocm. */
 static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .mode = SERVE_ENGINE_SYNC,
-                                            .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
-                                                    "prefill",
+                                            .what = "vLLM v1 (no --engine): no CPU time per step, its input "
+                                                    "copies over the host link, FlashAttention-3 prefill",
                                             .fa3_prefill = true,
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",
                                             .decode_rocm_pd = "paged-attention-rocm",
                                             .window_blocks = true,
                                             .logits_gather = true,
-                                            .embed_allreduce = true};
+                                            .embed_allreduce = true,
+                                            .input_copies = true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
@@ -708,4 +732,24 @@ double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, stra
     default:
         return gpu_s + cpu;
     }
+}
+
+/* vLLM V1's six input copies (the vllm-v1 paragraph above): the block
+ * table's rows, then input_ids (4 B a token), positions (8), slot_mapping
+ * (8), query_start_loc (4 B a request and 4) and seq_lens (4 a request). */
+enum { V1_INPUT_COPIES = 6, V1_TABLE_ENTRY_B = 4, V1_TOKEN_B = 4 + 8 + 8, V1_REQUEST_B = 4 + 4 };
+
+double strata_serve_engine_input_copies(const strata_serve_engine *e, const strata_serve_cost *c,
+                                        strata_serve_engine_inputs in)
+{
+    if (!e)
+        e = &vllm_v1;
+    double bw = 0, lat = 0;
+    strata_serve_cost_host_link(c, &bw, &lat);
+    if (!e->input_copies || !in.requests || bw <= 0 || !in.block_size)
+        return 0;
+    uint64_t width = ((uint64_t)in.max_model_len + in.block_size - 1) / in.block_size;
+    double bytes = (double)in.requests * (double)width * V1_TABLE_ENTRY_B + (double)in.tokens * V1_TOKEN_B +
+                   (double)in.requests * V1_REQUEST_B + 4.0;
+    return V1_INPUT_COPIES * lat + bytes / bw;
 }

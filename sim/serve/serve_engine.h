@@ -128,6 +128,10 @@ typedef struct strata_serve_engine {
     /* its running requests at most for a KV pool of pool_tokens a rank and max_model_len when --max-num-seqs
      * is not given (SGLang's max_running_requests; NULL: the scheduler's default) */
     uint32_t (*default_max_running)(uint64_t pool_tokens, uint32_t max_model_len);
+    bool input_copies;     /* before each forward its inputs cross the host link on the forward's stream as
+                            * vLLM V1's _prepare_inputs copies them: the persistent batch's block table in
+                            * whole rows of max_model_len / block_size entries a request, then five arrays
+                            * of the step's tokens and requests (strata_serve_engine_input_copies) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -179,5 +183,25 @@ double strata_serve_engine_cpu(const strata_serve_engine *e, strata_serve_engine
  * tokens, and N for MULTI_STEP (>= 1). */
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
                                 bool prefill, uint32_t scheduler_steps);
+
+/* What a step sends its device before the forward: requests (the rows of
+ * one rank's persistent batch), tokens (those it computes), and the run's
+ * max_model_len and block_size. */
+typedef struct strata_serve_engine_inputs {
+    uint32_t requests;
+    uint64_t tokens;
+    uint32_t max_model_len;
+    uint32_t block_size;
+} strata_serve_engine_inputs;
+
+/* The seconds a step's input copies hold the forward's stream, over the
+ * pinned host link of cost (strata_serve_cost_host_link): for a row with
+ * input_copies (e NULL: vLLM v1, the default row, which has it), six
+ * copies of one link latency each plus requests x ceil(max_model_len /
+ * block_size) x 4 B of block table, tokens x 20 B and requests x 8 + 4 B
+ * over the link's bandwidth (serve_engine.c gives the source); 0 for a row
+ * without it, a step of no request, or hardware with no pinned host link. */
+double strata_serve_engine_input_copies(const strata_serve_engine *e, const strata_serve_cost *c,
+                                        strata_serve_engine_inputs in);
 
 #endif

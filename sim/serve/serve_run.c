@@ -546,6 +546,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
                       .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
+    st.max_model_len = m->max_model_len;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
                                  c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator,
                                  m->layers, 0, 0};

@@ -59,6 +59,7 @@ typedef struct serve_state {
     uint32_t *tm_first;
     double now, step_swap_s;
     uint64_t block_bytes, host_used;
+    uint32_t max_model_len;        /* the model's (the width of vLLM V1's block table rows: serve_engine.h) */
     /* --preemption swap: a preempted request whose KV the swap space could not hold, where vLLM v0 aborts the
      * engine (serve_sched.c preempt): its id + 1 (0: none) and its bytes; the run stops with an error */
     uint32_t swap_abort;

@@ -382,6 +382,19 @@ static double step_gpu(serve_state *st, uint32_t pad)
     return strata_serve_clock_step(st->clock, st->now, peak, sus);
 }
 
+/* The step's input copies to its device before the forward (vLLM V1's,
+ * serve_engine.h input_copies): one rank's, each copying its own requests
+ * under --attention-dp (the busiest rank's share), all of them otherwise. */
+static double input_copies(const serve_state *st)
+{
+    uint32_t tp = st->cfg->attention_dp && st->cfg->tp ? st->cfg->tp : 1;
+    strata_serve_engine_inputs in = {.requests = (st->n_chunks + tp - 1) / tp,
+                                     .tokens = (step_tokens(st) + tp - 1) / tp,
+                                     .max_model_len = st->max_model_len,
+                                     .block_size = st->cfg->block_size};
+    return strata_serve_engine_input_copies(st->cfg->engine, st->cost, in);
+}
+
 bool serve_step(serve_state *st)
 {
     if (!st->n_running && !st->waiting.n && !st->swapped.n)
@@ -412,8 +425,8 @@ bool serve_step(serve_state *st)
     double gpu = step_gpu(st, pad);
     if (step_eager(st, prefill))
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
-    double t = gpu + st->step_swap_s, cpu = 0;
     const strata_serve_engine *e = st->cfg->engine;
+    double t = gpu + st->step_swap_s + input_copies(st), cpu = 0;
     if (st->n_chunks && e) {
         strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
         cpu = strata_serve_engine_cpu(e, batch);
