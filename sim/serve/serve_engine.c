@@ -467,40 +467,32 @@ static const strata_serve_engine engines[] = {
      .logits_gather = true,
      .logits_to_root = true,
      .embed_allreduce = true},
+/* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
+ * logits gathered and the embedding all-reduced. */
+#define SGLANG_SHARED                                                                                              \
+    .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
+    .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
+    .logits_gather = true, .embed_allreduce = true
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
-     .step_s = SGLANG_STEP_S,
-     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
              "overlapped (ESTIMATE)",
      .scheduler = "sglang-v0.3",
-     .allreduce = "vllm-custom",
      .graph_max = SGLANG_V03_GRAPH_MAX,
-     .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.3-flashinfer",
-     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
-     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .lengths = SERVE_LENGTH_SGLANG_03,
-     .logits_gather = true,
-     .embed_allreduce = true},
+     SGLANG_SHARED},
     {.name = "sglang-v0.4",
      .mode = SERVE_ENGINE_OVERLAP,
-     .step_s = SGLANG_STEP_S,
-     .per_seq_s = SGLANG_PER_SEQ_S,
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
      .scheduler = "sglang-v0.4",
-     .allreduce = "vllm-custom",
      .graph_max = SGLANG_V04_GRAPH_MAX,
-     .graph_align = GRAPH_ALIGN,
      .attn_aux = "sglang-0.4-flashinfer",
-     .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,
-     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S,
      .overlap_lag = true,
      .recv_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
-     .logits_gather = true,
-     .embed_allreduce = true,
+     SGLANG_SHARED,
      .default_utilization = sglang_v04_mem_fraction,
      .default_max_running = sglang_v04_max_running,
      .pool_of_static = true},
@@ -561,6 +553,7 @@ static const strata_serve_engine engines[] = {
     LMDEPLOY_TURBOMIND("lmdeploy-turbomind"),
     LMDEPLOY_TURBOMIND("turbomind"),
 #undef LMDEPLOY_TURBOMIND
+#undef SGLANG_SHARED
     {.name = NULL},
 };
 
