@@ -190,6 +190,17 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
     return ok;
 }
 
+/* A key naming a row strata has no row of: exit 2 with what is expected
+ * ("WHAT: the rows"), as hw_fail_value words it; false. */
+static bool refuse_unknown_row(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
+                               const char *what, const char *rows, const char *value)
+{
+    char *want = g_strdup_printf("%s: %s", what, rows);
+    bool ok = hw_fail_value(ctx, err, group, key, want, value);
+    g_free(want);
+    return ok;
+}
+
 /* nccl_net_protocol, and nccl_net_plugin: the plugin's latency, NIC groups,
  * protocol and environment where the run sets none of its own
  * (nccl_net_plugin.h: the plugin inserts its environment without
@@ -198,9 +209,8 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
 {
     char *proto = hw_get_text(ctx, group, "nccl_net_protocol");
     if (proto && !(p->net_proto = strata_net_protocol_find(g_strstrip(proto)))) {
-        char *want = g_strdup_printf("a network protocol strata has the row of: %s", strata_net_protocol_list());
-        bool ok = hw_fail_value(ctx, err, group, "nccl_net_protocol", want, proto);
-        g_free(want);
+        bool ok = refuse_unknown_row(ctx, err, group, "nccl_net_protocol",
+                                     "a network protocol strata has the row of", strata_net_protocol_list(), proto);
         g_free(proto);
         return ok;
     }
@@ -210,9 +220,8 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
         return true;
     const strata_nccl_net_plugin *pl = strata_nccl_net_plugin_find(g_strstrip(name));
     if (!pl) {
-        char *want = g_strdup_printf("a network plugin strata has the rows of: %s", strata_nccl_net_plugin_list());
-        bool ok = hw_fail_value(ctx, err, group, "nccl_net_plugin", want, name);
-        g_free(want);
+        bool ok = refuse_unknown_row(ctx, err, group, "nccl_net_plugin", "a network plugin strata has the rows of",
+                                     strata_nccl_net_plugin_list(), name);
         g_free(name);
         return ok;
     }
@@ -269,9 +278,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
     g_free(version);
     char *plugin = ok ? hw_get_text(ctx, group, "nccl_tuner_plugin") : NULL;
     if (plugin && !(p->plugin = strata_nccl_plugin_find(g_strstrip(plugin)))) {
-        char *want = g_strdup_printf("a tuner plugin strata has the choices of: %s", strata_nccl_plugin_list());
-        ok = hw_fail_value(ctx, err, group, "nccl_tuner_plugin", want, plugin);
-        g_free(want);
+        ok = refuse_unknown_row(ctx, err, group, "nccl_tuner_plugin", "a tuner plugin strata has the choices of",
+                                strata_nccl_plugin_list(), plugin);
     }
     g_free(plugin);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
