@@ -459,12 +459,12 @@ START_TEST(nvls_all_gather_and_reduce_scatter_carry_the_flag)
 }
 END_TEST
 
-/* xla on validation/hw/tpu-v5e-ring16.ini (16 chips in a ring, 50 GB/s
- * a link and direction, 0.5 us): an all-gather of OUT = 16 MiB with no
- * algo= runs bidir-torus, on one axis a ring each way on half of every
- * 1 MiB chunk: 15 rounds of 0.5 us + 512 KiB / 50 GB/s (the rank's own
- * chunk copied IN to OUT through its HBM in round 0, 1 MiB at 819 GB/s,
- * ends first). */
+/* xla on validation/hw/tpu-v5e-ring16.ini (16 chips in a ring, 45 GB/s
+ * a link and direction, 1 us: the scaling book's figures): an all-gather
+ * of OUT = 16 MiB with no algo= runs bidir-torus, on one axis a ring each
+ * way on half of every 1 MiB chunk: 15 rounds of 1 us + 512 KiB / 45 GB/s
+ * = 189.763 us (the rank's own chunk copied IN to OUT through its HBM in
+ * round 0, 1 MiB at 819 GB/s, ends first). */
 START_TEST(xla_all_gather_is_bidirectional)
 {
     char *algo = NULL;
@@ -478,13 +478,13 @@ START_TEST(xla_all_gather_is_bidirectional)
                         "all-gather r s axis=data\nfree r\nfree s\n", &again, &nccl);
     ck_assert_ptr_null(nccl); /* no NCCL choice where NCCL does not run */
     g_free(again);
-    ck_assert_double_eq_tol(t, 15 * (0.5e-6 + 524288 / 50e9), 1e-10);
+    ck_assert_double_eq_tol(t, 15 * (1e-6 + 524288 / 45e9), 1e-10);
     g_free(algo);
 }
 END_TEST
 
 /* xla on configs/hw/tpu-v5e-256.ini (16x16 torus with its wrap-around
- * links, 50 GB/s a link and direction, 0.5 us): an all-gather of OUT = 64
+ * links, 45 GB/s a link and direction, 1 us): an all-gather of OUT = 64
  * MiB over mesh data:256 (devices numbered along a row first) lays the
  * group out as the torus' 16 x 16 (spmd_coll_shape) and runs both
  * dimensions at once (coll_kit_axes.c; the scaling book's
@@ -492,10 +492,10 @@ END_TEST
  * rotations x 2 directions). Rounds 1-15, every part's first ring: a link
  * direction carries one part's one slice, 65536 B; rounds 16-30, the
  * last rings, along the other dimension: a row's 16 slices, 1 MiB. So
- * 30 x 0.5 us + 15 x (65536 + 1048576) B / 50 GB/s = 349.2336 us (the
+ * 30 x 1 us + 15 x (65536 + 1048576) B / 45 GB/s = 401.3707 us (the
  * ranks' own shards, IN to OUT at 819 GB/s, end in the first round).
- * One dimension after the other it would be 15 x 0.5 us + 15 x 128 KiB /
- * 50 GB/s plus 15 x 0.5 us + 15 x 2 MiB / 50 GB/s = 683.5 us; one ring of
+ * One dimension after the other it would be 15 x 1 us + 15 x 128 KiB /
+ * 45 GB/s plus 15 x 1 us + 15 x 2 MiB / 45 GB/s = 772.7 us; one ring of
  * 256 (the group as one mesh axis: before spmd_coll_shape split it) about
  * twice that again, its row-to-row steps two links long. */
 START_TEST(xla_all_gather_uses_both_torus_axes)
@@ -506,7 +506,7 @@ START_TEST(xla_all_gather_uses_both_torus_axes)
                               "alloc r 64MiB dtype=bf16\nall-gather r s axis=data\nfree r\nfree s\n",
                               &algo);
     ck_assert_str_eq(algo, "bidir-torus");
-    ck_assert_double_eq_tol(t, 30 * 0.5e-6 + 15 * (65536 + 1048576) / 50e9, 1e-10);
+    ck_assert_double_eq_tol(t, 30 * 1e-6 + 15 * (65536 + 1048576) / 45e9, 1e-10);
     g_free(algo);
 }
 END_TEST
