@@ -160,7 +160,8 @@ STRATA_ROWS_TEST(max_positions_bound_the_length,
     {HR_CONFIG(", \"max_position_embeddings\": 2048") SERVE_CONFIG
      "&& grep -q '\"rejected\" : 1' out.json && grep -q '\"completed\" : 1' out.json", 0, NULL},
     {HR_CONFIG(", \"max_position_embeddings\": 2048") SERVE_CONFIG "--set max_model_len=4096", 2,
-     "--set max_model_len=4096: c.json gives max_position_embeddings 2048, and vLLM and SGLang refuse a length above "
+     "--set max_model_len=4096: c.json gives a derived max_model_len of 2048 (its max_position_embeddings and "
+     "rope_scaling, model_max_len.h), and vLLM and SGLang refuse a length above "
      "the one they derive from it (\"User-specified max_model_len ... is greater than the derived max_model_len\", "
      "vllm/config.py): expected at most 2048"},
     {HR_CONFIG(", \"max_position_embeddings\": 2048, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}")
