@@ -20,9 +20,8 @@
 #define LINES_CONFIG(more) "printf '{\\n  \"model_type\": \"llama\",\\n  \"hidden_size\": 64,\\n"                   \
                            "  \"num_attention_heads\": 4,\\n  \"intermediate_size\": 128,\\n"                       \
                            "  \"num_hidden_layers\": 1,\\n  \"vocab_size\": 100" more "\\n}\\n' > c.json; "
-#define GEN_CONFIG "\"$S\" gen -o out.trace transformer config=c.json"
-#define SERVE_CONFIG HR_CSV("0,3000,8\\n0,100,8\\n") HR_SERVE("h100.ini") "--config c.json --requests r.csv " \
-                     "--json out.json "
+#define GEN_CONFIG HR_GEN_CONFIG
+#define SERVE_CONFIG HR_SERVE_LENGTHS
 
 /* A config.json naming a key twice in one object read the later value, as
  * Python's json.load (and so transformers) does, with no word: a key added

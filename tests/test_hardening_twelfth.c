@@ -145,8 +145,7 @@ STRATA_ROWS_TEST(swap_needs_v0,
 )
 
 #define YARN ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 2048}"
-#define SERVE_CONFIG HR_CSV("0,3000,8\\n0,100,8\\n") HR_SERVE("h100.ini") "--config c.json --requests r.csv " \
-                     "--json out.json "
+#define SERVE_CONFIG HR_SERVE_LENGTHS
 
 /* A config.json's max_position_embeddings held no request to it: with 2048
  * a 3,008-token request was served (strata's max_model_len 8192), where
