@@ -49,6 +49,13 @@
 #define HR_CONFIG(more) "printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "     \
                         "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"vocab_size\": 100" more "}\\n' > c.json; "
 
+/* strata gen of a transformer from c.json (HR_CONFIG) into out.trace. */
+#define HR_GEN_CONFIG "\"$S\" gen -o out.trace transformer config=c.json"
+/* serve of c.json on h100.ini with two requests, one of 3,008 tokens and one
+ * of 108 (r.csv), results in out.json (the options follow). */
+#define HR_SERVE_LENGTHS HR_CSV("0,3000,8\\n0,100,8\\n") HR_SERVE("h100.ini") "--config c.json --requests r.csv " \
+                         "--json out.json "
+
 /* Runs the tests (NULL-terminated) as suite "hardening_PASS", one case
  * "PASS_pass" of 300 s a test, in fork mode: the process's exit status. */
 int strata_hardening_main(const char *pass, const TTest *const *tests);

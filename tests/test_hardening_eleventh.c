@@ -18,7 +18,7 @@
 #include "hardening_rows.h"
 
 #define SERVE_CONFIG HR_SERVE("h100.ini") "--config c.json --poisson n=2 --json out.json"
-#define GEN_CONFIG "\"$S\" gen -o out.trace transformer config=c.json"
+#define GEN_CONFIG HR_GEN_CONFIG
 
 /* max_position_embeddings 0 and torch_dtype "auto" were read as keys that
  * change nothing (IGNORE), at exit 0. transformers reads torch_dtype (and

@@ -145,8 +145,7 @@ STRATA_ROWS_TEST(swap_needs_v0,
 )
 
 #define YARN ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 2048}"
-#define SERVE_CONFIG HR_CSV("0,3000,8\\n0,100,8\\n") HR_SERVE("h100.ini") "--config c.json --requests r.csv " \
-                     "--json out.json "
+#define SERVE_CONFIG HR_SERVE_LENGTHS
 
 /* A config.json's max_position_embeddings held no request to it: with 2048
  * a 3,008-token request was served (strata's max_model_len 8192), where
@@ -160,7 +159,8 @@ STRATA_ROWS_TEST(max_positions_bound_the_length,
     {HR_CONFIG(", \"max_position_embeddings\": 2048") SERVE_CONFIG
      "&& grep -q '\"rejected\" : 1' out.json && grep -q '\"completed\" : 1' out.json", 0, NULL},
     {HR_CONFIG(", \"max_position_embeddings\": 2048") SERVE_CONFIG "--set max_model_len=4096", 2,
-     "--set max_model_len=4096: c.json gives max_position_embeddings 2048, and vLLM and SGLang refuse a length above "
+     "--set max_model_len=4096: c.json gives a derived max_model_len of 2048 (its max_position_embeddings and "
+     "rope_scaling, model_max_len.h), and vLLM and SGLang refuse a length above "
      "the one they derive from it (\"User-specified max_model_len ... is greater than the derived max_model_len\", "
      "vllm/config.py): expected at most 2048"},
     {HR_CONFIG(", \"max_position_embeddings\": 2048, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}")

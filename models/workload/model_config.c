@@ -35,8 +35,10 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/readall.h"
+#include "workload/json_dup_key.h"
 #include "workload/json_python_words.h"
 #include "workload/json_wide_int.h"
+#include "workload/model_max_len.h"
 
 /* The largest config.json read (Hugging Face's are a few kilobytes). */
 #define MODEL_CONFIG_MAX_FILE ((size_t)16 << 20)
@@ -251,7 +253,7 @@ static const key_row keys[] = {
     {"image_token_index", NULL, K_IGNORE},
     {"mm_tokens_per_image", NULL, K_IGNORE},
     {"initializer_range", NULL, K_IGNORE},
-    {"max_position_embeddings", NULL, K_COUNT}, /* checked; read by max_positions_of */
+    {"max_position_embeddings", NULL, K_COUNT}, /* checked; read by strata_model_max_len */
     {"rms_norm_eps", NULL, K_IGNORE},
     {"rope_theta", NULL, K_IGNORE},
     {"rope_scaling", NULL, K_IGNORE},
@@ -299,7 +301,8 @@ struct strata_model_config {
     GPtrArray *notes;     /* NULL-terminated */
     guint listed_layers;  /* the length of a per-layer moe_layer_freq list (0: none) */
     uint32_t weight_block; /* block-scaled FP8 weights' scale block side (0: none) */
-    uint32_t max_positions; /* max_position_embeddings where rope_scaling scales none (0: not given) */
+    uint32_t max_positions; /* vLLM's derived max_model_len (model_max_len.h; 0: not given) */
+    char *max_len_problem;  /* why vLLM refuses the file's rope_scaling (NULL: it does not) */
     GPtrArray *wide;      /* strata_json_wide_int: integers json-glib wraps (json_wide_int.h) */
 };
 
@@ -533,20 +536,6 @@ static const char *string_member(JsonObject *o, const char *name)
                                                                                          : NULL;
 }
 
-/* max_position_embeddings, where vLLM derives max_model_len from it unscaled (vllm-project/vllm@32e7db25,
- * v0.6.0, vllm/config.py _get_and_verify_max_len): rope_scaling absent, null, or rope_type (or type) su,
- * longrope or llama3; any other scales it by its factor, which strata does not derive: 0, as when absent. */
-static uint32_t max_positions_of(JsonObject *o)
-{
-    JsonNode *m = json_object_get_member(o, "max_position_embeddings"), *rs = json_object_get_member(o, "rope_scaling");
-    JsonObject *r = rs && JSON_NODE_HOLDS_OBJECT(rs) ? json_node_get_object(rs) : NULL;
-    const char *type = r ? string_member(r, "rope_type") ? string_member(r, "rope_type") : string_member(r, "type") : NULL;
-    bool unscaled = !rs || JSON_NODE_HOLDS_NULL(rs) ||
-                    (type && (!strcmp(type, "su") || !strcmp(type, "longrope") || !strcmp(type, "llama3")));
-    return unscaled && m && JSON_NODE_HOLDS_VALUE(m) && json_node_get_value_type(m) == G_TYPE_INT64 /* read_key's */
-               ? (uint32_t)json_node_get_int(m) : 0;
-}
-
 /* No integer literal of member `member` is past 64 bits (json_wide_int.h:
  * json-glib holds it wrapped, 2^63 as -2^63, -(2^64 - 1) as 1), else err
  * names `shown` and the literal's line. */
@@ -767,8 +756,13 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     for (GList *l = members; l && ok; l = l->next)
         ok = read_key(c, l->data, json_object_get_member(o, l->data), err);
     g_list_free(members);
-    if (ok && json_object_has_member(o, "max_position_embeddings")) /* a nested config's own wins */
-        c->max_positions = max_positions_of(o);
+    if (ok && (json_object_has_member(o, "max_position_embeddings") || json_object_has_member(o, "rope_scaling"))) {
+        g_free(c->max_len_problem); /* a nested config's own wins */
+        ok = within_64_bits(c, "factor", "rope_scaling.factor", err) &&
+             within_64_bits(c, "original_max_position_embeddings", "rope_scaling.original_max_position_embeddings",
+                            err);
+        c->max_positions = strata_model_max_len(o, type, &c->max_len_problem);
+    }
     if (ok && f->nested)
         return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), depth + 1, err);
     set_kv(c, f->fixed);
@@ -820,6 +814,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     g_free(text);
     JsonParser *parser = json_parser_new();
     bool parsed = json_parser_load_from_data(parser, json, -1, &local);
+    parsed = parsed && strata_json_unique_keys(json, &local); /* json-glib keeps a repeat's later value silently */
     GPtrArray *wide = parsed ? strata_json_wide_ints(json) : NULL;
     g_free(json);
     if (!parsed) {
@@ -870,6 +865,7 @@ void strata_model_config_free(strata_model_config *c)
     if (!c)
         return;
     g_free(c->family);
+    g_free(c->max_len_problem);
     g_hash_table_destroy(c->value_of);
     g_ptr_array_free(c->order, TRUE);
     g_ptr_array_free(c->values, TRUE);
@@ -886,6 +882,7 @@ const char *const *strata_model_config_values(const strata_model_config *c)
 }
 uint32_t strata_model_config_weight_block(const strata_model_config *c) { return c->weight_block; }
 uint32_t strata_model_config_max_positions(const strata_model_config *c) { return c->max_positions; }
+const char *strata_model_config_max_len_problem(const strata_model_config *c) { return c->max_len_problem; }
 const char *const *strata_model_config_notes(const strata_model_config *c)
 {
     return (const char *const *)c->notes->pdata;

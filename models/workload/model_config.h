@@ -132,9 +132,13 @@ const char *const *strata_model_config_values(const strata_model_config *c);
 /* The side of its block-scaled FP8 weights' scale blocks (quantization_config
  * with quant_method fp8 and weight_block_size [128, 128]: 128); 0 otherwise. */
 uint32_t strata_model_config_weight_block(const strata_model_config *c);
-/* Its max_position_embeddings where vLLM derives max_model_len from it
- * unscaled (rope_scaling absent, null, su, longrope or llama3); 0 otherwise. */
+/* The max_model_len vLLM derives from it (model_max_len.h: its
+ * max_position_embeddings, scaled by rope_scaling's factor unless su,
+ * longrope or llama3; yarn's from original_max_position_embeddings); 0 where
+ * it gives no length or vLLM refuses its rope_scaling. */
 uint32_t strata_model_config_max_positions(const strata_model_config *c);
+/* Why vLLM refuses its rope_scaling ("key 'rope_scaling': ..."), or NULL. */
+const char *strata_model_config_max_len_problem(const strata_model_config *c);
 /* One line per key it ignored ("FILE: key 'K' ...: ignored"), NULL-terminated. */
 const char *const *strata_model_config_notes(const strata_model_config *c);
 /* The model_type values it reads ("llama, mistral, ...", g_free). */

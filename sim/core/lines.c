@@ -34,6 +34,7 @@ struct strata_lines {
     off_t file_off;
     uint64_t number;
     bool eof;
+    bool unterminated; /* the line last handed out ended at the end of input, with no newline */
 };
 
 strata_lines *strata_lines_new(FILE *fp, const char *origin)
@@ -162,6 +163,7 @@ int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
     char *s = l->buf + l->pos;
     size_t n = nl ? (size_t)(nl - s) : l->end - l->pos;
     l->pos += nl ? n + 1 : n;
+    l->unterminated = !nl;
     if (n > STRATA_LINE_MAX) {
         too_long(l, err);
         return -1;
@@ -192,6 +194,8 @@ int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
 }
 
 uint64_t strata_lines_number(const strata_lines *l) { return l->number; }
+
+bool strata_lines_unterminated(const strata_lines *l) { return l->unterminated; }
 
 off_t strata_lines_tell(const strata_lines *l) { return l->file_off + (off_t)l->pos; }
 

@@ -40,6 +40,10 @@ void strata_lines_free(strata_lines *l);
 int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err);
 /* 1-based number of the line last handed out (0 before the first). */
 uint64_t strata_lines_number(const strata_lines *l);
+/* Whether the line last handed out ended at the end of the input with no
+ * newline (a file cut inside its last line, or one written without a final
+ * newline). */
+bool strata_lines_unterminated(const strata_lines *l);
 off_t strata_lines_tell(const strata_lines *l);
 /* Resume at offset (from tell()), counting lines from `line` (the number of
  * the line read just before offset). False with err when the input cannot

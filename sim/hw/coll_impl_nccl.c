@@ -193,11 +193,12 @@ static bool optional_size(const hw_load_ctx *ctx, const char *group, const char 
 /* A key naming a row strata has no row of: exit 2 with what is expected
  * ("WHAT: the rows"), as hw_fail_value words it; false. */
 static bool refuse_unknown_row(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
-                               const char *what, const char *rows, const char *value)
+                               const char *what, char *rows, const char *value)
 {
     char *want = g_strdup_printf("%s: %s", what, rows);
     bool ok = hw_fail_value(ctx, err, group, key, want, value);
     g_free(want);
+    g_free(rows); /* the table's list, taken */
     return ok;
 }
 
@@ -266,10 +267,11 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
     char *version = ok ? hw_get_text(ctx, group, "nccl_version") : NULL;
     p->version = strata_nccl_version_default();
     if (version && !(p->version = strata_nccl_version_find(g_strstrip(version)))) {
-        char *want = g_strdup_printf("an NCCL release with tuning tables: %s (2.MINOR or 2.MINOR.PATCH)",
-                                     strata_nccl_version_list());
+        char *list = strata_nccl_version_list();
+        char *want = g_strdup_printf("an NCCL release with tuning tables: %s (2.MINOR or 2.MINOR.PATCH)", list);
         ok = hw_fail_value(ctx, err, group, "nccl_version", want, version);
         g_free(want);
+        g_free(list);
     } else if (version && p->version->one_node && p->arch == STRATA_NCCL_BLACKWELL) {
         hw_fail(ctx, err, group, "nccl_version", "expected Volta, Ampere or Hopper GPUs for NCCL %s (it predates "
                 "Blackwell), got nccl_arch = blackwell", p->version->name);

@@ -44,6 +44,7 @@
 #include "hw/nccl_net_plugin.h"
 #include <string.h>
 #include <glib.h>
+#include "core/named_rows.h"
 
 static const strata_nccl_net_plugin plugins[] = {
     {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288,
@@ -56,10 +57,10 @@ static const strata_nccl_net_plugin plugins[] = {
 
 const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(plugins); i++)
-        if (strcmp(name, plugins[i].name) == 0)
-            return &plugins[i];
-    return NULL;
+    return strata_rows_find(plugins, G_N_ELEMENTS(plugins), sizeof plugins[0], name);
 }
 
-const char *strata_nccl_net_plugin_list(void) { return "aws-ofi-p4d, aws-ofi-p5, aws-ofi-p4de-v1.8"; }
+char *strata_nccl_net_plugin_list(void)
+{
+    return strata_rows_names(plugins, G_N_ELEMENTS(plugins), sizeof plugins[0]);
+}

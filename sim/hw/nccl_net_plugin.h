@@ -40,7 +40,7 @@ typedef struct strata_nccl_net_plugin {
 
 /* The row of a plugin by name; NULL for an unknown name. */
 const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name);
-/* The rows' names, comma-separated (for error messages). */
-const char *strata_nccl_net_plugin_list(void);
+/* The rows' names, comma-separated (for error messages; g_free). */
+char *strata_nccl_net_plugin_list(void);
 
 #endif

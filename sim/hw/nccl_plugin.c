@@ -29,6 +29,7 @@
 #include <string.h>
 #include "hw/nccl_plugin_gib.h"
 #include <glib.h>
+#include "core/named_rows.h"
 
 #define MAX_SIZE (100.0 * 1024 * 1024 * 1024)
 #define MAX_RANKS (1024.0 * 1024)
@@ -133,13 +134,13 @@ static const strata_nccl_plugin plugins[] = {
 
 const strata_nccl_plugin *strata_nccl_plugin_find(const char *name)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(plugins); i++)
-        if (strcmp(name, plugins[i].name) == 0)
-            return &plugins[i];
-    return NULL;
+    return strata_rows_find(plugins, G_N_ELEMENTS(plugins), sizeof plugins[0], name);
 }
 
-const char *strata_nccl_plugin_list(void) { return "aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m"; }
+char *strata_nccl_plugin_list(void)
+{
+    return strata_rows_names(plugins, G_N_ELEMENTS(plugins), sizeof plugins[0]);
+}
 
 const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl) { return pl->name; }
 

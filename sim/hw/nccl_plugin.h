@@ -41,8 +41,8 @@
 
 /* The row of a plugin by name; NULL for an unknown name. */
 const strata_nccl_plugin *strata_nccl_plugin_find(const char *name);
-/* The rows' names, comma-separated (for error messages). */
-const char *strata_nccl_plugin_list(void);
+/* The rows' names, comma-separated (for error messages; g_free). */
+char *strata_nccl_plugin_list(void);
 const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl);
 /* The pair the plugin makes NCCL run for `bytes` (NCCL's nBytes: an
  * all-gather's OUT, else IN) of `kind` on the communicator c, and its

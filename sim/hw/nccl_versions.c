@@ -7,6 +7,7 @@
  */
 #include "hw/nccl_versions.h"
 #include <string.h>
+#include "core/named_rows.h"
 
 /* Shared rows. tuning.cc baseLat / baseLatencies {LL, LL128, Simple}:
  * Tree, Ring, NVLS, NVLS_TREE, PAT (before v2.28 PAT's 8 us is written
@@ -156,7 +157,7 @@ const strata_nccl_version *strata_nccl_version_find(const char *name)
 
 const strata_nccl_version *strata_nccl_version_default(void) { return &versions[N_VERSIONS - 1]; }
 
-const char *strata_nccl_version_list(void) { return "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30"; }
+char *strata_nccl_version_list(void) { return strata_rows_names(versions, N_VERSIONS, sizeof versions[0]); }
 
 const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v)
 {

@@ -150,8 +150,8 @@ const strata_nccl_version *strata_nccl_version_find(const char *name);
 /* The newest release: what a model without nccl_version runs. */
 const strata_nccl_version *strata_nccl_version_default(void);
 /* The releases that have a table, as an error message lists them:
- * "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30". */
-const char *strata_nccl_version_list(void);
+ * "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30" (g_free). */
+char *strata_nccl_version_list(void);
 /* The release whose NVLS efficiency (nvlsEfficiency) and NVLS_TREE
  * per-channel rate (perChMaxNVLSTreeBws) describe the kernels `v` runs:
  * `v` itself from v2.28, else v2.28.7-1's, the first with those figures.

@@ -45,6 +45,7 @@
 #include "hw/net_protocol.h"
 #include <string.h>
 #include <glib.h>
+#include "core/named_rows.h"
 
 static const strata_net_protocol protocols[] = {
     {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = false},
@@ -53,13 +54,13 @@ static const strata_net_protocol protocols[] = {
 
 const strata_net_protocol *strata_net_protocol_find(const char *name)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(protocols); i++)
-        if (strcmp(name, protocols[i].name) == 0)
-            return &protocols[i];
-    return NULL;
+    return strata_rows_find(protocols, G_N_ELEMENTS(protocols), sizeof protocols[0], name);
 }
 
-const char *strata_net_protocol_list(void) { return "efa-rdm-cuda, aws-ofi-rdma"; }
+char *strata_net_protocol_list(void)
+{
+    return strata_rows_names(protocols, G_N_ELEMENTS(protocols), sizeof protocols[0]);
+}
 
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
                                    uint64_t msg_bytes)

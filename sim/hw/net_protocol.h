@@ -40,8 +40,8 @@ typedef struct strata_net_protocol {
 
 /* The row of a protocol by name; NULL for an unknown name. */
 const strata_net_protocol *strata_net_protocol_find(const char *name);
-/* The rows' names, comma-separated (for error messages). */
-const char *strata_net_protocol_list(void);
+/* The rows' names, comma-separated (for error messages; g_free). */
+char *strata_net_protocol_list(void);
 
 /* The time one message of msg_bytes costs beyond the one flight and its
  * bytes at the link's rate, on the network of `nics` (a flight: the route

@@ -87,14 +87,24 @@ static GArray *mm_read(const char *path, GError **err)
         return NULL;
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(mm_row));
     GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
-    char **lines = g_strsplit(text, "\n", -1);
+    /* a UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig) is skipped, as the trace, hardware and
+     * request readers skip it: the header was refused as '\xEF\xBB\xBFid,...', printed as 'id,...' */
+    char **lines = g_strsplit(g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text, "\n", -1);
     g_free(text);
     bool ok = true, header = false;
     for (guint i = 0; ok && lines[i]; i++) {
         guint line = i + 1;
         char *l = g_strstrip(lines[i]);
+        const char *bad = NULL;
         if (*l == '\0')
             continue;
+        if (!g_utf8_validate(l, -1, &bad)) { /* an id went into the trace as bytes its reader refuses */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: expected UTF-8 text, got bytes that are not "
+                        "UTF-8 (0x%02x at column %zu)", path, line, (unsigned)(unsigned char)*bad,
+                        (size_t)(bad - lines[i]) + 1);
+            ok = false;
+            break;
+        }
         char **f = g_strsplit(l, ",", -1);
         guint nf = g_strv_length(f);
         for (guint k = 0; k < nf; k++)

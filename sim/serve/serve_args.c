@@ -144,16 +144,17 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
             return false;
         }
     }
-    /* a config.json's max_position_embeddings bounds max_model_len as vLLM's derived length does: ValueError
+    /* a config.json's derived length (model_max_len.h) bounds max_model_len as vLLM's does: ValueError
      * "User-specified max_model_len (N) is greater than the derived max_model_len (max_position_embeddings=M
      * ...)" (vllm-project/vllm@32e7db25, v0.6.0, vllm/config.py _get_and_verify_max_len; SGLang's
      * ModelConfig the same for its context_length); it was taken. TensorRT-LLM and TurboMind rows keep theirs. */
     bool derived = !a->engine || g_str_has_prefix(a->engine, "vllm") || g_str_has_prefix(a->engine, "sglang");
     if (derived && m->max_positions && m->max_model_len > m->max_positions) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--set max_model_len=%u: %s gives max_position_embeddings "
-                    "%u, and vLLM and SGLang refuse a length above the one they derive from it (\"User-specified "
-                    "max_model_len ... is greater than the derived max_model_len\", vllm/config.py): expected at "
-                    "most %u", m->max_model_len, a->config, m->max_positions, m->max_positions);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--set max_model_len=%u: %s gives a derived "
+                    "max_model_len of %u (its max_position_embeddings and rope_scaling, model_max_len.h), and vLLM "
+                    "and SGLang refuse a length above the one they derive from it (\"User-specified max_model_len "
+                    "... is greater than the derived max_model_len\", vllm/config.py): expected at most %u",
+                    m->max_model_len, a->config, m->max_positions, m->max_positions);
         return false;
     }
     return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);

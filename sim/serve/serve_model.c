@@ -250,6 +250,11 @@ bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GEr
     /* vLLM serves at most the length it derives from the file (it refuses a longer --max-model-len; a prompt
      * past it is refused): strata's default 8192 where shorter, else the file's */
     m->max_positions = strata_model_config_max_positions(cfg);
+    const char *problem = strata_model_config_max_len_problem(cfg);
+    if (ok && problem) { /* its served length is vLLM's derivation, which refuses it */
+        g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT, problem);
+        ok = false;
+    }
     if (m->max_positions && m->max_positions < m->max_model_len)
         m->max_model_len = m->max_positions;
     strata_model_config_free(cfg);

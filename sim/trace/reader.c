@@ -78,6 +78,15 @@ static int reader_next(void *self, const strata_op **op, GError **err)
             return got;
         if (strata_line_is_blank(r->buf))
             continue;
+        if (strata_lines_unterminated(r->lines)) {
+            /* the format's ops are lines, each ending with a newline (traces/FORMAT.md): a last op with none is
+             * a file cut short (a copy stopped, a disk full), whose op may read as another ("alloc a 1MiB" cut
+             * to "alloc a 1") */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": expected the line to "
+                        "end with a newline, got the end of the file inside it (a trace cut short?); every line of "
+                        "a strata trace ends with one", r->origin, r->line);
+            return -1;
+        }
         if (!strata_line_parse(r->buf, r->len, r->origin, r->line, r->scratch, &r->op, err))
             return -1;
         *op = &r->op;
@@ -137,7 +146,7 @@ static FILE *spool(FILE *in, const char *origin, GError **err)
     int got;
     bool ok = true;
     while (ok && (got = strata_lines_next(lines, &line, &len, err)) == 1)
-        ok = fwrite(line, 1, len, fp) == len && fputc('\n', fp) != EOF;
+        ok = fwrite(line, 1, len, fp) == len && (strata_lines_unterminated(lines) || fputc('\n', fp) != EOF);
     strata_lines_free(lines);
     if (ok && got < 0) {
         fclose(fp);
