@@ -196,7 +196,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "nccl_min_ctas, nccl_max_nchannels, nccl_max_ctas, nccl_tuner_plugin, "
                                                               "nccl_nic_group, nccl_net_latency, "
                                                               "nccl_buffsize, nccl_nvls_chunksize, nccl_nvlstree_max_chunksize, "
-                                                              "nccl_p2p_net_chunksize, nccl_net_plugin, nccl_net_protocol, "
+                                                              "nccl_p2p_net_chunksize, nccl_net_plugin, nccl_ring_wait, nccl_net_protocol, "
                                                               "nccl_simple_sync, nccl_gdr_flush, nccl_ranks_per_process, nccl_host_launch, nccl_host_plan, nccl_host_channel, "
                                                               "nccl_host_set_device, nccl_host_stream_op, nccl_host_overlap, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "

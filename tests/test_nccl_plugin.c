@@ -276,6 +276,8 @@ START_TEST(platform_env_sets_the_chunks)
     strata_test_hw_text_refused(head, "nccl_buffsize = 512MiB\n", "t.ini:15: [interconnect x] nccl_buffsize:");
     strata_test_hw_text_refused(head, "nccl_nvls_chunksize = lots\n",
                                 "t.ini:15: [interconnect x] nccl_nvls_chunksize:");
+    strata_test_hw_text_refused(head, "nccl_ring_wait = sometimes\n",
+                                "t.ini:15: [interconnect x] nccl_ring_wait: expected round or channel, got 'sometimes'");
 }
 END_TEST
 

@@ -274,9 +274,11 @@ static void assert_bad(const char *hw, const char *set, const char *body, const 
 }
 
 /* The time of the first collective of `body` (after its mesh option) on
- * those 2 nodes of 2, NCCL's ring forced, each NIC's latency `latency`,
- * under --collectives `mode`. */
-static double ring_2xm(const char *body, const char *proto, const char *latency, const char *mode, uint32_t m)
+ * those 2 nodes of m, NCCL's ring forced, each NIC's latency `latency`,
+ * under --collectives `mode`, with --set `extra` (NULL: none); *channels
+ * (may be NULL): NCCL's channels. */
+static double ring_2xm_ch(const char *body, const char *proto, const char *latency, const char *mode, uint32_t m,
+                          const char *extra, uint32_t *channels)
 {
     char *head = g_strdup_printf("strata-trace 1\noption mesh=data:%u\n", 2 * m);
     char *devs = g_strdup_printf("hardware.devices=%u", 2 * m), *host = g_strdup_printf("hardware.devices_per_host=%u", m);
@@ -288,14 +290,21 @@ static double ring_2xm(const char *body, const char *proto, const char *latency,
     char *lat = g_strconcat("network.ib.latency=", latency, NULL);
     char *pr = g_strconcat("interconnect.nvlink.nccl_proto=", proto, NULL);
     char *md = g_strconcat("--collectives=", mode, NULL);
-    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--set", devs, "--set", host, "--set", dom, "--set",
-                                          "interconnect.nvlink.nccl_algo=Ring", "--set", pr, "--set", lat, md,
-                                          "--trace", trace, "--json", json, "-q", NULL);
+    const char *algo = "interconnect.nvlink.nccl_algo=Ring";
+    strata_cli_result r = extra ? strata_test_cli("run", "--hw", hw, "--set", devs, "--set", host, "--set", dom, "--set",
+                                                  algo, "--set", pr, "--set", lat, "--set", extra, md, "--trace", trace,
+                                                  "--json", json, "-q", NULL)
+                                : strata_test_cli("run", "--hw", hw, "--set", devs, "--set", host, "--set", dom, "--set",
+                                                  algo, "--set", pr, "--set", lat, md, "--trace", trace, "--json", json,
+                                                  "-q", NULL);
     ck_assert_msg(r.status == 0, "run failed: %s", r.err);
     run_out o = {.parser = json_parser_new()};
     ck_assert(json_parser_load_from_file(o.parser, json, NULL));
     o.root = json_node_get_object(json_parser_get_root(o.parser));
     double t = json_object_get_double_member(collective(&o, 0), "time_s");
+    if (channels)
+        *channels = (uint32_t)json_object_get_int_member(
+            json_object_get_object_member(collective(&o, 0), "nccl"), "channels");
     g_object_unref(o.parser);
     strata_cli_result_clear(&r);
     g_unlink(json);
@@ -312,6 +321,11 @@ static double ring_2xm(const char *body, const char *proto, const char *latency,
     g_free(devs);
     g_free(head);
     return t;
+}
+
+static double ring_2xm(const char *body, const char *proto, const char *latency, const char *mode, uint32_t m)
+{
+    return ring_2xm_ch(body, proto, latency, mode, m, NULL, NULL);
 }
 
 static double ring_2x2(const char *body, const char *proto, const char *latency, const char *mode)
@@ -392,6 +406,54 @@ START_TEST(ll_ring_all_reduce_pays_a_chunks_path)
         for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
             ck_assert_double_eq_tol(ring_2x2(cases[i].body, cases[i].proto, "9us", modes[m]), t9, 1e-15);
     }
+}
+END_TEST
+
+/* Each ring's steps wait for their own ring only (wave 33; coll_sched.h
+ * src_lane), under nccl_ring_wait = channel: NCCL's channels run apart
+ * (NVIDIA/nccl v2.25.1-1 src/device/all_reduce.h runRing l. 14, 29-30: a
+ * channel's primitives on its own ring's prev and next), so a step of ring
+ * g reads its predecessor's data of ring g's step k-1 and nothing of
+ * another ring's. 2 nodes of 2 (route 2L on the network), LL and LL128,
+ * all-reduce of B: 8 KiB runs 2 channels (NCCL's thread threshold: 1 at 4
+ * KiB), 64 KiB 4 (LL128), 256 KiB 8 (LL). Ring 0 is 0 1 | 3 2 (its network
+ * hops 1 -> 3 and 2 -> 0), ring 1 is 1 0 | 2 3 (0 -> 2, 3 -> 1), and rings
+ * 2k and 2k+1 repeat them: each directed link carries the hops of one
+ * pattern. Each rank receives over the network in one of the two patterns
+ * and over NVLink in the other. A chunk walks 6 consecutive hops of its
+ * 4-hop ring, which alternates NVLink and network: 3 network hops
+ * whichever chunk. So with each ring waiting on its own ring's receipts,
+ * 1 us more of L costs 3 x 2 us = 6 us (as one ring does:
+ * ll_ring_all_reduce_pays_a_chunks_path). Under the default (round), a
+ * step waits for its source's whole round (every ring's receipt), so every
+ * one of the 6 rounds pays 2L: 12 us (main at 0436a2b4, before the key:
+ * 12.000 us in each case). From L = 8 us NCCL's network step, less the
+ * route, is 0. The classes mode simulates one device a node (symmetry
+ * data+1/2~lanes: swapping a node's two GPUs maps ring 0 onto ring 1, so
+ * device 1's ring-1 lanes are device 0's ring-0 lanes, spmd_classes_lane_maps)
+ * and must give the steps' time, as must phases and fast. */
+START_TEST(ring_steps_wait_for_their_own_ring)
+{
+    static const struct {
+        const char *body, *proto;
+        uint32_t channels;
+    } cases[] = {{"alloc b 8KiB dtype=f32\nall-reduce b axis=data\nfree b\n", "LL", 2},
+                 {"alloc b 64KiB dtype=f32\nall-reduce b axis=data\nfree b\n", "LL128", 4},
+                 {"alloc b 256KiB dtype=f32\nall-reduce b axis=data\nfree b\n", "LL", 8}};
+    static const char *const waits[] = {"interconnect.nvlink.nccl_ring_wait=channel", NULL};
+    static const double grows[] = {6e-6, 12e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        for (size_t w = 0; w < G_N_ELEMENTS(waits); w++) {
+            uint32_t channels = 0;
+            double t8 = ring_2xm_ch(cases[i].body, cases[i].proto, "8us", "steps", 2, waits[w], &channels);
+            double t9 = ring_2xm_ch(cases[i].body, cases[i].proto, "9us", "steps", 2, waits[w], NULL);
+            ck_assert_uint_eq(channels, cases[i].channels);
+            ck_assert_msg(fabs(t9 - t8 - grows[w]) <= 1e-12, "case %zu, %s: %.17g", i, waits[w], t9 - t8);
+            const char *const modes[] = {"phases", "classes", "fast"};
+            for (size_t m = 0; m < G_N_ELEMENTS(modes); m++)
+                ck_assert_double_eq_tol(ring_2xm_ch(cases[i].body, cases[i].proto, "9us", modes[m], 2, waits[w], NULL),
+                                        t9, 1e-15);
+        }
 }
 END_TEST
 
@@ -549,6 +611,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, simple_ring_holds_two_steps_in_flight);
     tcase_add_test(tc, ll_ring_all_reduce_pays_a_chunks_path);
     tcase_add_test(tc, ring_connection_keeps_its_steps_in_order);
+    tcase_add_test(tc, ring_steps_wait_for_their_own_ring);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

@@ -237,10 +237,14 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
          * a step whose chunk is empty is none (prims_ll.h l. 241-249: nelem
          * 0 reads no flag). Simple's stay in lockstep (their
          * rounds' phases keep large rings cheap: docs/clusters.md, "A ring
-         * all-reduce's steps across nodes (issue 39, wave 32)") */
+         * all-reduce's steps across nodes (issue 39, wave 32)"). A step waits
+         * for its source's whole round, or under nccl_ring_wait = channel for
+         * its own channel's receipt only, as NCCL's kernel (runRing: each
+         * channel's primitives on its own ring; docs/clusters.md, wave 33) */
         uint32_t ar_slots = p == STRATA_NCCL_SIMPLE ? 0 : coll_nccl_ring_slots(p);
         rounds = s->kind == STRATA_OP_ALL_REDUCE ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain,
-                                                                          slices, orders, groups, ar_slots)
+                                                                          slices, orders, groups, ar_slots,
+                                                                          shape->tune.ring_own_channel)
                                                  : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {

@@ -151,7 +151,7 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         uint64_t chunk = p == STRATA_NCCL_LL ? RCCL_LL_CHUNK : coll_nccl_ring_chunk(p, 0);
         rounds = s->kind == STRATA_OP_ALL_REDUCE
                      ? coll_ring_loops_groups(s, shape->in_bytes, shape->channels ? shape->channels : 1, chunk, 0,
-                                              coll_nccl_ring_slices(p), orders, groups, 0)
+                                              coll_nccl_ring_slices(p), orders, groups, 0, false)
                      /* a round a slot, 8 in flight on every protocol: RCCL's chunk steps not
                       * read for this (NCCL's Simple holds 2: coll_nccl_ring_slots) */
                      : coll_ring_groups(s, shape->in_bytes, orders, groups, STRATA_COLL_NCCL_STEPS);

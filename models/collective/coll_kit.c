@@ -54,7 +54,7 @@ static bool same_move_but_bytes(const strata_coll_step *a, const strata_coll_ste
     return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
            a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->reduce == b->reduce &&
            a->handshake == b->handshake && a->polled == b->polled && a->fused == b->fused && !a->wire_bytes &&
-           !b->wire_bytes && a->pieces <= 1 && b->pieces <= 1;
+           !b->wire_bytes && a->pieces <= 1 && b->pieces <= 1 && a->src_lane == b->src_lane && !a->src_lane;
 }
 
 bool coll_cut(const strata_coll_sched *s, uint32_t r) { return s->cut && r < s->n_cut && s->cut[r]; }

@@ -170,9 +170,12 @@ void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle
  * connections, a step waiting for its source's receipt of the round
  * before, not for the whole round): ring g's round r on lane
  * 2 (1 + g + groups (r mod slots)); 0: unslotted, rounds in lockstep.
+ * With slots and own_ring, a step waits for its source's receipt on its
+ * own ring only (coll_sched.h src_lane), else for its source's whole round.
  * Wire formats: coll_wire_apply. */
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
-                                uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots);
+                                uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots,
+                                bool own_ring);
 /* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
  * a step, an all-gather's steps slotted (coll_sched.h): ring g's round k
  * on lane 2 (1 + g + groups (k mod slots)), `slots` the rounds a

@@ -127,7 +127,8 @@ static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *
 }
 
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
-                                uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots)
+                                uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots,
+                                bool own_ring)
 {
     uint32_t n = s->n, round = 0;
     uint64_t gr = grain ? grain : 1;
@@ -158,7 +159,13 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                         uint32_t lane = slots ? 2 * (1 + g + groups * (round % slots)) : 2 * g;
                         /* across domains: the connection's lane, past the slots' (in order, coll_sched.h) */
                         uint32_t conn = slots && !coll_same_domain(s, src, q) ? 2 * (1 + groups * slots) + g : 0;
+                        /* own_ring: the source's receipt on this ring the round before (coll_sched.h
+                         * src_lane; the first round: its start), a reduction on its lane + 1 below n - 1 */
+                        uint32_t back = own_ring && slots && round > 0 ? 2 * (1 + g + groups * ((round - 1) % slots))
+                                                                       : 0;
+                        bool back_fused = back && (k > 0 ? reduce : step > 0 && step <= n - 1);
                         strata_coll_step st = {.round = round, .lane = lane, .src = src, .dst = q, .conn_lane = conn,
+                                               .src_lane = back, .src_fused = back_fused,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
                                                .fused = reduce, .pipelined = !path, .slotted = slots > 0,
                                                .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};

@@ -118,6 +118,20 @@ typedef struct strata_coll_step {
      * a round's copy never starts before an earlier round's copy of its
      * connection has started (docs/clusters.md, wave 32). */
     uint32_t conn_lane;
+    /* A slotted step that waits for its own ring only (NCCL's ring
+     * all-reduce on LL and LL128 across domains under nccl_ring_wait =
+     * channel, wave 33; coll_kit.h coll_ring_loops_groups): the lane on which
+     * its source received, on the step's ring (channel), the round before
+     * (0: its source's whole round, S~e0, as above), and whether that step
+     * reduced on src_lane + 1 (fused), whose record it then waits for too.
+     * NCCL's step k of a ring reads the flags of the lines its predecessor
+     * stored for step k - 1 on that ring's connection only (NVIDIA/nccl
+     * v2.25.1-1 src/device/prims_ll.h l. 98-110 readLL, prims_ll128.h l.
+     * 301-325): each channel runs its own primitives, with its own peers
+     * and connections (src/device/all_reduce.h runRing: `ncclShmem.channel`
+     * `ring`), so a channel never waits for another's steps. */
+    uint32_t src_lane;
+    bool src_fused;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):

@@ -128,6 +128,11 @@ typedef struct strata_coll_tuning {
      * channels, channels per peer, the step); zero for the others */
     strata_nccl_p2p p2p;
     bool msccl;
+    /* NCCL's ring all-reduce on LL and LL128 across domains: a step waits
+     * for its source's receipt on its own channel only, as NCCL's kernel
+     * does (nccl_ring_wait = channel); false: for its source's receipts
+     * of the round before on every channel (coll_sched.h src_lane) */
+    bool ring_own_channel;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;
     strata_coll_host host;

@@ -63,6 +63,7 @@ typedef struct nccl_params {
     double gdr_flush_s;        /* nccl_gdr_flush where NCCL flushes (volta, ampere), else 0 */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
     const strata_net_protocol *net_proto; /* nccl_net_protocol or the net plugin's (NULL: none) */
+    bool ring_own_channel;     /* nccl_ring_wait = channel */
 } nccl_params;
 
 /* nccl_gdr_flush: NCCL's receive proxy flushes every Simple step it
@@ -155,6 +156,10 @@ static const strata_coll_impl_key nccl_keys[] = {
                                "its latency, NIC groups and NCCL environment, where the run sets none of "
                                "nccl_net_latency, nccl_nic_group, nccl_buffsize, nccl_p2p_net_chunksize, "
                                "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize itself; default: none"},
+    {"nccl_ring_wait", false, "collectives = nccl: what a ring all-reduce's LL or LL128 step across nodes waits "
+                              "for at its source, round (default: its receipts of the round before on every "
+                              "channel, which stands in for pacing across nodes the model lacks) or channel (its "
+                              "own channel's only, as NCCL's kernel: docs/clusters.md, wave 33)"},
     {"nccl_net_protocol", false, "collectives = nccl: the protocol a network message runs by its size, "
                                  "efa-rdm-cuda or aws-ofi-rdma (net_protocol.h): the flights beyond the first "
                                  "and the copy it costs; default: the nccl_net_plugin row's, else none"},
@@ -206,6 +211,18 @@ static bool refuse_unknown_row(const hw_load_ctx *ctx, GError **err, const char 
  * protocol and environment where the run sets none of its own
  * (nccl_net_plugin.h: the plugin inserts its environment without
  * overwriting) */
+/* nccl_ring_wait: round (default) or channel (p->ring_own_channel). */
+static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
+{
+    char *v = hw_get_text(ctx, group, "nccl_ring_wait");
+    bool ok = !v || strcmp(g_strstrip(v), "round") == 0 || strcmp(v, "channel") == 0;
+    p->ring_own_channel = ok && v && strcmp(v, "channel") == 0;
+    if (!ok)
+        hw_fail_value(ctx, err, group, "nccl_ring_wait", "round or channel", v);
+    g_free(v);
+    return ok;
+}
+
 static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
 {
     char *proto = hw_get_text(ctx, group, "nccl_net_protocol");
@@ -302,7 +319,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
          optional_size(ctx, group, "nccl_p2p_net_chunksize", 4u << 10, 16u << 20, &p->p2p_net_chunk, err) &&
-         net_plugin_defaults(ctx, group, p, err) &&
+         net_plugin_defaults(ctx, group, p, err) && ring_wait(ctx, group, p, err) &&
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
                                "nccl_net_plugin", "nccl_p2p_net_chunksize", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
@@ -496,6 +513,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
+                                .ring_own_channel = p->ring_own_channel,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
     /* the kernel's grid: the channels with work (plan->channelMask), one
      * work struct each (coll_host.h) */

@@ -35,6 +35,11 @@
  * conn_lane) runs its fixed cost on C (after S~e0@p), C then records
  * S~eC@d, and every copy of the connection waits for S~eC@d: NCCL's proxy
  * posts a connection's steps in order (C records once at the start too).
+ * A step with a source lane (coll_sched.h src_lane: NCCL's ring step waits
+ * for its own ring's receipt) waits for S~eL@p (and S~e{L+1}@p where that
+ * receipt reduced) in place of S~e0@p, on its lane and its connection's;
+ * such lanes record once at the start too. With classes, p's lane L is
+ * named by its representative's lane that stands for it (s->lane_map).
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
@@ -115,6 +120,24 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p, bool own)
 {
     if (p != q)
         push(s, EM_WAIT, q, lane, named(s, p), 0);
+    if (lane != 0 && own)
+        push(s, EM_WAIT, q, lane, q, 0);
+}
+
+/* The waits of step st received at q on `lane` from p: with a src_lane
+ * (coll_sched.h: NCCL's step waits for its own ring's receipt), p's
+ * records of that lane and, where that receipt reduced, of the lane after
+ * it, named as p's representative's lanes (lane_map: the symmetry that
+ * moves p onto it moves the rings' lanes too); else p's whole round
+ * (wait_round). */
+static void wait_source(spmd *s, uint32_t q, uint32_t lane, uint32_t p, const strata_coll_step *st, bool own)
+{
+    if (!st->src_lane || p == q || s->lanes_unmapped) {
+        wait_round(s, q, lane, p, own);
+        return;
+    }
+    for (uint32_t l = st->src_lane; l <= st->src_lane + st->src_fused; l++)
+        push(s, EM_WAIT, q, lane, named(s, p), s->lane_map ? s->lane_map[(size_t)p * s->n_lanes + l] : l);
     if (lane != 0 && own)
         push(s, EM_WAIT, q, lane, q, 0);
 }
@@ -276,7 +299,7 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
     uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
     if (st->delay_s > 0 && charged) {
         if (st->conn_lane)
-            wait_round(s, q, lane, p, false);
+            wait_source(s, q, lane, p, st, false);
         emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
         g_array_append_val(s->emits, d);
         if (st->conn_lane)
@@ -317,7 +340,7 @@ static void plan_round(spmd *s)
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             if (!step_kept(s, p))
                 continue;
-            wait_round(s, q, st->lane, p, !st->slotted);
+            wait_source(s, q, st->lane, p, st, !st->slotted);
             fixed_cost(s, st, q, p, rounds == 1); /* a phase's round latency carries it */
             uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
             if (run > 1)
@@ -352,7 +375,7 @@ static void plan_round(spmd *s)
                  * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
                 if (st->fused || (ph.paced && s->beside)) {
                     e.lane = st->fused ? st->lane + 1 : s->beside + st->lane;
-                    wait_round(s, q, e.lane, p, !st->slotted);
+                    wait_source(s, q, e.lane, p, st, !st->slotted);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
                 }
                 g_array_append_val(s->emits, e);
@@ -432,6 +455,37 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
     return info;
 }
 
+/* The lanes the collective's start records (s->conn: its connections'
+ * and its steps' sources' lanes) and, with classes and steps that wait for
+ * their own ring (src_lane), the representatives' lanes that stand for
+ * each device's (s->lane_map, built once a schedule). */
+static void mark_lanes(spmd *s)
+{
+    s->conn = g_renew(uint8_t, s->conn, s->n_lanes);
+    memset(s->conn, 0, s->n_lanes);
+    bool per_ring = false; /* src_lane steps: their lanes recorded at the start, and mapped with classes */
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        s->conn[st->conn_lane] = 1;
+        for (uint32_t l = st->src_lane; st->src_lane && l <= st->src_lane + st->src_fused; l++)
+            s->conn[l] = per_ring = 1;
+    }
+    s->conn[0] = 0;
+    s->lane_map = NULL;
+    s->lanes_unmapped = false;
+    if (per_ring && s->classes) {
+        GBytes *key = g_bytes_new(s->sig, sizeof s->sig);
+        gpointer map = NULL;
+        if (!g_hash_table_lookup_extended(s->lane_maps, key, NULL, &map)) {
+            map = spmd_classes_lane_maps(s->classes, s->mesh, s->mask, s->steps, s->n_lanes);
+            g_hash_table_insert(s->lane_maps, g_bytes_ref(key), map);
+        }
+        g_bytes_unref(key);
+        s->lane_map = map;
+        s->lanes_unmapped = !map;
+    }
+}
+
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
@@ -504,11 +558,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
             s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], spmd_round_bytes_max(st));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
-    s->conn = g_renew(uint8_t, s->conn, s->n_lanes);
-    memset(s->conn, 0, s->n_lanes);
-    for (guint i = 0; i < s->steps->len; i++)
-        s->conn[g_array_index(s->steps, strata_coll_step, i).conn_lane] = 1;
-    s->conn[0] = 0;
+    mark_lanes(s);
     unsigned bits = strata_dtype_bits(s->refs.dtype);
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
@@ -531,7 +581,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         push(s, EM_RECORD, d, 0, d, 0);
         for (uint32_t l = 1; slotted && l < s->n_lanes; l++)
             push(s, EM_WAIT, d, l, d, 0);
-        for (uint32_t l = 1; l < s->n_lanes; l++) /* the connections' lanes: their first record (fixed_cost) */
+        for (uint32_t l = 1; l < s->n_lanes; l++) /* the connections' and the sources' lanes: a first record */
             if (s->conn[l])
                 push(s, EM_RECORD, d, l, d, l);
         if (s->floor_lane && spmd_floor_time(s, d) > 0) { /* from the launch's end: H in all */
@@ -651,6 +701,7 @@ static void spmd_destroy(void *self)
     spmd_classes_free(s->classes);
     g_free(s->note);
     g_hash_table_destroy(s->decided);
+    g_hash_table_destroy(s->lane_maps);
     spmd_schedules_free(s->schedules);
     g_array_free(s->leaders, TRUE);
     g_array_free(s->expanded_devs, TRUE);
@@ -764,6 +815,7 @@ strata_source *strata_spmd_expand_auto(strata_source *src, const strata_hw *hw, 
     s->mode = mode;
     s->links = spmd_links_new(hw);
     s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
+    s->lane_maps = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
     s->schedules = spmd_schedules_new();
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_AUTO || mode == STRATA_SPMD_CLASSES) /* NULL: every device is its own class */

@@ -37,6 +37,8 @@ struct strata_spmd_classes {
     double *weight;     /* by directed link key: the full run's copies one of the quotient's stands for */
     bool exact;         /* every generator moves every route onto its image's */
     bool hosts;         /* the program touches its hosts' memories: the representatives are whole hosts */
+    bool near;          /* approximate (FAST): steps a byte apart map onto each other (placed_alike) */
+    GPtrArray *gens;    /* uint32_t[devices]: the generators' permutations, in the order found */
     char *text;         /* the generators */
 };
 
@@ -80,6 +82,8 @@ void spmd_classes_free(strata_spmd_classes *c)
     g_free(c->scale);
     g_free(c->weight);
     g_free(c->text);
+    if (c->gens)
+        g_ptr_array_free(c->gens, TRUE);
     g_free(c);
 }
 
@@ -424,20 +428,30 @@ typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least
 /* How perm maps sig's steps over every group (and their routes); with
  * near (FAST), steps whose bytes differ by the chunking's rounding
  * (placed_equal_near) map onto each other, approximately. */
+/* The steps of a schedule over every group of mesh axes `mask`, placed on
+ * their devices; *n_lanes: 2 + the highest lane (a fused step's reduction
+ * takes the lane after its own). */
+static GArray *place_steps(const strata_mesh *mesh, uint32_t mask, const GArray *sched, uint32_t *n_lanes)
+{
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)sched->data;
+    GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
+    *n_lanes = 1;
+    for (guint i = 0; i < sched->len; i++)
+        *n_lanes = MAX(*n_lanes, steps[i].lane + 2);
+    for (uint32_t g = 0; g < strata_mesh_devices(mesh); g++)
+        for (guint i = 0; i < sched->len && strata_mesh_rank(mesh, mask, g) == 0; i++) {
+            placed_step x = {strata_mesh_member(mesh, mask, g, steps[i].src),
+                             strata_mesh_member(mesh, mask, g, steps[i].dst), steps[i].lane, &steps[i]};
+            g_array_append_val(placed, x);
+        }
+    return placed;
+}
+
 static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const strata_mesh *mesh,
                               const coll_sig *sig, const uint32_t *perm, bool near, bool *lanes_moved)
 {
-    const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
-    GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
-    uint32_t n_lanes = 1;
-    for (guint i = 0; i < sig->steps->len; i++)
-        n_lanes = MAX(n_lanes, steps[i].lane + 2);
-    for (uint32_t g = 0; g < strata_mesh_devices(mesh); g++)
-        for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
-            placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
-                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), steps[i].lane, &steps[i]};
-            g_array_append_val(placed, x);
-        }
+    uint32_t n_lanes;
+    GArray *placed = place_steps(mesh, sig->mask, sig->steps, &n_lanes);
     uint32_t *sigma = g_new(uint32_t, n_lanes);
     maps verdict = lane_map(placed, perm, n_lanes, near, sigma) ? MAPS_EXACTLY : MAPS_NOT;
     for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++)
@@ -538,6 +552,7 @@ static void adopt(strata_spmd_classes *c, const spmd_machine *m, const uint32_t 
 {
     for (uint32_t d = 0; d < c->devices; d++)
         join(c->rep, d, perm[d]);
+    g_ptr_array_add(c->gens, g_memdup2(perm, c->devices * sizeof *perm));
     for (uint32_t key = 0; key < n_keys; key++)
         join(c->link_rep, key, spmd_machine_key_image(m, key));
     c->exact = c->exact && exact;
@@ -653,6 +668,8 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
         c->weight = g_new(double, n_keys + 1);
         c->exact = true;
         c->hosts = sc.hosts;
+        c->near = approx;
+        c->gens = g_ptr_array_new_with_free_func(g_free);
         for (uint32_t d = 0; d < devices; d++)
             c->rep[d] = d;
         for (uint32_t k = 0; k < n_keys; k++) {
@@ -679,4 +696,55 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
     strata_mesh_free(sc.mesh);
     g_ptr_array_free(sc.sigs, TRUE);
     return c;
+}
+
+/* Per generator gamma, sigma (its lanes' images for this schedule,
+ * lane_map; a lane without steps, or beyond the schedule's, keeps its
+ * number); then, from each representative outwards along the generators
+ * (G is free: each device is reached as exactly one element h of G applied
+ * to its representative), y = gamma(x)'s lane sigma(M) is what x's lane M
+ * is: map[y][sigma(M)] = map[x][M], map[rep] the identity. */
+uint32_t *spmd_classes_lane_maps(const strata_spmd_classes *c, const strata_mesh *mesh, uint32_t mask,
+                                 const GArray *steps, uint32_t n_lanes)
+{
+    uint32_t sl, n_gens = c->gens->len, *map = g_new(uint32_t, (size_t)c->devices * n_lanes);
+    GArray *placed = place_steps(mesh, mask, steps, &sl);
+    uint32_t *sigma = g_new(uint32_t, (size_t)MAX(n_gens, 1) * n_lanes), *queue = g_new(uint32_t, c->devices);
+    bool ok = true, *done = g_new0(bool, c->devices);
+    for (uint32_t j = 0; ok && j < n_gens; j++) {
+        uint32_t *sg = sigma + (size_t)j * n_lanes;
+        ok = lane_map(placed, g_ptr_array_index(c->gens, j), MIN(sl, n_lanes), c->near, sg);
+        for (uint32_t l = 0; l < n_lanes; l++)
+            if (l >= MIN(sl, n_lanes) || sg[l] == UINT32_MAX)
+                sg[l] = l;
+    }
+    uint32_t head = 0, tail = 0;
+    for (uint32_t d = 0; d < c->devices; d++) {
+        for (uint32_t l = 0; l < n_lanes; l++)
+            map[(size_t)d * n_lanes + l] = c->rep[d] == d ? l : UINT32_MAX;
+        if (c->rep[d] == d)
+            done[queue[tail++] = d] = true;
+    }
+    while (ok && head < tail) {
+        uint32_t x = queue[head++];
+        for (uint32_t j = 0; j < n_gens; j++) {
+            uint32_t y = ((const uint32_t *)g_ptr_array_index(c->gens, j))[x];
+            if (done[y])
+                continue;
+            done[queue[tail++] = y] = true;
+            for (uint32_t l = 0; l < n_lanes; l++)
+                map[(size_t)y * n_lanes + sigma[(size_t)j * n_lanes + l]] = map[(size_t)x * n_lanes + l];
+        }
+    }
+    for (size_t i = 0; ok && i < (size_t)c->devices * n_lanes; i++)
+        ok = map[i] != UINT32_MAX; /* every device reached, every sigma a permutation */
+    g_free(done);
+    g_free(queue);
+    g_free(sigma);
+    g_array_free(placed, TRUE);
+    if (!ok) {
+        g_free(map);
+        return NULL;
+    }
+    return map;
 }

@@ -58,7 +58,12 @@ typedef struct spmd {
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint32_t beside;       /* FAST: lane L's paced reductions run on beside + L, lanes no step uses (0: none) */
     uint8_t *touched;      /* per device x lane: worked this round */
-    uint8_t *conn;         /* per lane: a connection's (strata_coll_step.conn_lane) */
+    uint8_t *conn;         /* per lane: recorded at the start: a connection's (strata_coll_step.conn_lane),
+                            * or a lane some step waits for on its source (src_lane, and + 1 if src_fused) */
+    uint32_t *lane_map;    /* with classes and src_lane steps: per device x lane, its representative's lane
+                            * (spmd_classes_lane_maps; owned by lane_maps); NULL: lanes as they are */
+    GHashTable *lane_maps; /* the collective's sig -> its lane_map, built once */
+    bool lanes_unmapped;   /* with classes, src_lane steps whose lanes have no map: waits for S~e0 */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
     uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
     GArray *leaders;       /* uint32_t: the current collective's groups to walk, by leader (ascending):

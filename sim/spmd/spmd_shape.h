@@ -48,6 +48,16 @@ uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key);
  * (spmd_classes.h: strata_spmd_link_scale). */
 void spmd_classes_raise_scale(strata_spmd_classes *c, uint32_t rep_key, double scale);
 void spmd_classes_free(strata_spmd_classes *c);
+/* The lanes of the representatives that stand for each device's lanes in
+ * a collective of schedule `steps` over the mesh axes `mask`: map[d x
+ * n_lanes + L] is the lane L' such that d's lane L does at every date what
+ * lane L' of d's representative does (a symmetry that moves d onto its
+ * representative moves the collective's lanes with it: lane_map; NCCL's
+ * rail rings onto one another). Lanes no step names keep their number. A
+ * new array (g_free), or NULL where some generator maps this schedule's
+ * lanes onto no permutation (not a symmetry of it: none found so). */
+uint32_t *spmd_classes_lane_maps(const strata_spmd_classes *c, const strata_mesh *mesh, uint32_t mask,
+                                 const GArray *steps, uint32_t n_lanes);
 /* True when device is its class's representative. */
 static inline bool spmd_classes_is_rep(const strata_spmd_classes *c, uint32_t device)
 {
