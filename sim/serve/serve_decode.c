@@ -471,8 +471,9 @@ static double xqa_v09_token_s(const strata_hw *hw, uint32_t unit, const strata_s
  *   CUDA cores (no MMA). An SM issues at most 4 warp instructions a clock
  *   (one a sub-partition): the kernel takes no less than CTAs x tokens x
  *   92.19 / (SMs x 4 x clock), the clock as decode_sm_hz.
- * The L2. The grid is {query heads, batch} (Launch.h:212, blockIdx.x the
- * head, Template.h:1383; hi_kv = hi / qhead_per_kv): a KV group's query
+ * The L2. The grid is {query heads, batch} (v0.6.1 Launch.h:190, v0.7.1
+ * :212; blockIdx.x the head, Template.h:1383, hi_kv = hi / qhead_per_kv
+ * :1386, at both tags): a KV group's query
  * heads are adjacent CTAs, dispatched together and each streaming the same
  * K then V in the same order at the same pace, so the seven later reads of
  * a line follow the first by about a CTA's start skew. The CTAs resident
