@@ -804,7 +804,8 @@ START_TEST(names_lookup_messages)
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
                    "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm, trtllm-cpp, "
-                   "trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.6, lmdeploy-turbomind, turbomind)");
+                   "trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.7, trtllm-cpp-0.6, lmdeploy-turbomind, "
+                   "turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
@@ -813,7 +814,7 @@ START_TEST(names_lookup_messages)
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
     assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa, xqa-v0.9, "
-                   "mmha, paged-attention-rocm, triton-unified-attention, turbomind-v0.1");
+                   "xqa-v0.7, mmha, paged-attention-rocm, triton-unified-attention, turbomind-v0.1");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
     assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom, vllm-custom-rocm");
@@ -1217,8 +1218,8 @@ START_TEST(xqa_decode_by_hand)
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
     ck_assert(!strata_serve_decode_find("nope", &err) &&
-              strstr(err->message, "flash-attention, xqa, xqa-v0.9, mmha, paged-attention-rocm, triton-unified-attention, "
-                                   "turbomind-v0.1"));
+              strstr(err->message, "flash-attention, xqa, xqa-v0.9, xqa-v0.7, mmha, paged-attention-rocm, "
+                                   "triton-unified-attention, turbomind-v0.1"));
     g_clear_error(&err);
     ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
     g_free(d);
@@ -1229,13 +1230,17 @@ START_TEST(xqa_decode_by_hand)
 END_TEST
 
 /* TensorRT-LLM v0.6.1's FP8-cache decode (decode kernel mmha, engine row trtllm-cpp-0.6): masked MHA for every
- * GQA group, XQA taking an FP8 cache only from v0.7.1. Llama 2 70B at TP4 on dgx-h100.ini (set 11's bs480 row):
- * 480 decodes x 2 KV heads a rank x 8 query heads = 7,680 CTAs, each reading its KV head's 1,152 tokens of e4m3 K
- * and V (1,152 x 2 x 128 x 1 B = 294,912 B) and its one query head in and out (128 x 2 x 2 B = 512 B): 295,424 B;
- * one launch (3 us) + 7,680 x 295,424 / (3.35e12 x 0.9) B/s = 3 + 752.5236 us = 755.5236 us. The same shape under
- * xqa-v0.9 reads the cache once per KV head: 960 CTAs of 1,152 x 256 + 8 x 128 x 2 x 2 B = 299,008 B, 8 waves,
- * each CTA at the FP8 floor 1,152 x 25.6 / 1.98e9 = 14.894 us: 2 x 3 + 8 x (0.5 + 14.894) = 129.156 us, so the
- * masked MHA step is 5.85 times as long. */
+ * GQA group (v0.6.1 has no XQA). Llama 2 70B at TP4 on dgx-h100.ini (set 11's bs480 row): 480 decodes x 2 KV heads
+ * a rank x 8 query heads = 7,680 CTAs over 1,152 tokens. Issue: 92.1875 warp instructions a token and query head
+ * (608 / 8 + 259 / 16, serve_decode.c mmha_v06_time) at 4 a clock on 132 SMs at 1.98 GHz (peak_clock 1830 MHz):
+ * 7,680 x 1,152 x 92.1875 / (132 x 4 x 1.98e9) = 780.1653 us. HBM, the cache read once a KV group (L2 serves the
+ * group's other 7 reads): 960 x (294,912 + 8 x 512) B / (0.9 x 3.35e12) = 95.21 us. A lone CTA: 13.4 us. So one
+ * launch + the issue: 783.1653 us (charging every CTA its own read from HBM instead gave 3 + 7,680 x 295,424 /
+ * (0.9 x 3.35e12) = 755.5236 us, which mmha_time still gives an FP16 cache). The same shape under xqa-v0.9 reads
+ * the cache once per KV head: 960 CTAs of 1,152 x 256 + 8 x 128 x 2 x 2 B = 299,008 B, 8 waves, each CTA at the
+ * FP8 floor 1,152 x 25.6 / 1.98e9 = 14.894 us: 2 x 3 + 8 x (0.5 + 14.894) = 129.156 us, so the masked MHA step is
+ * 6.06 times as long. With the cache in FP16 (mmha_time): 3 + 7,680 x (589,824 + 512) / (0.9 x 3.35e12) =
+ * 1,506.7415 us. */
 START_TEST(mmha_v06_by_hand)
 {
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
@@ -1245,9 +1250,15 @@ START_TEST(mmha_v06_by_hand)
     ck_assert_msg(mmha && !strata_serve_decode_is_flash(mmha), "%s", err ? err->message : "");
     strata_serve_decode_in in = {480, 1152, 0, 2, 8, 128, 1.0, 2.0};
     strata_serve_decode_plan p;
-    double t = strata_serve_decode_time(mmha, hw, 0, &in, &p), want = 3e-6 + 7680.0 * 295424 / (3.35e12 * 0.9);
+    double t = strata_serve_decode_time(mmha, hw, 0, &in, &p);
+    double want = 3e-6 + 7680.0 * 1152 * 92.1875 / (132 * 4 * 1.98e9);
     ck_assert_uint_eq(p.ctas, 7680);
-    ck_assert_msg(fabs(t - want) <= 1e-12 * want && fabs(want - 755.5236e-6) < 1e-9, "%.17g vs %.17g", t, want);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want && fabs(want - 783.1653e-6) < 1e-9, "%.17g vs %.17g", t, want);
+    strata_serve_decode_in f16 = in;
+    f16.kv_bytes = 2.0;
+    double want16 = 3e-6 + 7680.0 * (589824 + 512) / (3.35e12 * 0.9);
+    t = strata_serve_decode_time(mmha, hw, 0, &f16, NULL);
+    ck_assert_msg(fabs(t - want16) <= 1e-12 * want16 && fabs(want16 - 1506.7415e-6) < 1e-9, "%.17g", t);
     double xqa = strata_serve_decode_time(strata_serve_decode_find("xqa-v0.9", NULL), hw, 0, &in, &p);
     double want_xqa = 6e-6 + 8 * (0.5e-6 + 1152 * 25.6 / 1.98e9);
     ck_assert_uint_eq(p.ctas, 960);
@@ -1257,6 +1268,61 @@ START_TEST(mmha_v06_by_hand)
                   err ? err->message : "");
     strata_hw_free(hw);
     g_free(path);
+}
+END_TEST
+
+/* TensorRT-LLM v0.7's dispatch with TRTLLM_ENABLE_XQA=1 (decode kernel xqa-v0.7, engine row trtllm-cpp-0.7),
+ * derived by hand. Llama 2 70B at TP1 on h200.ini (132 SMs, 3 us launches, 0.9 x 4.8 TB/s): 192 decodes x 8 KV
+ * heads x 1,152 tokens of e4m3 K and V. XQA takes it (8 query heads a KV head, head 128, 8 x 192 x 4 >= 132, an
+ * FP8 unit) in micro-batches of min(144, 132) = 132 sequences: one kernel of 132 x 8 = 1,056 CTAs (8 waves) and
+ * one of 60 x 8 = 480 CTAs (ceil(480 / 132) = 4 waves). A CTA reads 1,152 x 2 x 128 B of K and V and its 8 query
+ * heads in and out (8 x 128 x 2 x 2 B): 299,008 B, 9.136 us at its SM's share of the stream, under the floor
+ * 1,152 x 25.6 / 1.98e9 = 14.894545 us: 0.5 + 14.894545 = 15.394545 us a CTA. The RoPE kernel and the two XQA
+ * kernels are 3 launches: 9 + 12 x 15.394545 = 193.734545 us, where xqa-v0.9's one launch of 1,536 CTAs
+ * (12 waves) is 6 + 12 x 15.394545 = 190.734545 us. On a100.ini (108 SMs, 5 us launches, 0.9 x 2,039 GB/s) an
+ * FP16 cache runs XQA without the floor: 593,920 B a CTA, 593,920 x 108 / 1.8351e12 = 34.953605 us + 0.5; micro-
+ * batches of 108: 864 CTAs (8 waves) and 84 x 8 = 672 (7 waves): 15 + 15 x 35.453605 = 546.804071 us. Refused,
+ * so masked MHA (the mmha row's time): an FP8 cache on the A100 (no E4M3 cubin for sm_80), a group of 4 (Mistral),
+ * 16 KV heads (shouldUse takes 1, 2, 4 or 8), and 4 sequences x 8 KV heads (32 x 4 < 132). */
+START_TEST(xqa_v07_by_hand)
+{
+    strata_hw *h200 = hw_load(STRATA_SOURCE_DIR "/configs/hw/h200.ini", NULL);
+    strata_hw *a100 = hw_load(STRATA_SOURCE_DIR "/configs/hw/a100.ini", NULL);
+    GError *err = NULL;
+    const strata_serve_decode_kernel *v07 = strata_serve_decode_find("xqa-v0.7", &err);
+    const strata_serve_decode_kernel *v09 = strata_serve_decode_find("xqa-v0.9", NULL);
+    const strata_serve_decode_kernel *mmha = strata_serve_decode_find("mmha", NULL);
+    ck_assert_msg(v07 && !strata_serve_decode_is_flash(v07), "%s", err ? err->message : "");
+    strata_serve_decode_in in = {192, 1152, 0, 8, 8, 128, 1.0, 2.0};
+    strata_serve_decode_plan p;
+    double cta = 0.5e-6 + 1152 * 25.6 / 1.98e9, t = strata_serve_decode_time(v07, h200, 0, &in, &p);
+    double want = 9e-6 + 12 * cta;
+    ck_assert_uint_eq(p.ctas, 1536);
+    ck_assert_uint_eq(p.waves, 12);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want && fabs(want - 193.734545e-6) < 1e-12, "%.17g vs %.17g", t, want);
+    double t09 = strata_serve_decode_time(v09, h200, 0, &in, NULL);
+    ck_assert_msg(fabs(t09 - (6e-6 + 12 * cta)) <= 1e-12 * t09, "%.17g", t09);
+    strata_serve_decode_in f16 = in;
+    f16.kv_bytes = 2.0;
+    double c16 = 0.5e-6 + 593920.0 * 108 / (0.9 * 2039e9), want16 = 15e-6 + 15 * c16;
+    t = strata_serve_decode_time(v07, a100, 0, &f16, &p);
+    ck_assert_uint_eq(p.waves, 15);
+    ck_assert_msg(fabs(t - want16) <= 1e-12 * want16 && fabs(want16 - 546.804071e-6) < 1e-12, "%.17g", t);
+    strata_serve_decode_in group4 = {192, 1152, 0, 8, 4, 128, 1.0, 2.0}, kv16 = {192, 1152, 0, 16, 8, 128, 1.0, 2.0};
+    strata_serve_decode_in few = {4, 1152, 0, 8, 8, 128, 1.0, 2.0};
+    ck_assert_double_eq(strata_serve_decode_time(v07, a100, 0, &in, NULL),
+                        strata_serve_decode_time(mmha, a100, 0, &in, NULL));
+    ck_assert_double_eq(strata_serve_decode_time(v07, h200, 0, &group4, NULL),
+                        strata_serve_decode_time(mmha, h200, 0, &group4, NULL));
+    ck_assert_double_eq(strata_serve_decode_time(v07, h200, 0, &kv16, NULL),
+                        strata_serve_decode_time(mmha, h200, 0, &kv16, NULL));
+    ck_assert_double_eq(strata_serve_decode_time(v07, h200, 0, &few, NULL),
+                        strata_serve_decode_time(mmha, h200, 0, &few, NULL));
+    const strata_serve_engine *e = strata_serve_engine_find("trtllm-cpp-0.7", &err);
+    ck_assert_msg(e && !strcmp(e->decode, "xqa-v0.7") && !strcmp(e->scheduler, "trtllm-no-evict-unchunked"), "%s",
+                  err ? err->message : "");
+    strata_hw_free(h200);
+    strata_hw_free(a100);
 }
 END_TEST
 
@@ -1718,6 +1784,7 @@ int main(void)
     tcase_add_test(tc, xqa_decode_by_hand);
     tcase_add_test(tc, xqa_v09_fp8_floor_by_hand);
     tcase_add_test(tc, mmha_v06_by_hand);
+    tcase_add_test(tc, xqa_v07_by_hand);
     tcase_add_test(tc, tp_allreduce_is_nccl_models);
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);

@@ -65,7 +65,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
          "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.11 (its v0.11 decoder's "
-         "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch), trtllm-cpp-0.6 (v0.6.1's masked MHA decode), "
+         "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch; v0.8's too), trtllm-cpp-0.7 (v0.7 with "
+         "TRTLLM_ENABLE_XQA=1), trtllm-cpp-0.6 (v0.6.1's masked MHA decode), "
          "lmdeploy-turbomind or turbomind (LMDeploy TurboMind 0.1)", "NAME"},
         {"prefill-decode-attention", 0, 0, G_OPTION_ARG_NONE, &a->prefill_decode, "vLLM V1 on ROCm with "
          "VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1: decodes through paged_attention_rocm, not the Triton unified "

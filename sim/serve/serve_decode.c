@@ -154,14 +154,16 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
  * :1124-1133: bi = blockIdx.y, hi = blockIdx.x, hi_kv = hi / qhead_per_kv;
  * decoderMaskedMultiheadAttentionLaunch.h:187: grid {num_heads,
  * batch_size}). The mmha row is TensorRT-LLM v0.6.1 with an FP8 cache:
- * XQA's "FP8 KV cache support" and an "MMHA optimization for MQA and GQA"
- * are both new in v0.7.1 (docs/source/release-notes.md, "TensorRT-LLM
- * Release 0.7.1"), so v0.6.1 decodes an FP8 cache with this grid whatever
- * the GQA group. Multi-block mode off (plugin_config multi_block_mode =
- * False). ESTIMATE: the CTAs stream at the rate, a lone CTA at its SM's
- * share (several CTAs share an SM; no wave quantisation), and the group's
- * CTAs, adjacent in blockIdx.x, are charged their reads each (no L2 reuse
- * counted). */
+ * v0.6.1's tree has no XQA at all (tag v0.6.1, 9b3e12db: no
+ * decoderXQARunner; it first appears at v0.7.0), so v0.6.1 decodes with
+ * this grid whatever the GQA group. Multi-block mode off (plugin_config
+ * multi_block_mode = False). This function is the kernel's bytes alone:
+ * xqa-v0.9's fallback and an FP16 cache's; with an FP8 cache on Hopper the
+ * mmha row and v0.7's fallback take mmha_v06_time (the issue floor and the
+ * group's L2 reuse, below). ESTIMATE: the CTAs stream at the rate, a lone
+ * CTA at its SM's share (several CTAs share an SM; no wave quantisation),
+ * and the group's CTAs, adjacent in blockIdx.x, are charged their reads
+ * each (no L2 reuse counted). */
 static double mmha_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                         strata_serve_decode_plan *plan)
 {
@@ -437,13 +439,82 @@ static double unified_time(const strata_hw *hw, uint32_t unit, const strata_serv
  * given it. */
 static const double XQA_V09_FP8_CYCLES = 25.6, XQA_V09_PROBE_HZ = 1980e6, XQA_V09_PEAK_HZ = 1830e6;
 
+/* The SM clock a decode kernel runs at: 1980 MHz scaled by the unit's
+ * peak_clock / 1830 MHz (see above). */
+static double decode_sm_hz(const strata_compute_spec *u)
+{
+    return u->kernel.peak_clock > 0 ? XQA_V09_PROBE_HZ * u->kernel.peak_clock / XQA_V09_PEAK_HZ : XQA_V09_PROBE_HZ;
+}
+
 static double xqa_v09_token_s(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     if (in->kv_bytes != 1.0 || u->flops_by_dtype[STRATA_DTYPE_F8] <= 0)
         return 0;
-    double hz = u->kernel.peak_clock > 0 ? XQA_V09_PROBE_HZ * u->kernel.peak_clock / XQA_V09_PEAK_HZ : XQA_V09_PROBE_HZ;
-    return XQA_V09_FP8_CYCLES * ((double)in->head_dim / 128.0) / hz;
+    return XQA_V09_FP8_CYCLES * ((double)in->head_dim / 128.0) / decode_sm_hz(u);
+}
+
+/* TensorRT-LLM v0.6.1's masked MHA with an FP8 cache on Hopper (the mmha
+ * row; v0.7's fallback, whose template is v0.6.1's but for renames), as
+ * compiled: decoderMaskedMultiheadAttention128_half.cu at tag v0.6.1
+ * (9b3e12db), built with nvcc 13.0 -arch=sm_90 -O3 -DENABLE_FP8 (cub::Max
+ * spelled cuda::maximum for CCCL 3; ESTIMATE: the release's CUDA 12.2 build
+ * issues about the same loops), the instantiation masked_multihead_
+ * attention_kernel<uint16_t, __nv_fp8_e4m3, KVLinearBuffer, 128, 256, no
+ * cross attention, no beams, no multi-block>, read with nvdisasm:
+ * - the Q.K loop issues 608 instructions a warp an iteration for 8 keys
+ *   (4 LDG.E.64 of 8 e4m3 bytes a lane: 1,024 elements, 16
+ *   F2FP.F16.E4M3.UNPACK_B, 160 FFMA, a division a key), 76 a key;
+ * - the P.V loop 259 for 16 tokens (8 LDG.E.64: 2,048 elements, 32
+ *   unpacks, 64 FFMA, 72 HADD2.F32), 16.19 a token;
+ * so 92.19 warp instructions a cached token and query head, all on the
+ *   CUDA cores (no MMA). An SM issues at most 4 warp instructions a clock
+ *   (one a sub-partition): the kernel takes no less than CTAs x tokens x
+ *   92.19 / (SMs x 4 x clock), the clock as decode_sm_hz.
+ * The L2. The grid is {query heads, batch} (v0.6.1 Launch.h:190, v0.7.1
+ * :212; blockIdx.x the head, Template.h:1383, hi_kv = hi / qhead_per_kv
+ * :1386, at both tags): a KV group's query
+ * heads are adjacent CTAs, dispatched together and each streaming the same
+ * K then V in the same order at the same pace, so the seven later reads of
+ * a line follow the first by about a CTA's start skew. The CTAs resident
+ * at once (132 SMs x a few CTAs) hold at most a few hundred groups; even
+ * holding each group's whole 1,152-token context (295 KB of e4m3 K and V)
+ * 132 groups are 39 MB, inside the 50 MB L2 of an H100 or H200 (h100.ini,
+ * h200.ini [memory l2]), and in step they hold far less: ESTIMATE, HBM
+ * reads each KV head's context once a group. The L2 then serves the other
+ * reads: 8 x 256 B a token and group at its 7 TB/s (an ESTIMATE of those
+ * files) is 0.29 ns, under the issue floor's 8 x 92.19 / (132 x 4 x 1.98e9)
+ * = 0.71 ns at any shape (both scale with the tokens), so no L2 term.
+ * Only with a 1-byte cache on a unit with FP8 tensor cores (flops.f8): the
+ * FP16 instantiation was not compiled, so an FP16 cache keeps mmha_time
+ * (every read from HBM, no floor), as xqa-v0.9's fallback does (v0.9's
+ * template, 348 lines changed, not compiled). */
+static const double MMHA_V06_FP8_WARP_INSTR = 608.0 / 8.0 + 259.0 / 16.0; /* a cached token and query head */
+enum { SM_ISSUE_PER_CLOCK = 4 };
+
+static double mmha_v06_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                            strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    if (in->kv_bytes != 1.0 || u->flops_by_dtype[STRATA_DTYPE_F8] <= 0)
+        return mmha_time(hw, unit, in, plan);
+    decode_shape s = decode_shape_of(hw, unit, in);
+    strata_serve_decode_plan p = {.blocks = 1};
+    if (in->decodes && in->kv_heads && s.rate > 0) {
+        double d = (double)in->head_dim, ctx = (double)s.ctx, group = (double)(in->group ? in->group : 1);
+        double kv = ctx * 2.0 * d * in->kv_bytes, q = d * in->q_bytes * 2.0;
+        double groups = (double)(in->decodes * in->kv_heads);
+        p.ctas = in->decodes * in->kv_heads * (in->group ? in->group : 1);
+        p.waves = 1;
+        double instr = MMHA_V06_FP8_WARP_INSTR * (d / 128.0) * ctx;
+        p.cta_s = fmax((kv + q) / (s.rate / s.sms), instr / (SM_ISSUE_PER_CLOCK * decode_sm_hz(u)));
+        double issue = (double)p.ctas * instr / ((double)s.sms * SM_ISSUE_PER_CLOCK * decode_sm_hz(u));
+        double hbm = groups * (kv + group * q) / s.rate;
+        p.time_s = s.launch + fmax(fmax(hbm, issue), p.cta_s);
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
 }
 
 /* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
@@ -482,6 +553,86 @@ static double xqa_v09_time(const strata_hw *hw, uint32_t unit, const strata_serv
     bool gain = (double)in->kv_heads * (double)in->decodes * 4.0 >= (double)sms;
     return head && group && gain ? xqa_launch_time(hw, unit, in, plan, false, xqa_v09_token_s(hw, unit, in))
                                  : mmha_time(hw, unit, in, plan);
+}
+
+/* TensorRT-LLM v0.7.0 / v0.7.1's dispatch (tags v0.7.0, 59f41c06, and v0.7.1,
+ * 80bc0751, in the WhiteD2125/TensorRT-LLM mirror; kernels/
+ * decoderMaskedMultiheadAttention/ and cubin/ are byte-identical at the two
+ * tags). XQA where all of these hold, else masked MHA (mmha_v06_time):
+ * - GPTAttentionPluginCommon::initialize (gptAttentionCommon.cpp:1267-1285
+ *   at v0.7.1) builds the XQA runner only for fp16 activations and only
+ *   when the environment sets TRTLLM_ENABLE_XQA=1 (plugin.py has no
+ *   enable_xqa before v0.8.0): this row is v0.7 with it set, as the v0.7a
+ *   H200 blog's Llama-70B runs were (the XQA blog of v0.8.0, docs/source/
+ *   blogs/XQA-kernel.md, gives 2,941 tok/s/GPU "w/ XQA" and 1,227 "w/o XQA"
+ *   for 1 x H200 128/2048, the v0.7a blog's own cell 2,941). Without it
+ *   v0.7 decodes as the mmha row.
+ * - enqueueGeneration (:1091-1102) tries XQA first only for
+ *   XQADispatchHelper<__half, KVLinearBuffer>: a non-paged cache (the
+ *   session runtime's static batches; a paged cache runs masked MHA).
+ * - DecoderXQARunner::shouldUse (decoderXQARunner.h:111-148): fp16; 8 query
+ *   heads a KV head and 1, 2, 4 or 8 KV heads (:118); head size 128 (:120);
+ *   rotary dim = head size, base 10000 and no scaling (:126-131; strata's
+ *   models carry no rope base: Llama 2's is 10000); no QKV bias, paged
+ *   cache or cross attention; beam 1 (:143); no cyclic window narrower
+ *   than the cache (:145).
+ * - xqaImpl::shouldUse (decoderXQARunner.cpp:457-460): supportConfig, a
+ *   cubin for the cache type (xqa_kernel_cubin.h: FP16 and INT8 on sm_80,
+ *   86, 89, 90; E4M3 on sm_89 and sm_90 only: a 1-byte cache needs a unit
+ *   with FP8 tensor cores, flops.f8, as xqa_v09_token_s reads it), head
+ *   128, 8 query heads a KV head, beam 1; mayHavePerfGain (:270-287): KV
+ *   heads x batch x 4 >= SMs (multi-block count 1: multi_block_mode off,
+ *   plugin.py:62).
+ * Its launch (XQAKernelList::run, :289-343): invokeApplyBiasRopeUpdateKVCache
+ * (RoPE and the new token's K/V, one kernel), then the batch in micro-batches
+ * of min(kMaxBatchSizePerWave = 144, SMs) sequences (XQALaunchParam,
+ * :100-106; buildXQALaunchParams, :135-136), each its own cuLaunchKernel of
+ * kernel_mha over grid (1, KV heads, micro-batch) with 128 x 1 x 2 threads:
+ * on a 132-SM part ceil(batch / 132) kernels, one after another on the
+ * stream. A CTA's time is xqa_launch_time's with multi-block off. The E4M3
+ * cubin (xqa_kernel_dt_fp16_d_128_beam_1_kvt_2_nqpkv_8_sm_90, 55,376 B) is
+ * not v0.8/v0.9's (73,464 B, whose floor xqa_v09_token_s measured); read
+ * with nvdisasm (CUDA 13.0), its main loop issues 32 HMMA.16816.F32 and 64
+ * F2FP.F16.E4M3.UNPACK_B in 675 instructions, v0.9's 64 and 256 in 2,195:
+ * per cached token (the unpacks fix the tokens, 4 a token for K and V of
+ * head 128) 2 MMAs against v0.9's 1 (the 8 query heads padded to 16 MMA
+ * rows, no swap) and 42 instructions against 34. ESTIMATE: v0.9's
+ * measured floor as this cubin's floor too, a lower bound (it issues at
+ * least as much work a token); its own rate was not measured. */
+enum { XQA_V07_MAX_BATCH_PER_WAVE = 144 }; /* XQALaunchParam::kMaxBatchSizePerWave */
+
+static double xqa_v07_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                           strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    uint32_t sms = u->kernel.sms ? u->kernel.sms : 1;
+    uint64_t kvh = in->kv_heads;
+    bool shape = in->head_dim == 128 && in->group == 8 && (kvh == 1 || kvh == 2 || kvh == 4 || kvh == 8);
+    bool cubin = in->kv_bytes == 2.0 || (in->kv_bytes == 1.0 && u->flops_by_dtype[STRATA_DTYPE_F8] > 0);
+    bool gain = (double)kvh * (double)in->decodes * 4.0 >= (double)sms;
+    if (!(shape && cubin && gain && in->decodes))
+        return mmha_v06_time(hw, unit, in, plan);
+    uint64_t micro = sms < XQA_V07_MAX_BATCH_PER_WAVE ? sms : XQA_V07_MAX_BATCH_PER_WAVE;
+    uint64_t full = in->decodes / micro, rest = in->decodes % micro;
+    double token_s = xqa_v09_token_s(hw, unit, in), launch = u->kernel.kernel_launch;
+    strata_serve_decode_in part = *in;
+    strata_serve_decode_plan pf = {0}, pr = {0};
+    double t = launch; /* the RoPE / KV append kernel; each XQA kernel below is one more launch */
+    if (full) {
+        part.decodes = micro;
+        t += (double)full * (xqa_launch_time(hw, unit, &part, &pf, false, token_s) - launch);
+    }
+    if (rest) {
+        part.decodes = rest;
+        t += xqa_launch_time(hw, unit, &part, &pr, false, token_s) - launch;
+    }
+    if (plan)
+        *plan = (strata_serve_decode_plan){.blocks = 1,
+                                           .ctas = in->decodes * kvh,
+                                           .waves = full * pf.waves + pr.waves,
+                                           .cta_s = full ? pf.cta_s : pr.cta_s,
+                                           .time_s = t};
+    return t;
 }
 
 /* LMDeploy TurboMind v0.1.0a1's decoder attention (InternLM/lmdeploy
@@ -544,8 +695,12 @@ static const strata_serve_decode_kernel kernels[] = {
     {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
     {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
                                "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
-    {"mmha", mmha_time, "TensorRT-LLM's masked MHA for every decode (v0.6.1 with an FP8 cache: XQA took none before "
-                        "v0.7.1): a CTA per query head and sequence, the cache read once per query head"},
+    {"xqa-v0.7", xqa_v07_time, "TensorRT-LLM v0.7's dispatch with TRTLLM_ENABLE_XQA=1: XQA for fp16, 8 query heads a "
+                               "KV head, head 128, a non-paged cache, in micro-batches of min(144, SMs) sequences "
+                               "a kernel, else masked MHA"},
+    {"mmha", mmha_v06_time, "TensorRT-LLM's masked MHA for every decode (v0.6.1, which has no XQA): a CTA per query "
+                            "head and sequence; an FP8 cache on Hopper bound by its instruction issue, read once a "
+                            "KV group through L2"},
     {"paged-attention-rocm", paged_rocm_time,
      "vLLM's ROCm paged attention (0.7.3, 0.10.0): a workgroup per (sequence, KV head, 256 tokens), then a "
      "reduce kernel over the partitions"},

@@ -23,10 +23,25 @@
  *                    serve_decode.c xqa_v09_token_s), else
  *                    its masked MHA: a CTA per (query head, sequence), the
  *                    KV read once per query head (serve_decode.c).
+ *   xqa-v0.7         TensorRT-LLM v0.7.0/v0.7.1's dispatch with
+ *                    TRTLLM_ENABLE_XQA=1 (the only switch that builds its XQA
+ *                    runner): XQA for fp16 activations, 8 query heads a KV
+ *                    head over 1, 2, 4 or 8 KV heads, head 128, a non-paged
+ *                    cache (FP16, or E4M3 on a unit with FP8 tensor cores),
+ *                    kv heads x batch x 4 >= SMs; the RoPE kernel, then one
+ *                    kernel a micro-batch of min(144, SMs) sequences, a CTA
+ *                    per (sequence, KV head), a CTA's time as xqa-v0.9's
+ *                    (its floor an ESTIMATE for this cubin); else masked MHA.
  *   mmha             TensorRT-LLM's masked MHA for every decode, as v0.6.1
- *                    runs its FP8-cache rows (XQA took an FP8 cache from
- *                    v0.7.1): a CTA per (query head, sequence), the KV read
- *                    once per query head (serve_decode.c mmha_time).
+ *                    (no XQA in its tree) runs its FP8-cache rows: a CTA per
+ *                    (query head, sequence). With an FP8 cache on a unit
+ *                    with FP8 tensor cores its time is its instruction
+ *                    issue (92.19 warp instructions a cached token and
+ *                    query head, the v0.6.1 kernel compiled for sm_90, at
+ *                    4 a clock an SM) or the cache read once a KV group
+ *                    (the group's adjacent CTAs share it through L2),
+ *                    whichever is longer (serve_decode.c mmha_v06_time);
+ *                    else the KV read once per query head (mmha_time).
  *   paged-attention-rocm  vLLM's ROCm paged attention (csrc/rocm/attention.cu,
  *                    0.7.3 and 0.10.0): a workgroup per (sequence, KV head,
  *                    256 context tokens), then a reduce kernel over the

@@ -262,11 +262,21 @@
  *   source/performance.md: build.py --enable_fp8 --fp8_kv_cache,
  *   gptSessionBenchmark): every decode through the masked MHA kernel (the
  *   mmha row of serve_decode.h), a CTA per query head and sequence, since
- *   XQA took no FP8 cache before v0.7.1 (docs/source/release-notes.md,
- *   "TensorRT-LLM Release 0.7.1": "FP8 KV cache support for XQA kernel",
- *   "MMHA optimization for MQA and GQA"). Whether v0.6.1 ran XQA for an
- *   FP16 GQA cache was not read (no v0.6.1 tree was reachable); its page's
- *   A100 rows that strata runs are MHA (LLaMA 7B), masked MHA either way.
+ *   v0.6.1 has no XQA at all (tag v0.6.1, 9b3e12db, in the WhiteD2125/
+ *   TensorRT-LLM mirror: no decoderXQARunner; it first appears at v0.7.0),
+ *   for any cache type.
+ * trtllm-cpp-0.7: trtllm-cpp-0.9 as TensorRT-LLM v0.7.0 / v0.7.1 runs a
+ *   static batch on a non-paged cache with TRTLLM_ENABLE_XQA=1 in the
+ *   environment (the only switch that builds its XQA runner): the xqa-v0.7
+ *   row of serve_decode.h (read at tags v0.7.0 and v0.7.1; XQA for fp16
+ *   activations, 8 query heads a KV head, head 128, launched in
+ *   micro-batches of min(144, SMs) sequences, else masked MHA). Without
+ *   the variable v0.7 decodes every layer as trtllm-cpp-0.6 (the masked MHA
+ *   kernel's grid is v0.6.1's at both tags). v0.8.0 needs no row of its
+ *   own: its XQA dispatch (shouldUse, mayHavePerfGain, one launch,
+ *   multi-block off, enable_xqa True) is v0.9.0's and its sm_90 cubins are
+ *   byte-identical to v0.9.0's (git blob c979368a for the fp16 / E4M3
+ *   kernel at both tags): trtllm-cpp-0.9.
  * lmdeploy-turbomind (alias turbomind, the name LMDeploy's --backend gives
  *   it): LMDeploy's TurboMind engine as of v0.1.0a1 (InternLM/lmdeploy
  *   @9c46b27ce0358b8bc645633442b7810f715997d7; src/turbomind/). Its loop
@@ -534,6 +544,8 @@ static const strata_serve_engine engines[] = {
                "trtllm-decoder-0.11"),
     TRTLLM_CPP("trtllm-cpp-0.9", "trtllm-cpp as TensorRT-LLM v0.9 dispatches its decodes: XQA for 8 query heads a "
                "KV head, else masked MHA", "xqa-v0.9", NULL),
+    TRTLLM_CPP("trtllm-cpp-0.7", "trtllm-cpp-0.9 as TensorRT-LLM v0.7 decodes with TRTLLM_ENABLE_XQA=1: XQA over "
+               "micro-batches of min(144, SMs), else masked MHA", "xqa-v0.7", NULL),
     TRTLLM_CPP("trtllm-cpp-0.6", "trtllm-cpp-0.9 as TensorRT-LLM v0.6.1 decodes an FP8 cache: masked MHA, a CTA per "
                "query head", "mmha", NULL),
 #undef TRTLLM_CPP
