@@ -2,7 +2,8 @@
  * serve_engine.c: the engines' CPU time per step (serve_engine.h), one row
  * per engine.
  *
- * vllm-v0: vLLM's v0 engine (0.5.x; 0.6 with --num-scheduler-steps); it
+ * vllm-v0: vLLM's v0 engine (0.6.0 to 0.8.5, with or without
+ *   --num-scheduler-steps; 0.5.x has its own row, vllm-v0.5, below); it
  *   runs the vllm-v0 scheduling policy (serve_sched_v0.c).
  *   Fixed part 4 ms: the GPU bubble between two decode steps of Llama-3-8B
  *   on one H100 in the multi-step RFC's Nsight profile ("each highlighted
