@@ -746,6 +746,39 @@ START_TEST(engine_cpu_time_by_hand)
 }
 END_TEST
 
+/* vllm-v0.5's host time (serve_engine.c's vllm-v0.5 paragraph), by hand
+ * from the cited figures: 4 ms a step (#6854) and a request's share of
+ * #6913's output processing, (3.4 - 0.2) ms / 31 = 103.2258 us. A decode
+ * step of 1 request on a 10 ms GPU step: 10 + 4 + 0.1032258 =
+ * 14.1032258 ms; of 32: 4 + 32 x 0.1032258 = 7.3032258 ms of CPU, 17.3032258
+ * ms; the CPU at 32 less the CPU at 1 is #6913's 3.4 - 0.2 = 3.2 ms; at 200,
+ * 4 + 20.6451613 = 24.6451613 ms of CPU (#6801's "20ms" at BS 200 is the
+ * same order). --num-scheduler-steps 10 (0.5.5's multi-step): a decode step
+ * of 32 pays a tenth, 10.7303226 ms. A prefill step of 17 prompts of 462
+ * tokens: 4 + 17 x 0.1032258 + 7,854 x 0.0003 = 8.1110387 ms of CPU. */
+START_TEST(vllm_v05_host_time_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_engine *e = strata_serve_engine_find("vllm-v0.5", &err);
+    ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+    const strata_serve_engine_batch b1 = {.requests = 1}, b32 = {.requests = 32}, b200 = {.requests = 200};
+    ck_assert_double_eq_tol(strata_serve_engine_step(e, 10e-3, b1, false, 1), 14.1032258e-3, 1e-10);
+    ck_assert_double_eq_tol(strata_serve_engine_step(e, 10e-3, b32, false, 1), 17.3032258e-3, 1e-10);
+    ck_assert_double_eq_tol(strata_serve_engine_cpu(e, b32) - strata_serve_engine_cpu(e, b1), 3.2e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_cpu(e, b200), 24.6451613e-3, 1e-10);
+    ck_assert_double_eq_tol(strata_serve_engine_step(e, 10e-3, b32, false, 10), 10.7303226e-3, 1e-10);
+    const strata_serve_engine_batch pre = {.requests = 17, .prompt_tokens = 7854, .prefill_tokens = 7854};
+    ck_assert_double_eq_tol(strata_serve_engine_cpu(e, pre), 8.1110387e-3, 1e-10);
+    /* the rest of the row is vllm-v0's: its scheduler, all-reduce and kernels */
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", NULL);
+    ck_assert_str_eq(e->scheduler, v0->scheduler);
+    ck_assert_str_eq(e->allreduce, v0->allreduce);
+    ck_assert_str_eq(e->attn_aux, v0->attn_aux);
+    ck_assert_int_eq(e->mode, SERVE_ENGINE_MULTI_STEP);
+    ck_assert_double_eq(v0->per_seq_s, 35e-6);
+}
+END_TEST
+
 /* serve_names: one finder over any table of rows ended by a NULL name, the
  * name anywhere in the row (here second); the message on an unknown name
  * is the caller's format with the name (or "(none)") and the list. Then
@@ -803,9 +836,9 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm, trtllm-cpp, "
-                   "trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.7, trtllm-cpp-0.6, lmdeploy-turbomind, "
-                   "turbomind)");
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, vllm-v0.5, sglang-v0.3, sglang-v0.4, overlap, "
+                   "trtllm, trtllm-cpp, trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.7, trtllm-cpp-0.6, "
+                   "lmdeploy-turbomind, turbomind)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
@@ -1774,6 +1807,7 @@ int main(void)
     tcase_add_test(tc, sliding_window_attention_reads_its_window);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
     tcase_add_test(tc, engine_cpu_time_by_hand);
+    tcase_add_test(tc, vllm_v05_host_time_by_hand);
     tcase_add_test(tc, names_lookup_messages);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);

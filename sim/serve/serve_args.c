@@ -63,7 +63,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
-         "decode attention kernel: none (default), vllm-v0, sglang-v0.3, sglang-v0.4, overlap, trtllm (XQA decode "
+         "decode attention kernel: none (default), vllm-v0, vllm-v0.5 (0.5.x's figures), sglang-v0.3, sglang-v0.4, "
+         "overlap, trtllm (XQA decode "
          "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.11 (its v0.11 decoder's "
          "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch; v0.8's too), trtllm-cpp-0.7 (v0.7 with "
          "TRTLLM_ENABLE_XQA=1), trtllm-cpp-0.6 (v0.6.1's masked MHA decode), "

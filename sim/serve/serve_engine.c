@@ -2,7 +2,8 @@
  * serve_engine.c: the engines' CPU time per step (serve_engine.h), one row
  * per engine.
  *
- * vllm-v0: vLLM's v0 engine (0.5.x; 0.6 with --num-scheduler-steps); it
+ * vllm-v0: vLLM's v0 engine (0.6.0 to 0.8.5, with or without
+ *   --num-scheduler-steps; 0.5.x has its own row, vllm-v0.5, below); it
  *   runs the vllm-v0 scheduling policy (serve_sched_v0.c).
  *   Fixed part 4 ms: the GPU bubble between two decode steps of Llama-3-8B
  *   on one H100 in the multi-step RFC's Nsight profile ("each highlighted
@@ -28,7 +29,39 @@
  *   inputs.py): 2.43 ms for 17 prompts of 462 tokens, 309 ns a token
  *   (293-342 ns from 1,848 to 8,080 tokens; docs/serving.md, "vLLM 0.6 and
  *   the FP8 KV cache (wave 21)"). Not the blog's host, torch (2.4) or
- *   Python.
+ *   Python. These figures are charged to every release the row stands
+ *   for, 0.6.0 to 0.8.5 (the held-out sets' V0 rows), though from 0.6.0
+ *   the output processing (_process_model_outputs: detokenising, the stop
+ *   checks, the RequestOutputs) runs while the GPU runs the next forward
+ *   (vllm-0.6.5 sdist, engine/llm_engine.py:1401-1403 hands the step an
+ *   async_callback; worker/model_runner.py:1735-1736 calls it once the
+ *   forward and the logits are launched, before the sampler's
+ *   synchronisation; off only for eager mode, pipeline parallelism, Ray
+ *   SPMD and speculative decoding, config.py:589-626, platforms/cuda.py:
+ *   96-103, rocm.py:76-83). No public figure splits a 0.6+ step's host time
+ *   into the serial part (schedule(), prepare_model_input, the sampler's
+ *   pythonisation, _advance_to_next_step) and the overlapped part, so the
+ *   row is left as it was (docs/serving.md, "vLLM's host time per
+ *   sequence (wave 33)").
+ * vllm-v0.5: vLLM 0.5.x's v0 engine, before 0.6.0's asynchronous output
+ *   processor (vllm-project/vllm PR #7049, merged 2024-08-26, after
+ *   v0.5.5): every step's host work is serial with the GPU. Its figures
+ *   are the published ones measured on vLLM main of late July 2024
+ *   (between v0.5.3.post1 and v0.5.4): 4 ms a step, #6854's bubble
+ *   (above); 103.2 us a request, the slope of #6913's (vllm-project/vllm
+ *   issue, "[RFC]: Asynchronous Output Processor", 2024-07-29) time of
+ *   LLMEngine._process_model_outputs, 0.2 ms at 1 request and 3.4 ms at
+ *   32 (Llama-3-70B-Instruct FP8 on 4 x H100, 128 prompt tokens; no CPU
+ *   named; the table's third row, 0.2 ms at 1,024, contradicts the first
+ *   two and the issue marks its numbers as to be updated: not used). That
+ *   is the output processing alone, so a lower bound of the work a
+ *   request adds (the scheduler's, the input preparation's and the
+ *   sampler's per-request Python have no published split); at 200
+ *   requests it gives 4 + 20.6 ms, where vllm-project/vllm issue #6801
+ *   (2024-08-08, no hardware named) puts sampling, input preparation,
+ *   output processing and the scheduler together at "20ms". The prefill
+ *   term (0.3 us a token) is vllm-v0's ESTIMATE, its kernels vllm-v0's.
+ *   No validation row runs 0.5.
  * sglang-v0.3: SGLang before 0.4, a synchronous loop (the scheduler waits
  *   for each step's tokens; detokenisation runs in its own process).
  *   ESTIMATE 1 ms per step: its v0.4 release's overlap of that CPU work
@@ -457,26 +490,32 @@ enum { GRAPH_ALIGN = 8 };
 #define SGLANG_PER_PROMPT_TOKEN_S 5.4e-9
 #define SGLANG_PER_OUTPUT_TOKEN_S 25e-9
 
+/* vllm-v0.5's CPU time per request (the vllm-v0.5 paragraph above): #6913's _process_model_outputs, 0.2 ms at 1
+ * request and 3.4 ms at 32 (Llama-3-70B FP8, 4 x H100), (3.4 - 0.2) ms / 31 = 103.2258 us a request. */
+#define VLLM_V05_PER_SEQ_S ((3.4e-3 - 0.2e-3) / 31.0)
+
 static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
+/* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
+ * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
+ * FlashAttention-2 kernels and the logits gathered to rank 0, the embedding all-reduced. */
+#define VLLM_V0_SHARED                                                                                             \
+    .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
+    .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
+    .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true
     {.name = "vllm-v0",
-     .mode = SERVE_ENGINE_MULTI_STEP,
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
-     .per_prefill_token_s = 0.3e-6,
-     .lengths = SERVE_LENGTH_VLLM_SERVER,
-     .what = "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step + 0.3 us a prefilled token (ESTIMATE), once per "
-             "--num-scheduler-steps decode steps",
-     .scheduler = "vllm-v0",
-     .allreduce = "vllm-custom",
-     .allreduce_rocm = "vllm-custom-rocm",
-     .decode_rocm = "paged-attention-rocm",
-     .graph_align = GRAPH_ALIGN,
-     .attn_aux = "vllm-0.6-flash-attn",
-     .fa2_attention = true,
-     .logits_gather = true,
-     .logits_to_root = true,
-     .embed_allreduce = true},
+     .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
+             "(ESTIMATE), once per --num-scheduler-steps decode steps",
+     VLLM_V0_SHARED},
+    {.name = "vllm-v0.5",
+     .step_s = 4e-3,
+     .per_seq_s = VLLM_V05_PER_SEQ_S,
+     .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
+             "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
+     VLLM_V0_SHARED},
 /* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced. */
 #define SGLANG_SHARED                                                                                              \
