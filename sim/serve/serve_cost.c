@@ -11,6 +11,7 @@
 #include "serve/serve_allreduce.h"
 #include "serve/serve_coll.h"
 #include "serve/serve_links.h"
+#include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
 
 struct strata_serve_cost {
@@ -178,11 +179,14 @@ static double elementwise(const strata_serve_cost *c, uint64_t n)
  * It reads the GEMM's output (activations' dtype) and writes the next
  * GEMM's input: FP8 under 8-bit weights (TensorRT-LLM's GatedMLP passes
  * quant_scale = down_proj.input_scale to swiglu, gated_mlp.py), else the
- * activations' dtype. The routed experts' activation is the same pass
+ * activations' dtype; under block-scaled FP8 (weight_block) the
+ * activations' dtype, the down projection quantizing its own input
+ * (block_quant). The routed experts' activation is the same pass
  * (experts_grouped). */
 static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
 {
-    double up = (c->s.gated ? 2.0 : 1.0) * (double)w, in = strata_serve_dtype_bytes(c->m.dtype);
+    double up = (c->s.gated ? 2.0 : 1.0) * (double)w;
+    double in = c->m.weight_block ? act_bytes(c) : strata_serve_dtype_bytes(c->m.dtype);
     return t && w ? stream_pass(c, t * w, (double)t * (up * act_bytes(c) + (double)w * in)) : 0;
 }
 
@@ -330,83 +334,53 @@ static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
     return route + (in < act ? stream_pass(c, lt * c->m.hidden, t * (double)c->m.hidden * (act + in)) : 0);
 }
 
-/* The expert maps of t tokens' routed rows (moe_kernels.cu, runMoe's
- * prologue), 4-byte ids and indices, e = the experts on the rank (EP 1):
- * fusedBuildExpertMapsSortFirstToken (one block: t <= 256, top_k in
- * {1, 2, 4, 6, 8}, log2(e + 1) < 9) reads each routed row's expert id and
- * writes both permutation maps, 12 bytes a routed row, and the e + 1
- * 8-byte expert offsets. Else threeStepBuildExpertMapsSortFirstToken, over
- * e x b blocks of computeNumTokensPerBlock's size (the smallest of 32, 64,
- * ... 1024 with ceil(t / size) x e <= size, else 1024):
- * blockExpertPrefixSum reads the ids and writes each routed row's index
- * (8 a routed row) and e x b counts; globalExpertPrefixSum reads the
- * counts and writes their prefix sums and the offsets;
- * mergeExpertPrefixSum reads counts, sums and indices and writes the two
- * maps and the permuted expert ids (16 a routed row). */
-static double expert_maps(const strata_serve_cost *c, uint64_t t, uint64_t routed)
+/* TensorRT-LLM's expert maps of t tokens' routed rows, one kernel a pass
+ * (serve_moe_route.h strata_serve_expert_map_passes). */
+static double expert_maps(const strata_serve_cost *c, uint64_t t)
 {
-    uint64_t k = c->m.top_k, e = c->m.experts;
-    double r = (double)routed, offsets = 8.0 * (double)(e + 1);
-    if (t <= 256 && e <= 510 && (k == 1 || k == 2 || k == 4 || k == 6 || k == 8))
-        return stream_pass(c, routed, 12.0 * r + offsets);
-    uint64_t per_block = 1024;
-    for (uint64_t b = 32; b <= 1024; b *= 2)
-        if ((t + b - 1) / b * e <= b) {
-            per_block = b;
-            break;
-        }
-    double eb = (double)(e * ((t + per_block - 1) / per_block));
-    return stream_pass(c, routed, 8.0 * r + 4.0 * eb) + stream_pass(c, routed, 8.0 * eb + offsets) +
-           stream_pass(c, routed, 16.0 * r + 8.0 * eb);
+    strata_serve_route_pass p[3];
+    uint32_t n = strata_serve_expert_map_passes(t, c->m.top_k, c->m.experts, p);
+    double time = 0;
+    for (uint32_t i = 0; i < n; i++)
+        time += stream_pass(c, p[i].elements, p[i].bytes);
+    return time;
+}
+
+/* One per-token-group FP8 quantization of a t x k input before a
+ * block-scaled linear (weight_block > 0; serve_moe_route.h
+ * strata_serve_block_quant_bytes): one kernel; 0 without block scales. */
+static double block_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
+{
+    double b = strata_serve_block_quant_bytes(t, k, c->m.weight_block, act_bytes(c),
+                                              strata_serve_dtype_bytes(c->m.dtype));
+    return b > 0 ? stream_pass(c, t * k, b) : 0;
 }
 
 /* The routed experts of an MoE layer on t tokens (every rank's under
  * attention DP), kernel by kernel as TensorRT-LLM's CUTLASS fused MoE runs
- * them (the engine of the MoE serving cases and of aiconfigurator's
- * fused-MoE rows; cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
- * moe_kernels.cu, CutlassMoeFCRunner::runMoe and gemm1):
- *   1. the expert maps (expert_maps below): fusedBuildExpertMapsSortFirstToken,
- *      one kernel up to 256 tokens with top_k in {1, 2, 4, 6, 8}, else
- *      three (block and global prefix sums, merge);
- *   2. expandInputRowsKernel: every routed row gathered into expert order,
- *      routed x hidden read and written in the GEMMs' input dtype (FP8
- *      under 8-bit weights), and per routed row its source index read and
- *      its router scale read and written permuted (4 bytes each);
- *   3. computeStridesTmaWarpSpecialized: one small kernel (64 bytes an
- *      expert);
- *   4. gemm1, a grouped GEMM: `active` products of `per` rows each, one
- *      grouped-gemm kernel (an expert's rows padded to the CTA tile's
- *      token extent, its N: the kernel runs transposed, matrix.c's tile
- *      quantization; the grouped kernel's own CTA tiles, no split-K, K in
- *      whole k-blocks, a descriptor switch per expert a CTA starts: the
- *      hardware's grouped_cta_tiles, grouped_k_tile_bytes and
- *      grouped_group_switch);
- *   5. doActivation: reads the routed x up bf16 GEMM output, writes
- *      routed x w in the GEMMs' input dtype;
- *   6. gemm2, grouped the same way;
- *   7. finalizeMoeRoutingKernel: reads routed x hidden bf16, writes the
- *      t x hidden sum over top_k; per routed row it reads the expert id,
- *      the permuted row's index and the router scale (4 bytes each). The
- *      runner may instead fuse this sum into gemm2's epilogue (FINALIZE:
- *      a cudaMemsetAsync of the output, then red.global.add of each routed
- *      row, sm90_visitor_scatter.hpp); the autotuner picks between the two
- *      by timing them, which no source fixes, so strata keeps this one.
- * Every one of these kernels launches whatever the dtype (FP8 per-tensor
- * runs the same list: no computeFP8DequantScale on the TMA path).
- * routed = t x top_k over active = min(experts, routed) experts (balanced
- * routing), per = ceil(routed / active). vLLM's fused_experts (Triton)
- * gathers the rows inside its GEMM instead of step 2 and has no step 3. */
-static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w)
+ * them: the seven kernels and their bytes are listed, with their sources,
+ * in serve_moe_route.h ("The routed experts' kernels"). routed = t x
+ * top_k over active experts: min(experts, routed) (balanced routing,
+ * aiconfigurator's), or in a served step (routed_by_router) the experts a
+ * router reaches (strata_serve_routed_experts); per = ceil(routed /
+ * active). Served with block-scaled FP8 weights the activation writes
+ * bf16 and gemm2's input is quantized by a kernel of its own
+ * (block_quant). */
+static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w, bool routed_by_router)
 {
     uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden, k = c->m.top_k;
     uint64_t routed = t * k, active = routed < c->m.experts ? routed : c->m.experts;
+    if (routed_by_router)
+        active = strata_serve_routed_experts(c->m.experts, k, t);
     if (!active)
         return 0;
     uint64_t per = (routed + active - 1) / active;
+    bool split = routed_by_router && c->m.weight_block > 0;
     double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), r = (double)routed, hh = (double)h;
-    double pre = expert_maps(c, t, routed) + stream_pass(c, routed * h, 2.0 * r * hh * in + 12.0 * r) +
+    double pre = expert_maps(c, t) + stream_pass(c, routed * h, 2.0 * r * hh * in + 12.0 * r) +
                  stream_pass(c, active, (double)active * 64.0);
-    double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * in));
+    double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * (split ? act : in))) +
+                        (split ? block_quant(c, routed, w) : 0);
     double combine = stream_pass(c, t * h, (r + (double)t) * hh * act + 12.0 * r);
     return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
 }
@@ -418,7 +392,7 @@ double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, stra
     c->work = work;
     double t = 0;
     if (c->s.moe_ffn > 0 && c->m.experts && tokens)
-        t = route_and_quantize(c, tokens) + experts_grouped(c, tokens, (uint64_t)c->s.moe_ffn / c->tp);
+        t = route_and_quantize(c, tokens) + experts_grouped(c, tokens, (uint64_t)c->s.moe_ffn / c->tp, false);
     c->work = NULL;
     return t;
 }
@@ -429,14 +403,21 @@ double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, stra
  * experts every token goes through (one MLP shared_experts x wide, as
  * vLLM's DeepseekV2MoE and Llama4MoE build them; whole on a rank's own
  * tokens under attention DP, overridden_tp_size=1 in TensorRT-LLM's Qwen3
- * and Llama 4 MoE modules, else split over tp). */
+ * and Llama 4 MoE modules, else split over tp), with its activation
+ * (vLLM's DeepseekV2MLP and Llama4's shared_expert run SiluAndMul between
+ * gate_up_proj and down_proj) and, under block-scaled FP8, its two
+ * linears' input quantizations (block_quant: apply_w8a8_block_fp8_linear
+ * quantizes each linear's input). The routed experts reach the experts a
+ * router picks (experts_grouped, routed_by_router). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t w = (uint64_t)c->s.moe_ffn / c->tp, lt = local_tokens(c, t);
     uint64_t shared_w = (uint64_t)c->s.shared_experts * (c->dp > 1 ? (uint64_t)c->s.moe_ffn : w);
-    double shared = c->s.shared_experts ? mlp_pair(c, lt, shared_w) : 0;
-    return gemm(c, lt, m->hidden, m->experts) + route_and_quantize(c, lt) + experts_grouped(c, t, w) + shared;
+    double shared = c->s.shared_experts ? mlp_pair(c, lt, shared_w) + mlp_activation(c, lt, shared_w) +
+                                              block_quant(c, lt, m->hidden) + block_quant(c, lt, shared_w)
+                                        : 0;
+    return gemm(c, lt, m->hidden, m->experts) + route_and_quantize(c, lt) + experts_grouped(c, t, w, true) + shared;
 }
 
 /* All layers' MLPs: the dense ones', then the MoE ones'. */
@@ -546,13 +527,15 @@ static double projections(const strata_serve_cost *c, uint64_t t)
     if (s->kv_lora_rank <= 0) {
         uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->attn_tp);
         uint64_t qkv = ((uint64_t)m->heads / c->attn_tp + 2 * kvr) * m->head_dim;
-        return gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->attn_tp * m->head_dim, m->hidden);
+        uint64_t o_in = (uint64_t)m->heads / c->attn_tp * m->head_dim;
+        return gemm(c, t, m->hidden, qkv) + gemm(c, t, o_in, m->hidden) + block_quant(c, t, o_in);
     }
     uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
     uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
     double down = lq ? gemm(c, t, m->hidden, lq + lkv + r) + gemm(c, t, lq, heads * qk)
                      : gemm(c, t, m->hidden, heads * qk) + gemm(c, t, m->hidden, lkv + r);
-    return down + elementwise(c, t * (lq + lkv)) + gemm(c, t, heads * v, m->hidden);
+    return down + elementwise(c, t * (lq + lkv)) + gemm(c, t, heads * v, m->hidden) + block_quant(c, t, lq) +
+           block_quant(c, t, heads * v);
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens
@@ -566,7 +549,8 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t)
     const strata_serve_model *m = &c->m;
     uint64_t lt = local_tokens(c, t);
     double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden) + fp8_input_quant(c, lt, true);
-    double dense_act = mlp_activation(c, lt, m->intermediate) + fp8_input_quant(c, lt, false);
+    double dense_act = mlp_activation(c, lt, m->intermediate) + fp8_input_quant(c, lt, false) +
+                       block_quant(c, lt, m->intermediate);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t) +
                    c->moe_layers * moe_collectives(c, t);
     if (t <= c->max_tokens)
@@ -585,7 +569,8 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
     double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t) +
                    fp8_input_quant(c, t, true);
     /* the dense MLPs' activation and their FP8 input */
-    double dense_act = mlp_activation(c, t, (uint64_t)m->intermediate / c->tp) + fp8_input_quant(c, t, false);
+    double dense_act = mlp_activation(c, t, (uint64_t)m->intermediate / c->tp) + fp8_input_quant(c, t, false) +
+                       block_quant(c, t, (uint64_t)m->intermediate / c->tp);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
