@@ -114,6 +114,66 @@ START_TEST(nvls_on_one_node_by_release)
 }
 END_TEST
 
+/* One HGX B200 node at issue 39's mid sizes under 2.27 (NVIDIA/nccl
+ * v2.27.7-1), what NCCL picks and predicts; hgx-b200.ini's figures:
+ *   ring graph: search.cc l. 962 sm100SpeedArrayIntra {90, 80, ...}, the
+ *     GPU's 18 x SM100_NVLINK_BW 40.1 (topo.h l. 21) = 721.8 GB/s: 8 x 90
+ *     = 720 fits, ncclTopoDupChannels (90 >= 50) -> 16 x 45
+ *   NVLS graph: ncclTopoSearchTryNvls charges the head 2 x speed and the
+ *     other 7 ranks 1 x on each GPU's NVLink, 9 x speed for 8 heads:
+ *     9 x 90 = 810 > 721.8, 9 x 80 = 720 fits -> 8 heads x 80
+ * tuning.cc l. 134-189, 211-362, N1, nsteps 2 x 7 = 14 (us, GB/s):
+ *   NVLS         lat hwLat[NVLINK][NVLS] 25 (base 0); bw 8 x min(80, 80)
+ *                = 640 bus, x 5/6 = 533.333
+ *   Ring LL128   14 + 14 x 1.9 = 40.6; min(720 x .92, 16 x 2 x 36.7) =
+ *                662.4, x 8/14 = 378.514
+ *   Ring Simple  8.4 + 14 x 3.4 = 56; 720 x 8/14 = 411.429
+ *   Ring LL      6.6 + 14 x .6 = 15; min(llMaxBws 2 x 141, 720 x .5) =
+ *                282, x 8/14 = 161.143
+ *   Tree Simple  8.4 + 2 x 7 x 4 = 64.4; NCCL's tree graph (init.cc l.
+ *                857-859: the ring's 16 channels exactly; search.cc from
+ *                the first speed with 16 x speed <= 721.8 x 8/7, 50, which
+ *                overfills the NVLink, to 40) is 16 x 40: min(640 x .92,
+ *                16 x 2 x 38.7) x .5 = 294.4, x treeCorrectionFactor .7
+ *                at 32 MiB (331.2 before wave 33, on the ring's 16 x 45)
+ * At 32 MiB (33554432 B): NVLS 25 + 62.9146 = 87.9146 us; Ring LL128
+ * 40.6 + 88.6475 = 129.2475; Ring Simple 56 + 81.5561 = 137.5561; Ring LL
+ * 15 + 208.23; Tree Simple 64.4 + 162.8: NVLS/Simple wins, and at 8 and
+ * 64 MiB too (8 MiB: NVLS 40.73, Ring LL128 62.76, Ring LL 67.06). It runs
+ * on nvlsChannels 24 (nvls.cc l. 180-193, NVLS_NCHANNELS_SM100_NVL). The
+ * chunk (enqueue.cc calcCollChunking l. 2003-2017) with the p6's and A4's
+ * NCCL_NVLS_CHUNKSIZE of 512 KiB: min(4 MiB / 8, 512 KiB) = 512 KiB, then
+ * 64 KiB below 64 x 24 x 8 x 512 KiB = 6 GiB, 32 KiB below 8 x 192 x 64
+ * KiB = 96 MiB, 16 KiB below 2 x 192 x 32 KiB = 12 MiB: 16 KiB at 8 MiB,
+ * 32 KiB at 32 and 64 MiB, 64 KiB at 128 MiB, 512 KiB at 8 GiB. */
+START_TEST(a_b200_node_at_mid_sizes)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_BLACKWELL, .ranks = 8, .graph_channels = 16, .channel_gbs = 45.0,
+                          .nvls = true, .nvls_chunk_bytes = 512u << 10};
+    c.version = strata_nccl_version_find("2.27");
+    const uint64_t mib32 = 32u << 20;
+    ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, mib32),
+                            25.0 + mib32 / (640.0 * 5 / 6 * 1000), 1e-6);
+    ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL128, mib32),
+                            40.6 + mib32 / (662.4 * 8 / 14 * 1000), 1e-6);
+    ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, mib32),
+                            56.0 + mib32 / (720.0 * 8 / 14 * 1000), 1e-6);
+    ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, mib32),
+                            64.4 + mib32 / (294.4 * .7 * 1000), 1e-6);
+    static const uint64_t sizes[] = {8u << 20, 32u << 20, 64u << 20, 128u << 20, 8ull << 30};
+    static const uint64_t chunks[] = {16384, 32768, 32768, 65536, 524288};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        strata_nccl_choice ch;
+        ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, sizes[i], &ch));
+        ck_assert_int_eq(ch.algo, STRATA_NCCL_NVLS);
+        ck_assert_int_eq(ch.proto, STRATA_NCCL_SIMPLE);
+        ck_assert_uint_eq(ch.channels, 24);
+        ck_assert_uint_eq(ch.heads, 8);
+        ck_assert_uint_eq(ch.chunk_bytes, chunks[i]);
+    }
+}
+END_TEST
+
 /* NVLS's channels and chunks (nvls.cc, enqueue.cc calcCollChunking) on
  * B200 nodes (blackwell; ring graph 16 x 45 GB/s: the NVLS graph's 8 heads
  * at 80 GB/s, 9 x 80 <= 720), NCCL's NVLS or NVLS_TREE forced, 2 GiB
@@ -389,6 +449,7 @@ static Suite *nccl_versions_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_2_mib_all_reduce_under_two_releases);
     tcase_add_test(tc, nvls_on_one_node_by_release);
+    tcase_add_test(tc, a_b200_node_at_mid_sizes);
     tcase_add_test(tc, nvls_channels_by_release_and_nodes);
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);

@@ -207,6 +207,36 @@ void strata_nccl_tree_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
     *bw_intra = intra;
 }
 
+/* The tree graph's speed on one node (NVIDIA/nccl v2.27.7-1; the same
+ * rule from v2.25.1-1 to v2.30.7-1): src/init.cc l. 856-859 searches it
+ * for exactly the ring graph's channels (min = max = ringGraph->
+ * nChannels); src/graph/search.cc ncclTopoCompute, no NIC on the node,
+ * takes the architecture's intra-node array (l. 1039-1045) from the first
+ * speed with channels x speed at most totalBw x ppn / (ppn - 1) (l. 1049-
+ * 1051, a tree pattern), then steps down while the chain's NVLink does not
+ * carry channels x speed (ncclTopoFollowPath charges bwIntra once a
+ * channel on each GPU's link out); pass 2's raise of bwIntra overfills it.
+ * On Hopper the ring graph's speed is in sm90SpeedArrayIntra (12 x 30,
+ * 6 x 60 duplicated) and the tree's graph is the ring's; on Blackwell the
+ * ring's 16 x 45 (8 x 90 duplicated: ncclTopoDupChannels) is not in
+ * sm100SpeedArrayIntra {90, 80, 70, 60, 50, 40, ...}: 16 x 50 overfills
+ * 720 GB/s, the tree runs 16 x 40. The GPU's NVLink is the model's ring
+ * graph (channels x speed), as in strata_nccl_nvls_graph. Before Hopper
+ * the ring's speed (speedArrayIntra is not in this model's tables). */
+static double node_tree_speed(const strata_nccl_comm *c)
+{
+    if (c->arch < STRATA_NCCL_HOPPER || c->ranks < 2)
+        return c->channel_gbs;
+    size_t n_speeds;
+    const double *speeds = speed_array(c, false, &n_speeds);
+    double nvlink = c->graph_channels * c->channel_gbs * (1 + 1e-9);
+    double total = nvlink * c->ranks / (c->ranks - 1);
+    for (size_t i = 0; i < n_speeds; i++)
+        if (c->graph_channels * speeds[i] <= total && c->graph_channels * speeds[i] <= nvlink)
+            return speeds[i];
+    return c->channel_gbs;
+}
+
 static bool coll_kind(strata_op_kind kind)
 {
     return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
@@ -273,6 +303,8 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bw = nodes <= 2 ? intra : inter;
     } else if (nodes > 1) {
         strata_nccl_net_graph(c, &ch, &bw);
+    } else if (a == STRATA_NCCL_TREE) {
+        bw = node_tree_speed(c);
     }
     if (a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE) {
         double intra, inter;
