@@ -163,13 +163,15 @@ START_TEST(torus_routes_through_gateways)
 }
 END_TEST
 
-/* tpu-v5p-64 (4x4x4, 100 GB/s and 0.5 us a hop): 64 KiB copies 63 -> 0
+/* tpu-v5p-64 (4x4x4, 90 GB/s and 1 us a hop): 64 KiB copies 63 -> 0
  * and 15 -> 16 both cross one direction of ici:3-15 and ici:0-3 (three hops
  * each), 0 -> 63 and 16 -> 15 the other direction; all four start
  * together. Max-min shares each direction 50/50, so every copy takes three
- * latencies and its bytes at half the link: 1.5e-6 + 2 x 65536 / 100e9 =
- * 2.81072 us. CM02's lazy update (the engine's configuration before wave 8)
- * ended the second pair at 2.155 us, as if each had the link alone. */
+ * latencies and its bytes at half the link: 3 x 1e-6 + 2 x 65536 / 90e9 =
+ * 3 + 1.456356 = 4.456356 us (before wave 33's link, 100 GB/s and 0.5 us:
+ * 1.5 + 1.31072 = 2.81072 us). CM02's lazy update (the engine's
+ * configuration before wave 8) ended the second pair at 2.155 us (old
+ * figures), as if each had the link alone. */
 static double stream_busy(const strata_results *r, const char *name)
 {
     for (guint i = 0; i < r->streams->len; i++) {
@@ -192,7 +194,7 @@ static void four_copies_share_their_links(const char *const *overrides)
     strata_hw *hw = strata_test_load_hw("tpu-v5p-64", overrides);
     strata_results *r = run_on(hw, t->str);
     strata_hw_free(hw);
-    double want = 1.5e-6 + 2 * 65536.0 / 100e9;
+    double want = 3 * 1e-6 + 2 * 65536.0 / 90e9;
     assert_close(r->makespan_s, want, "makespan");
     for (int i = 0; i < 4; i++) {
         char name[8];
@@ -213,12 +215,12 @@ START_TEST(copies_started_together_share_their_links)
 }
 END_TEST
 
-/* Under flow_sharing = latency SimGrid charges each route's 1.5 us itself
+/* Under flow_sharing = latency SimGrid charges each route's 3 us itself
  * and enables the flows after it, where its lazy update would leave the
  * second pair's link directions out of the solve (2.155 us for them:
  * scripts/simgrid-repro/README.md); the full update stays for it. The four
  * routes have the same latency, so CM02's weights are equal and the shares
- * and ends are those above: 1.5 us + 2 x 65,536 B / 100 GB/s = 2.81072 us. */
+ * and ends are those above: 3 us + 2 x 65,536 B / 90 GB/s = 4.456356 us. */
 START_TEST(copies_started_together_share_their_links_latency_sharing)
 {
     static const char *const latency[] = {"hardware.flow_sharing=latency", NULL};

@@ -81,11 +81,16 @@ START_TEST(test_v5e_pod)
 }
 END_TEST
 
-/* v5p: 100 GB/s per link; (0,0,0) to (2,2,2) is two hops on each axis. */
+/* v5p: the scaling book's link (tpus.md @0819a7d): 9e10 B/s one way and
+ * 1 us a hop (wave 33; was the Cloud page's 100 GB/s and 1/2 us);
+ * (0,0,0) to (2,2,2) is two hops on each axis. */
 START_TEST(test_v5p_cube)
 {
     strata_hw *hw = strata_test_load_hw("tpu-v5p-64", NULL);
-    ck_assert_double_eq(strata_test_link(hw, "ici:0-1")->bandwidth, 100e9);
+    const strata_link_spec *l = strata_test_link(hw, "ici:0-1");
+    ck_assert_double_eq(l->bandwidth, 90e9);
+    ck_assert_double_eq(l->latency, 1e-6);
+    ck_assert(l->full_duplex);
     ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@42"), 6);
     strata_hw_free(hw);
 }
