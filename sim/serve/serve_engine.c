@@ -449,6 +449,76 @@
 #include "serve/serve_cost.h"
 #include "serve/serve_names.h"
 
+/* SGLang 0.3.0's largest captured decode batch (model_executor/
+ * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
+ * with padding, the default) */
+enum { SGLANG_V03_GRAPH_MAX = 160 };
+/* SGLang 0.4.0's (cuda_graph_runner.py:128-150: capture_bs [1, 2, 4] + 8 x
+ * (1..20), those <= cuda_graph_max_bs, 160 on a GPU of 25 GB or more,
+ * server_args.py:177-182; replay pads to the next, bisect_left, :341-346) */
+enum { SGLANG_V04_GRAPH_MAX = 160 };
+/* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
+ * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
+ * above) and pad a decode batch to the next captured size. */
+enum { GRAPH_ALIGN = 8 };
+
+/* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
+ * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
+ * FlashAttention-2 kernels and the logits gathered to rank 0, the embedding all-reduced. */
+#define VLLM_V0_SHARED                                                                                             \
+    .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
+    .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
+    .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true
+
+/* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
+ * logits gathered and the embedding all-reduced. */
+#define SGLANG_SHARED                                                                                              \
+    .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
+    .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
+    .logits_gather = true, .embed_allreduce = true
+
+/* TensorRT-LLM's C++ executor on a TensorRT engine, by release: what
+ * differs is its decode kernel's dispatch and its decoder (serve_sampler.h;
+ * NULL: none charged). */
+#define TRTLLM_CPP(row, about, decode_kernel, decoder)                                                            \
+    {.name = row,                                                                                                \
+     .mode = SERVE_ENGINE_SYNC,                                                                                  \
+     .what = about,                                                                                              \
+     .scheduler = "trtllm-no-evict-unchunked",                                                                   \
+     .decode = decode_kernel,                                                                                    \
+     .pool_of_free = true,                                                                                       \
+     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
+     .logits_gather = true,                                                                                      \
+     .sampler = decoder}
+
+/* LMDeploy TurboMind 0.1, under both of its names. */
+#define LMDEPLOY_TURBOMIND(alias)                                                                                \
+    {.name = alias,                                                                                              \
+     .mode = SERVE_ENGINE_SYNC,                                                                                  \
+     .step_s = 50e-6,                                                                                            \
+     .per_seq_s = 1e-6,                                                                                          \
+     .what = "LMDeploy TurboMind 0.1 (C++): whole prompts in context passes, then one decoder pass; its decoder " \
+             "attention, NCCL, no CUDA graphs; 50 us + 1 us a request a step (ESTIMATE)",                        \
+     .scheduler = "lmdeploy-turbomind",                                                                          \
+     .decode = "turbomind-v0.1",                                                                                 \
+     .fa2_attention = true,                                                                                      \
+     .context_passes = true,                                                                                     \
+     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
+     .logits_gather = true}
+
+/* SGLang's CPU time a step, the sglang-v0.3 row's figures, which sglang-v0.4 reuses (the comment above gives
+ * both): 1 ms a step (ESTIMATE, the v0.4 release's "1.1x"), per request 1.6 us, 5.4 ns a prompt token and 25 ns a
+ * generated token (ESTIMATE, SGLang 0.3.0's per-request Python timed on the build host). */
+#define SGLANG_STEP_S 1e-3
+#define SGLANG_PER_SEQ_S 1.6e-6
+#define SGLANG_PER_PROMPT_TOKEN_S 5.4e-9
+#define SGLANG_PER_OUTPUT_TOKEN_S 25e-9
+
+/* vllm-v0.5's CPU time per request (the vllm-v0.5 paragraph above): #6913's _process_model_outputs, 0.2 ms at 1
+ * request and 3.4 ms at 32 (Llama-3-70B FP8, 4 x H100), (3.4 - 0.2) ms / 31 = 103.2258 us a request. */
+#define VLLM_V05_PER_SEQ_S ((3.4e-3 - 0.2e-3) / 31.0)
+
 /* SGLang 0.4.0's mem_fraction_static when none is given (server_args.py:
  * 157-168): 0.88 at TP1, 0.87 at TP2-3, 0.85 at TP4-7, 0.81 at TP8-15,
  * 0.79 from TP16. */
@@ -469,41 +539,8 @@ static uint32_t sglang_v04_max_running(uint64_t pool_tokens, uint32_t max_model_
     return (uint32_t)(n ? n : 1);
 }
 
-/* SGLang 0.3.0's largest captured decode batch (model_executor/
- * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
- * with padding, the default) */
-enum { SGLANG_V03_GRAPH_MAX = 160 };
-/* SGLang 0.4.0's (cuda_graph_runner.py:128-150: capture_bs [1, 2, 4] + 8 x
- * (1..20), those <= cuda_graph_max_bs, 160 on a GPU of 25 GB or more,
- * server_args.py:177-182; replay pads to the next, bisect_left, :341-346) */
-enum { SGLANG_V04_GRAPH_MAX = 160 };
-/* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
- * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
- * above) and pad a decode batch to the next captured size. */
-enum { GRAPH_ALIGN = 8 };
-
-/* SGLang's CPU time a step, the sglang-v0.3 row's figures, which sglang-v0.4 reuses (the comment above gives
- * both): 1 ms a step (ESTIMATE, the v0.4 release's "1.1x"), per request 1.6 us, 5.4 ns a prompt token and 25 ns a
- * generated token (ESTIMATE, SGLang 0.3.0's per-request Python timed on the build host). */
-#define SGLANG_STEP_S 1e-3
-#define SGLANG_PER_SEQ_S 1.6e-6
-#define SGLANG_PER_PROMPT_TOKEN_S 5.4e-9
-#define SGLANG_PER_OUTPUT_TOKEN_S 25e-9
-
-/* vllm-v0.5's CPU time per request (the vllm-v0.5 paragraph above): #6913's _process_model_outputs, 0.2 ms at 1
- * request and 3.4 ms at 32 (Llama-3-70B FP8, 4 x H100), (3.4 - 0.2) ms / 31 = 103.2258 us a request. */
-#define VLLM_V05_PER_SEQ_S ((3.4e-3 - 0.2e-3) / 31.0)
-
 static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
-/* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
- * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
- * FlashAttention-2 kernels and the logits gathered to rank 0, the embedding all-reduced. */
-#define VLLM_V0_SHARED                                                                                             \
-    .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
-    .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
-    .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
-    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true
     {.name = "vllm-v0",
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
@@ -516,12 +553,6 @@ static const strata_serve_engine engines[] = {
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
      VLLM_V0_SHARED},
-/* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
- * logits gathered and the embedding all-reduced. */
-#define SGLANG_SHARED                                                                                              \
-    .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
-    .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
-    .logits_gather = true, .embed_allreduce = true
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
      .what = "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
@@ -562,19 +593,6 @@ static const strata_serve_engine engines[] = {
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true,
      .embed_allreduce = true},
-/* TensorRT-LLM's C++ executor on a TensorRT engine, by release: what
- * differs is its decode kernel's dispatch and its decoder (serve_sampler.h;
- * NULL: none charged). */
-#define TRTLLM_CPP(row, about, decode_kernel, decoder)                                                            \
-    {.name = row,                                                                                                \
-     .mode = SERVE_ENGINE_SYNC,                                                                                  \
-     .what = about,                                                                                              \
-     .scheduler = "trtllm-no-evict-unchunked",                                                                   \
-     .decode = decode_kernel,                                                                                    \
-     .pool_of_free = true,                                                                                       \
-     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
-     .logits_gather = true,                                                                                      \
-     .sampler = decoder}
     TRTLLM_CPP("trtllm-cpp", "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, "
                "whole contexts, XQA decode, KV pool of the free memory; host time not modelled", "xqa",
                "trtllm-decoder"),
@@ -587,26 +605,14 @@ static const strata_serve_engine engines[] = {
                "micro-batches of min(144, SMs), else masked MHA", "xqa-v0.7", NULL),
     TRTLLM_CPP("trtllm-cpp-0.6", "trtllm-cpp-0.9 as TensorRT-LLM v0.6.1 decodes an FP8 cache: masked MHA, a CTA per "
                "query head", "mmha", NULL),
-#undef TRTLLM_CPP
-#define LMDEPLOY_TURBOMIND(alias)                                                                                \
-    {.name = alias,                                                                                              \
-     .mode = SERVE_ENGINE_SYNC,                                                                                  \
-     .step_s = 50e-6,                                                                                            \
-     .per_seq_s = 1e-6,                                                                                          \
-     .what = "LMDeploy TurboMind 0.1 (C++): whole prompts in context passes, then one decoder pass; its decoder " \
-             "attention, NCCL, no CUDA graphs; 50 us + 1 us a request a step (ESTIMATE)",                        \
-     .scheduler = "lmdeploy-turbomind",                                                                          \
-     .decode = "turbomind-v0.1",                                                                                 \
-     .fa2_attention = true,                                                                                      \
-     .context_passes = true,                                                                                     \
-     .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
-     .logits_gather = true}
     LMDEPLOY_TURBOMIND("lmdeploy-turbomind"),
     LMDEPLOY_TURBOMIND("turbomind"),
-#undef LMDEPLOY_TURBOMIND
-#undef SGLANG_SHARED
     {.name = NULL},
 };
+#undef VLLM_V0_SHARED
+#undef SGLANG_SHARED
+#undef TRTLLM_CPP
+#undef LMDEPLOY_TURBOMIND
 
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
  * time per step, its FLASH_ATTN backend's FlashAttention-3 prefill (vLLM's
