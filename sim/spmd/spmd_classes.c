@@ -425,9 +425,6 @@ static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lane
  * onto its image's, or its steps only (some route differs: approximate). */
 typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
 
-/* How perm maps sig's steps over every group (and their routes); with
- * near (FAST), steps whose bytes differ by the chunking's rounding
- * (placed_equal_near) map onto each other, approximately. */
 /* The steps of a schedule over every group of mesh axes `mask`, placed on
  * their devices; *n_lanes: 2 + the highest lane (a fused step's reduction
  * takes the lane after its own). */
@@ -447,6 +444,9 @@ static GArray *place_steps(const strata_mesh *mesh, uint32_t mask, const GArray 
     return placed;
 }
 
+/* How perm maps sig's steps over every group (and their routes); with
+ * near (FAST), steps whose bytes differ by the chunking's rounding
+ * (placed_equal_near) map onto each other, approximately. */
 static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const strata_mesh *mesh,
                               const coll_sig *sig, const uint32_t *perm, bool near, bool *lanes_moved)
 {
