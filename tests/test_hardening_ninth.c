@@ -79,8 +79,8 @@ STRATA_ROWS_TEST(serve_times_within_a_trace_range,
      "serve: --step-overhead: expected 0, or from 1e-12 s (a picosecond) to 1e6 s (a trace op's most), got 1e300"},
     {SERVE "--poisson n=2 --step-overhead 1e-320", 2, "--step-overhead: expected 0, or from 1e-12 s"},
     {SERVE "--poisson n=2 --sweep step_overhead=1e300s,1ms", 2,
-     "--sweep: step_overhead: expected a time such as 2ms: 0, or from 0.001ns (a picosecond) to 1e6 s, got "
-     "'1e300s'"},
+     "--sweep: step_overhead: expected seconds (0.002) or a time such as 2ms: 0, or from 0.001ns (a picosecond) to "
+     "1e6 s, got '1e300s'"},
     /* what stays taken: 0, the floor, --time-scale 0 (all at once), a step overhead of 0 or a millisecond */
     {HR_CSV("0,8,8\\n1e-12,8,8\\n0.5,8,8\\n") SERVE "--requests r.csv", 0, NULL},
     {HR_CSV("0,8,8\\n1,8,8\\n") SERVE "--requests r.csv --time-scale 0", 0, NULL},

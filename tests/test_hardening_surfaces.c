@@ -768,8 +768,10 @@ START_TEST(serve_inputs_refused)
         {CSV("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,8,8\n"
              "2024-05-10 00:00:01Z,8,8\n") SERVE "--requests r.csv", 0, NULL},
         /* --step-overhead nan and inf were taken (nan < 0 is false) */
-        {SERVE "--poisson n=2 --step-overhead nan", 2, "--step-overhead: expected a finite number of seconds >= 0, got nan"},
-        {SERVE "--poisson n=2 --step-overhead inf", 2, "--step-overhead: expected a finite number of seconds >= 0, got inf"},
+        {SERVE "--poisson n=2 --step-overhead nan", 2,
+         "--step-overhead: expected a finite number of seconds >= 0 or a time such as 2ms, got nan"},
+        {SERVE "--poisson n=2 --step-overhead inf", 2,
+         "--step-overhead: expected a finite number of seconds >= 0 or a time such as 2ms, got inf"},
         /* --cuda-graph-batch-sizes '': no size, padding silently off */
         {SERVE "--poisson n=2 --cuda-graph-batch-sizes ''", 2, "--cuda-graph-batch-sizes: expected up to 32 increasing"},
         /* a --sweep point past the scheduler's rules: vllm-v0 at a budget below max_model_len ran and

@@ -24,6 +24,7 @@
 #include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 #include "coll_sweep.h"
+#include "serve_fixture.h"
 #include "testutil.h"
 #include "workload/model_config.h"
 #include "workload/workload.h"
@@ -1059,22 +1060,11 @@ START_TEST(page_growth_by_hand)
 }
 END_TEST
 
-static strata_hw *test_hw(const char *capacity)
-{
-    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
-    char *set = g_strdup_printf("memory.hbm.capacity=%s", capacity);
-    const char *overrides[] = {set, NULL};
-    strata_hw *hw = hw_load(path, overrides);
-    g_free(path);
-    g_free(set);
-    return hw;
-}
-
 START_TEST(swap_time_over_the_link)
 {
     /* test-simple: pcie 16 GB/s, 1 us. 10 blocks of 2 MiB of a model with 64 tensors: 640 copies x 1 us +
      * 20 MiB / 16 GB/s = 640 us + 1310.72 us = 1950.72 us */
-    strata_hw *hw = test_hw("16GiB");
+    strata_hw *hw = strata_test_load_hw("test-simple", (const char *const[]){"memory.hbm.capacity=16GiB", NULL});
     strata_serve_model m = preset("llama-3-8b");
     strata_serve_cost *c = cost_new(hw, &m, 1, false, 16);
     double bw = 0, lat = 0;
@@ -1087,34 +1077,6 @@ START_TEST(swap_time_over_the_link)
     strata_hw_free(hw);
 }
 END_TEST
-
-/* A model of 600 parameters: weights 1,200 B, KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
-static strata_serve_model tiny(void)
-{
-    strata_serve_model m;
-    strata_serve_model_init(&m);
-    g_strlcpy(m.name, "tiny", sizeof m.name);
-    m.layers = 1, m.hidden = 8, m.heads = 1, m.kv_heads = 1, m.head_dim = 8, m.intermediate = 8, m.vocab = 8;
-    return m;
-}
-
-/* The tiny model on test-simple of `capacity` bytes: budget 8 tokens, 2 sequences, blocks of 4 tokens, the
- * whole memory usable; preemption by swap when asked. */
-static strata_serve_result *run_tiny(const char *capacity, strata_serve_request *req, uint32_t n, bool swap)
-{
-    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL, NULL};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    c.swap = swap;
-    strata_hw *hw = test_hw(capacity);
-    strata_serve_model m = tiny();
-    GError *err = NULL;
-    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
-    ck_assert_msg(r, "%s", err ? err->message : "");
-    strata_hw_free(hw);
-    return r;
-}
 
 /* Attention data parallelism (--attention-dp). */
 START_TEST(attention_dp_by_hand)
@@ -1479,7 +1441,7 @@ START_TEST(attention_dp_schedules_every_rank)
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
     strata_hw *hw = hw_load(path, NULL);
-    strata_serve_model m = tiny();
+    strata_serve_model m = strata_test_serve_tiny();
     for (int dp = 0; dp < 2; dp++) {
         strata_serve_config c;
         strata_serve_config_default(&c);
@@ -1505,7 +1467,7 @@ START_TEST(tiny_stream_step_by_step)
      * step 2: A's last 2 prompt tokens (samples), B's 4 (samples, done);
      * step 3: A's decode (done), C's 4 (done). Prefill 8 + 2 + 4 + 4 = 18, decode 1. */
     strata_serve_request req[3] = {{0, 10, 2}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_result *r = run_tiny("1MiB", req, 3, false);
+    strata_serve_result *r = strata_test_serve_tiny_run("1MiB", req, 3, NULL, false);
     ck_assert_uint_eq(r->steps, 3);
     ck_assert_uint_eq(r->completed, 3);
     ck_assert_uint_eq(r->prefill_tokens, 18);
@@ -1528,7 +1490,7 @@ START_TEST(preemption_then_prefix_hit)
      * fresh block do not fit. step 6: A is done; B hits its block (4 tokens saved) and computes 1 token;
      * steps 7-9: B decodes. 9 steps, 1 preemption, 4 prefix-hit tokens. */
     strata_serve_request req[2] = {{0, 4, 5}, {0, 4, 5}};
-    strata_serve_result *r = run_tiny("2800", req, 2, false);
+    strata_serve_result *r = strata_test_serve_tiny_run("2800", req, 2, NULL, false);
     ck_assert_uint_eq(r->pool_bytes, 448);
     ck_assert_uint_eq(r->steps, 9);
     ck_assert_uint_eq(r->preemptions, 1);
@@ -1536,7 +1498,7 @@ START_TEST(preemption_then_prefix_hit)
     ck_assert_uint_eq(r->completed, 2);
     strata_serve_result_free(r);
     /* swap instead: B's one block goes to the host and back (one copy each way per tensor: 2 x 128 B) */
-    r = run_tiny("2800", req, 2, true);
+    r = strata_test_serve_tiny_run("2800", req, 2, NULL, true);
     ck_assert_uint_eq(r->swaps_out, 1);
     ck_assert_uint_eq(r->swaps_in, 1);
     ck_assert_uint_eq(r->swapped_bytes, 2 * 128);

@@ -10,6 +10,7 @@
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
+#include "serve_fixture.h"
 #include "testutil.h"
 
 /* test-simple.ini's pcie link: 16 GB/s, 1 us (test_serve.c swap_time_over_the_link). */
@@ -69,31 +70,12 @@ START_TEST(other_rows_copy_nothing)
 }
 END_TEST
 
-/* A model of 600 parameters (test_serve.c's tiny): weights 1,200 B, KV 32 B a token, max_model_len 8,192. */
-static strata_serve_model tiny(void)
-{
-    strata_serve_model m;
-    strata_serve_model_init(&m);
-    g_strlcpy(m.name, "tiny", sizeof m.name);
-    m.layers = 1, m.hidden = 8, m.heads = 1, m.kv_heads = 1, m.head_dim = 8, m.intermediate = 8, m.vocab = 8;
-    return m;
-}
-
+/* One request of 4 prompt tokens and 3 outputs on the serve suites' tiny run (serve_fixture.h: 1 MiB of
+ * memory, blocks of 4 tokens, max_model_len 8,192) under the engine row e. */
 static strata_serve_result *run_tiny(const strata_serve_engine *e)
 {
     strata_serve_request req[1] = {{0, 4, 3}};
-    strata_serve_stream s = {req, 1, 0, (char *)"tiny", NULL, NULL};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    c.engine = e;
-    strata_hw *hw = strata_test_load_hw("test-simple", (const char *const[]){"memory.hbm.capacity=1MiB", NULL});
-    strata_serve_model m = tiny();
-    GError *err = NULL;
-    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
-    ck_assert_msg(r, "%s", err ? err->message : "");
-    strata_hw_free(hw);
-    return r;
+    return strata_test_serve_tiny_run("1MiB", req, 1, e, false);
 }
 
 /* One request of 4 prompt tokens and 3 outputs, blocks of 4 tokens at

@@ -17,7 +17,7 @@
 #include "serve/serve_cost.h"
 #include "testutil.h"
 
-/* test_serve.c's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
+/* serve_fixture.h's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
 static strata_serve_model tiny(void)
 {
     strata_serve_model m;

@@ -563,7 +563,10 @@ static bool read_quantization(strata_model_config *c, const char *hf, JsonNode *
     JsonObject *o = JSON_NODE_HOLDS_OBJECT(v) ? json_node_get_object(v) : NULL;
     JsonNode *blocks = o ? json_object_get_member(o, "weight_block_size") : NULL;
     const char *method = o ? string_member(o, "quant_method") : NULL;
-    if (!method || strcmp(method, "fp8") != 0 || !blocks || JSON_NODE_HOLDS_NULL(blocks)) {
+    /* vLLM reads the method in any case (vllm-project/vllm@00044383, vllm/config.py,
+     * ModelConfig._verify_quantization: quant_cfg.get("quant_method", "").lower()): "FP8" was a note here, its
+     * blocks unread */
+    if (!method || g_ascii_strcasecmp(method, "fp8") != 0 || !blocks || JSON_NODE_HOLDS_NULL(blocks)) {
         if (!unset_value(v))
             note(c, "key '%s' is set but not modelled: ignored", hf);
         return true;

@@ -197,6 +197,14 @@ uint64_t strata_lines_number(const strata_lines *l) { return l->number; }
 
 bool strata_lines_unterminated(const strata_lines *l) { return l->unterminated; }
 
+bool strata_lines_terminated(const strata_lines *l, const char *what, const char *rule, GError **err)
+{
+    if (!l->unterminated)
+        return true;
+    return strata_fail_at(err, l->origin, l->number, "expected the line to end with a newline, got the end of the "
+                          "file inside it (%s cut short?); %s", what, rule);
+}
+
 off_t strata_lines_tell(const strata_lines *l) { return l->file_off + (off_t)l->pos; }
 
 bool strata_lines_seek(strata_lines *l, off_t offset, uint64_t line, GError **err)

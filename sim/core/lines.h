@@ -44,6 +44,16 @@ uint64_t strata_lines_number(const strata_lines *l);
  * newline (a file cut inside its last line, or one written without a final
  * newline). */
 bool strata_lines_unterminated(const strata_lines *l);
+/* The rule of every strata reader whose records are lines (traces, key
+ * files, request, series and MiniMalloc CSVs): a record on the last line
+ * with no newline after it is refused, for a file cut inside it reads as
+ * another ("80GiB" cut to "8"). True when the line last handed out ends
+ * with a newline; else false with err (STRATA_ERROR_INPUT) "ORIGIN:LINE:
+ * expected the line to end with a newline, got the end of the file inside it
+ * (WHAT cut short?); RULE" (what: "a trace"; rule: "every line of a strata
+ * trace ends with one"). Call it on records only: a last blank or comment
+ * line loses nothing. */
+bool strata_lines_terminated(const strata_lines *l, const char *what, const char *rule, GError **err);
 off_t strata_lines_tell(const strata_lines *l);
 /* Resume at offset (from tell()), counting lines from `line` (the number of
  * the line read just before offset). False with err when the input cannot

@@ -3,8 +3,9 @@
  *
  * One pass over the bytes with a few integers of state: the nesting depth,
  * whether the scanner is inside a string (and after a backslash), the
- * depth whose elements are the events (0 until the events array is found)
- * and the last key read at depth 1. The text of the event being read is
+ * depth whose elements are the events (0 until the events array is found,
+ * and again once it closes, the scan reading on for a second traceEvents
+ * key) and the last key read at depth 1. The text of the event being read is
  * the only thing that grows, up to STRATA_KINETO_MAX_EVENT.
  */
 #include "import/kineto_scan.h"
@@ -30,6 +31,8 @@ struct strata_kineto_scan {
     uint64_t line;
     int depth, events_depth;
     bool started, in_str, esc, done;
+    bool events_read;         /* the events array closed: the scan reads on to the end of the top-level object */
+    uint64_t events_key_line; /* the line of the first traceEvents key (0: none yet) */
     bool bom_seen;            /* the first chunk was looked at for a UTF-8 BOM */
     bool key_is_events;       /* the value being read at depth 1 is traceEvents' */
     char key[KEY_MAX + 1];    /* the last string read at depth 1 (truncated) */
@@ -251,6 +254,24 @@ static bool open_bracket(strata_kineto_scan *s, char c, GError **err)
     return true;
 }
 
+/* After a key at depth 1: whether it is traceEvents (key_is_events); false
+ * with err when it is the second. json.load and a browser's JSON.parse take
+ * the later of two, this scan read the first: the file is ambiguous (as
+ * config.json's keys twice, models/workload/json_dup_key.h). */
+static bool events_key(strata_kineto_scan *s, GError **err)
+{
+    s->key_is_events = s->key_len == strlen("traceEvents") && memcmp(s->key, "traceEvents", s->key_len) == 0;
+    if (!s->key_is_events)
+        return true;
+    if (s->events_key_line)
+        return strata_fail_at(err, s->path, s->line, "key 'traceEvents': given twice in the top-level object "
+                              "(first at line %" G_GUINT64_FORMAT "): expected one events array (json.load and "
+                              "JSON.parse would take the later, strata read the first); remove one",
+                              s->events_key_line);
+    s->events_key_line = s->line;
+    return true;
+}
+
 /* A byte outside strings; 1: an event is complete, 0: go on, -1: error. */
 static int structural(strata_kineto_scan *s, char c, GError **err)
 {
@@ -274,17 +295,15 @@ static int structural(strata_kineto_scan *s, char c, GError **err)
         if (s->event && s->depth == s->events_depth)
             return 1;
         if (s->events_depth > 0 && s->depth == s->events_depth - 1) {
-            s->done = true;
-            return 0;
+            s->events_depth = 0; /* read on, for a second traceEvents key (events_key) */
+            s->events_read = true;
         }
-        if (s->depth == 0)
+        if (s->depth == 0 && !s->events_read)
             return fail(s, err, "no traceEvents array: not a Chrome trace") ? 0 : -1;
+        s->done = s->depth == 0;
         return 0;
     case ':':
-        if (s->depth == 1)
-            s->key_is_events = s->key_len == strlen("traceEvents") &&
-                               memcmp(s->key, "traceEvents", s->key_len) == 0;
-        return 0;
+        return s->depth == 1 && !events_key(s, err) ? -1 : 0;
     case ',':
         if (s->depth == 1)
             s->key_is_events = false;
@@ -341,6 +360,8 @@ int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t 
         if (s->pos == s->len && !refill(s, err)) {
             if (err && *err)
                 return -1;
+            if (s->events_read) /* cut after the events, all read: taken as before the scan read on */
+                break;
             if (!s->started)
                 return fail(s, err, "empty file: expected a Chrome trace") ? 0 : -1;
             return fail(s, err, s->events_depth ? "the file ends inside traceEvents (truncated?)"

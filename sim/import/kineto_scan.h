@@ -10,10 +10,13 @@
  * (metadata, deviceProperties) is skipped without being kept.
  *
  * Invariants: memory is bounded by the largest single event (at most
- * STRATA_KINETO_MAX_EVENT bytes, else an error), never by the file; the
- * scanner stops at the end of the events array; a file that ends before
- * it, a file with no events array, an element that is not an object, and
- * an event json-glib rejects are errors naming FILE:LINE. Integer literals
+ * STRATA_KINETO_MAX_EVENT bytes, else an error), never by the file; after
+ * the events array the scanner reads on to the end of the top-level object
+ * (a file cut there is taken: every event was read); a file that ends
+ * before the array's end, a file with no events array, a second
+ * `traceEvents` key in the top-level object (JSON readers would take the
+ * later), an element that is not an object, and an event json-glib
+ * rejects are errors naming FILE:LINE. Integer literals
  * of magnitude 2^63 or more are handed to json-glib as floats (it would
  * wrap them into int64), so the decoder sees them as out of range.
  */
@@ -34,8 +37,9 @@ typedef struct strata_kineto_scan strata_kineto_scan;
 /* Opens `path` (NULL with err when it cannot be read). */
 strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err);
 
-/* The next event: 1 with *event set (valid until the next call), 0 at the
- * end of the events array, -1 with err. *line is the event's first line. */
+/* The next event: 1 with *event set (valid until the next call), 0 after
+ * the last (the top-level object read to its end, or the file ended after
+ * the events array), -1 with err. *line is the event's first line. */
 int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err);
 
 /* Shows the bytes of the file read so far (compressed bytes for a .gz) on

@@ -98,6 +98,13 @@ static GArray *mm_read(const char *path, GError **err)
         const char *bad = NULL;
         if (*l == '\0')
             continue;
+        if (lines[i + 1] == NULL) { /* MiniMalloc's ToCsv ends every record with std::endl (src/converter.cc) */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: expected the line to end with a newline, got "
+                        "the end of the file inside it (a MiniMalloc CSV cut short?); every record ends with one",
+                        path, line);
+            ok = false;
+            break;
+        }
         if (!g_utf8_validate(l, -1, &bad)) { /* an id went into the trace as bytes its reader refuses */
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: expected UTF-8 text, got bytes that are not "
                         "UTF-8 (0x%02x at column %zu)", path, line, (unsigned)(unsigned char)*bad,
@@ -125,9 +132,12 @@ static GArray *mm_read(const char *path, GError **err)
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "%s:%u: expected 4 fields id,lower,upper,size, got %u", path, line, nf);
             ok = false;
-        } else if (*f[0] == '\0' || strpbrk(f[0], " \t#=") != NULL) {
+        } else if (*f[0] == '\0' || strpbrk(f[0], " \t#=\"") != NULL) {
+            /* MiniMalloc's FromCsv splits on commas alone and keeps quotes in the id; RFC 4180's quoting is
+             * not read, so a quoted id is refused rather than kept with its quotes */
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%u: expected an id without blanks, '#' or '=', got '%s'", path, line, f[0]);
+                        "%s:%u: expected an id without blanks, '#', '=' or '\"' (a MiniMalloc CSV is not quoted), "
+                        "got '%s'", path, line, f[0]);
             ok = false;
         } else if (!mm_field_u64(path, line, "lower", f[1], &row.lower, err) ||
                    !mm_field_u64(path, line, "upper", f[2], &row.upper, err) ||

@@ -403,8 +403,12 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
-    if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead)) /* nan, inf, 0x10 */
-        return fail(err, "--step-overhead: expected a finite number of seconds >= 0, got %s", a->step_overhead);
+    /* seconds as a number, or a time with its unit as the sweep's step_overhead takes it (serve_fields.c): "1ms"
+     * was refused here, "0.001" there */
+    if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead) && /* nan, inf, 0x10 */
+        !strata_parse_time(a->step_overhead, &c->step_overhead, NULL))
+        return fail(err, "--step-overhead: expected a finite number of seconds >= 0 or a time such as 2ms, got %s",
+                    a->step_overhead);
     if (!strata_trace_time_ok(c->step_overhead)) /* a trace op's range: 1e300 ran 10^300 s a step, at exit 0 */
         return fail(err, "--step-overhead: expected 0, or from 1e-12 s (a picosecond) to 1e6 s (a trace op's most), "
                     "got %s", a->step_overhead);

@@ -672,6 +672,15 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
                     rocm ? "RCCL" : "non-RCCL");
         return false;
     }
+    /* a row with a decode kernel and no ROCm one is TensorRT-LLM's or TurboMind's, CUDA builds only: its XQA,
+     * masked MHA or TurboMind kernel was priced on RCCL hardware at exit 0 */
+    if (rocm && e->decode && !e->decode_rocm) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its decode attention kernel %s is CUDA's "
+                    "(TensorRT-LLM and LMDeploy TurboMind build for NVIDIA GPUs only), and this hardware's "
+                    "collectives are RCCL's (ROCm): expected a row that runs on ROCm (none, vllm-v0, vllm-v0.5, "
+                    "sglang-v0.3, sglang-v0.4, overlap) or NVIDIA hardware", e->name, e->decode);
+        return false;
+    }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);

@@ -51,9 +51,11 @@ static const char *parse(const serve_field *f, const char *value, void *out)
         return NULL;
     case SERVE_FIELD_TIME:
         /* a trace op's range (trace/check.h): 1e300s ran 10^300 s a step, 1e-320s a subnormal, at exit 0 */
-        return strata_parse_time(value, (double *)out, NULL) && strata_trace_time_ok(*(double *)out)
+        /* seconds as a number too, as --step-overhead takes them (serve_args.c) */
+        return (strata_serve_decimal(value, (double *)out) || strata_parse_time(value, (double *)out, NULL)) &&
+                       strata_trace_time_ok(*(double *)out)
                    ? NULL
-                   : "a time such as 2ms: 0, or from 0.001ns (a picosecond) to 1e6 s";
+                   : "seconds (0.002) or a time such as 2ms: 0, or from 0.001ns (a picosecond) to 1e6 s";
     case SERVE_FIELD_SIZE:
         return strata_parse_size(value, (uint64_t *)out, NULL) ? NULL : "a size such as 4GiB";
     }

@@ -162,6 +162,10 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
         char *line = g_strstrip(text);
         if (!*line || *line == '#')
             continue;
+        if (!strata_lines_terminated(l, "a model file", "every key = value line ends with one", err)) {
+            ok = false; /* "hidden = 4096" cut to "hidden = 40" reads as another model */
+            break;
+        }
         char *eq = strchr(line, '=');
         if (!eq) {
             ok = strata_fail_at(err, path, ln, "expected 'key = value' (keys: layers, hidden, ...)");

@@ -258,6 +258,13 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
         uint64_t ln = strata_lines_number(l);
         if (!*g_strstrip(line))
             continue;
+        /* RFC 4180 lets the last record go without a line break, but one cut inside reads as another
+         * ("0,2000,2000" cut to "0,2000,2"); Python's csv and pandas, as the Azure traces, end every record with
+         * one */
+        if (!strata_lines_terminated(l, "a request CSV", "every row of a request CSV ends with one", err)) {
+            ok = false;
+            break;
+        }
         strata_serve_request r = {0};
         double t = 0;
         int64_t sec = 0;

@@ -78,15 +78,11 @@ static int reader_next(void *self, const strata_op **op, GError **err)
             return got;
         if (strata_line_is_blank(r->buf))
             continue;
-        if (strata_lines_unterminated(r->lines)) {
-            /* the format's ops are lines, each ending with a newline (traces/FORMAT.md): a last op with none is
-             * a file cut short (a copy stopped, a disk full), whose op may read as another ("alloc a 1MiB" cut
-             * to "alloc a 1") */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": expected the line to "
-                        "end with a newline, got the end of the file inside it (a trace cut short?); every line of "
-                        "a strata trace ends with one", r->origin, r->line);
+        /* the format's ops are lines, each ending with a newline (traces/FORMAT.md): a last op with none is a
+         * file cut short (a copy stopped, a disk full), whose op may read as another ("alloc a 1MiB" cut to
+         * "alloc a 1") */
+        if (!strata_lines_terminated(r->lines, "a trace", "every line of a strata trace ends with one", err))
             return -1;
-        }
         if (!strata_line_parse(r->buf, r->len, r->origin, r->line, r->scratch, &r->op, err))
             return -1;
         *op = &r->op;

@@ -90,7 +90,10 @@ GArray *strata_series_read(const char *path, const char *column, GError **err)
             continue;
         }
         strata_series_row row = {0};
-        ok = read_row(path, line, text, cols, &row, err);
+        /* a row cut inside ("1048576,12.5" cut to "1048576,1") reads as another figure: every row ends with a
+         * newline (strata_lines_terminated) */
+        ok = strata_lines_terminated(lines, "a measured series", "every row of a series CSV ends with one", err) &&
+             read_row(path, line, text, cols, &row, err);
         if (ok)
             g_array_append_val(rows, row);
     }

@@ -1,0 +1,35 @@
+/*
+ * serve_fixture.c: the serve suites' tiny run (serve_fixture.h).
+ */
+#include "serve_fixture.h"
+
+#include "testutil.h"
+
+strata_serve_model strata_test_serve_tiny(void)
+{
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    g_strlcpy(m.name, "tiny", sizeof m.name);
+    m.layers = 1, m.hidden = 8, m.heads = 1, m.kv_heads = 1, m.head_dim = 8, m.intermediate = 8, m.vocab = 8;
+    return m;
+}
+
+strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_serve_request *req, uint32_t n,
+                                                const strata_serve_engine *e, bool swap)
+{
+    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL, NULL};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.engine = e;
+    c.swap = swap;
+    char *set = g_strdup_printf("memory.hbm.capacity=%s", capacity);
+    strata_hw *hw = strata_test_load_hw("test-simple", (const char *const[]){set, NULL});
+    g_free(set);
+    strata_serve_model m = strata_test_serve_tiny();
+    GError *err = NULL;
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}

@@ -1,0 +1,34 @@
+/*
+ * serve_fixture.h: the tiny serving run the serve suites share
+ * (tests/test_serve.c, tests/test_serve_input_copies.c).
+ *
+ * A model small enough that a run of a few requests on test-simple.ini
+ * (configs/hw) can be derived by hand: its weights, KV bytes and steps are
+ * in the comments of the tests that run it.
+ *
+ * Built into the suites that include it (CMakeLists.txt, beside
+ * testutil.c).
+ */
+#ifndef STRATA_SERVE_FIXTURE_H
+#define STRATA_SERVE_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "serve/serve.h"
+#include "serve/serve_engine.h"
+
+/* A model of 600 parameters: one layer, hidden 8, one head of 8 (one KV
+ * head), intermediate 8, vocabulary 8; weights 1,200 B, KV 2 x 1 x 1 x 8 x
+ * 2 = 32 B per token, max_model_len 8,192. */
+strata_serve_model strata_test_serve_tiny(void);
+
+/* The tiny model served on test-simple.ini with `capacity` bytes of hbm
+ * (memory.hbm.capacity): budget 8 tokens, 2 sequences, blocks of 4 tokens,
+ * the whole memory usable, the paged KV; e the --engine row (NULL: none
+ * given, vLLM V1's default), preemption by swap when asked. The test fails
+ * with the run's message where it does not run. */
+strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_serve_request *req, uint32_t n,
+                                                const strata_serve_engine *e, bool swap);
+
+#endif
