@@ -34,6 +34,8 @@
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
 #include "hw/nccl_tuning.h"
+#include "collective/coll_algo.h"
+#include "collective/coll_sched.h"
 
 static strata_nccl_comm two_nodes(const char *version)
 {
@@ -171,6 +173,57 @@ START_TEST(a_b200_node_at_mid_sizes)
         ck_assert_uint_eq(ch.heads, 8);
         ck_assert_uint_eq(ch.chunk_bytes, chunks[i]);
     }
+}
+END_TEST
+
+/* NVLS's copy warps on one B200 node at 64 MiB (p6-b200.ini as
+ * clusters.ini's b200-1node runs it: 8 ranks, NCCL 2.27, aws-ofi-nccl's
+ * NCCL_NVLS_CHUNKSIZE of 512 KiB): NVLS/Simple on 24 channels, 32 KiB
+ * chunks (a_b200_node_at_mid_sizes), pieces of 24 x 8 x 32 KiB = 6 MiB:
+ * 11 (the last 4 MiB: 4 MiB / 192 = 21,846 bytes a head, rounded up to
+ * 16 KiB, 32 KiB again), 14 rounds. The loads the file gives the warps
+ * (coll_impl_nccl.c nvls_load_latencies): the gather's from the L2, 150
+ * ns (295 cycles on a B200 by pointer chase, markdewing/AI_kernels, at
+ * 1.98 GHz), the scatter's from HBM, 500 ns (the H100 base's ESTIMATE).
+ * A step takes heads x ceil(hunks / warps) loads (algo_nccl.c nvls_pace:
+ * 4 KiB hunks, 8 scatter warps, 7 gather): the scatter 8 x ceil(8 / 8)
+ * x 500 ns = 4 us in rounds 0-10 (lane 3 x 7 + 2 = 23), the gather 8 x
+ * ceil(8 / 7) x 150 ns = 2.4 us in rounds 3-13 (lane 24), a step per
+ * rank. Both below the round at NVLink's rate (13.0 us, docs/clusters.md
+ * wave 34): at the sources' idle latencies neither paces the round. */
+START_TEST(b200_copy_warps_pace_at_32k)
+{
+    static const char *const set[] = {"hardware.devices=8", "interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw_file("validation/hw/p6-b200.ini", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 64u << 20, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS);
+    ck_assert_uint_eq(t.channels, 24);
+    ck_assert_uint_eq(t.chunk_bytes, 32768);
+    ck_assert_double_eq_tol(t.nvls_gather_lat_s, 150e-9, 1e-18);
+    ck_assert_double_eq_tol(t.nvls_scatter_lat_s, 500e-9, 1e-18);
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                            .dims = {8}, .in_bytes = 64u << 20, .channels = t.channels,
+                            .chunk_bytes = t.chunk_bytes, .tuned = true, .tune = t};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 14);
+    uint32_t count[14][2] = {{0}};
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->delay_s == 0)
+            continue;
+        bool gather = st->lane == 24;
+        ck_assert(gather || st->lane == 23);
+        ck_assert_uint_eq(st->src, st->dst);
+        ck_assert_double_eq_tol(st->delay_s, gather ? 2.4e-6 : 4e-6, 1e-15);
+        count[st->round][gather]++;
+    }
+    for (uint32_t r = 0; r < 14; r++) {
+        ck_assert_uint_eq(count[r][0], r <= 10 ? 8 : 0);
+        ck_assert_uint_eq(count[r][1], r >= 3 ? 8 : 0);
+    }
+    g_array_free(steps, TRUE);
+    strata_hw_free(hw);
 }
 END_TEST
 
@@ -450,6 +503,7 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, a_2_mib_all_reduce_under_two_releases);
     tcase_add_test(tc, nvls_on_one_node_by_release);
     tcase_add_test(tc, a_b200_node_at_mid_sizes);
+    tcase_add_test(tc, b200_copy_warps_pace_at_32k);
     tcase_add_test(tc, nvls_channels_by_release_and_nodes);
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);
