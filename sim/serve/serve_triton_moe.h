@@ -25,8 +25,10 @@
  * 8 = 512 of gate_up, N = 256 its half): BLOCK_SIZE_M 16 for the keys 1
  * to 512, 64 for 1024 to 4096; BLOCK_SIZE_N 128 and BLOCK_SIZE_K 128 at
  * every key; num_warps 4. SGLang 0.4.5's sglang/srt/layers/moe/
- * fused_moe_triton runs the same kernel body; its config file for this
- * shape was not read (ESTIMATE: the same tiles).
+ * fused_moe_triton runs the same kernel body; its E=256 file was not
+ * found in the stored index (ESTIMATE: vLLM's tiles). SGLang's later
+ * E=257 H200 file (the shared expert fused in; sgl-project/sglang@8fe39d92)
+ * has the same 64 x 128 x 128 tile from the key 1024 and already at 512.
  *
  * Its time: the tiles run in waves of one a SM, each tile's MMA work (2
  * BLOCK_M BLOCK_N K, K whole 128-blocks) at the rate one SM reached in
