@@ -13,6 +13,7 @@
 #include "serve/serve_links.h"
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
+#include "serve/serve_triton_moe.h"
 
 struct strata_serve_cost {
     const strata_hw *hw;
@@ -33,6 +34,7 @@ struct strata_serve_cost {
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     bool fa2;                                 /* GQA attention as FA2's own kernels, vLLM 0.6's entries */
+    bool triton_moe;                          /* block-scaled routed experts as Triton's fused_moe (serve_cost.h) */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
@@ -145,6 +147,20 @@ static double grouped_gemm(const strata_serve_cost *c, uint64_t b, uint64_t m, u
         return 0;
     uint64_t d[4] = {b, m, k, n};
     return op_time(c, c->grouped, c->m.dtype, d, 4, false);
+}
+
+/* The same product as Triton's fused_moe_kernel runs it in a step of t tokens (serve_triton_moe.h): its
+ * tiles' MMA time at the measured rate against the grouped row's bytes, then the row's fixed time. */
+static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
+{
+    uint64_t d[4] = {b, m, k, n};
+    strata_kernel_cost kc = {0};
+    if (!b || !m || !k || !n)
+        return 0;
+    kernel_cost(c, c->grouped, c->m.dtype, d, 4, false, 0, 0, &kc);
+    double mma = strata_serve_triton_moe_compute_s(t, b * m, b, k, n, strata_hw_compute(c->hw, c->unit)->kernel.sms,
+                                                   strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8));
+    return fmax(mma, c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
 }
 
 /* A pass over n elements that moves `bytes` (one kernel: its launch, the
@@ -280,6 +296,7 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
 
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
+void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 
@@ -382,6 +399,8 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
     double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * (split ? act : in))) +
                         (split ? block_quant(c, routed, w) : 0);
     double combine = stream_pass(c, t * h, (r + (double)t) * hh * act + 12.0 * r);
+    if (split && c->triton_moe)
+        return pre + triton_gemm(c, t, active, per, h, up) + activation + triton_gemm(c, t, active, per, w, h) + combine;
     return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
 }
 

@@ -118,6 +118,10 @@ void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
  * flash_attn_with_kvcache with one; false (the default): each engine's
  * own kernel (the flash row without FA2's launch). */
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on);
+/* A served step's routed experts under block-scaled FP8 (weight_block > 0) as the Triton fused_moe kernel runs
+ * their two grouped GEMMs (vLLM, SGLang: serve_triton_moe.h); false (the default): TensorRT-LLM's grouped
+ * kernel (models/kernel grouped-gemm). The MoE cases (strata_serve_cost_moe_experts) keep the latter. */
+void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on);
 /* The same hardware at its sustained clock (hw.h strata_hw_run_at_sustained_clock; NULL: none): an op whose
  * compute time at the peak's clock exceeds its bytes' time runs on it. Measured on a lent H100: Llama-3-8B
  * prefills and GEMMs back to back held 1455 MHz at the 700 W limit, decode steps 1905-1980 MHz (their

@@ -469,14 +469,14 @@ enum { GRAPH_ALIGN = 8 };
     .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
-    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
 
 /* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced. */
 #define SGLANG_SHARED                                                                                              \
     .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
-    .logits_gather = true, .embed_allreduce = true
+    .logits_gather = true, .embed_allreduce = true, .triton_moe = true
 
 /* TensorRT-LLM's C++ executor on a TensorRT engine, by release: what
  * differs is its decode kernel's dispatch and its decoder (serve_sampler.h;
@@ -630,6 +630,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .what = "vLLM v1 (no --engine): no CPU time per step, its input "
                                                     "copies over the host link, FlashAttention-3 prefill",
                                             .fa3_prefill = true,
+                                            .triton_moe = true,
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",
                                             .decode_rocm_pd = "paged-attention-rocm",
@@ -683,6 +684,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
+    strata_serve_cost_set_triton_moe(cost, e->triton_moe);
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);

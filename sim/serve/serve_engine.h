@@ -93,6 +93,8 @@ typedef struct strata_serve_engine {
     bool fa2_attention;    /* its GQA/MHA attention is FlashAttention-2's own kernels, entered as vLLM
                             * 0.6's FLASH_ATTN backend enters them (serve_cost.h's
                             * strata_serve_cost_set_fa2_attention); false: the engine's own kernel */
+    bool triton_moe;       /* its block-scaled routed experts run Triton's fused_moe kernel (vLLM, SGLang:
+                            * serve_cost.h's strata_serve_cost_set_triton_moe); false: TensorRT-LLM's grouped GEMM */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */

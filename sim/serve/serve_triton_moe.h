@@ -1,0 +1,89 @@
+/*
+ * serve_triton_moe.h: the routed experts' two grouped GEMMs as vLLM's and
+ * SGLang's Triton fused_moe kernel runs them under block-scaled FP8
+ * (DeepSeek-V3 style, 1 x 128 activation and 128 x 128 weight scales):
+ * issue 45, wave 34. vLLM v0.8.4 and SGLang 0.4.5 serve a block-scaled
+ * MoE model at TP through fused_experts -> invoke_fused_moe_kernel ->
+ * fused_moe_kernel (vllm/model_executor/layers/fused_moe/fused_moe.py),
+ * not a CUTLASS grouped GEMM: TensorRT-LLM's kernel (models/kernel
+ * grouped-gemm, matrix.c's block-scaled grouped path) prices what these
+ * engines do not run.
+ *
+ * What the kernel does (fused_moe.py, fused_moe_kernel, the
+ * use_fp8_w8a8 and group_k > 0 branch): one program per BLOCK_SIZE_M x
+ * BLOCK_SIZE_N tile of one expert's rows (sorted_token_ids, which
+ * moe_align_block_size pads so each expert's row count is a multiple of
+ * BLOCK_SIZE_M; programs past num_tokens_post_padded return at once);
+ * its K loop steps BLOCK_SIZE_K = 128 and each step runs
+ * accumulator += tl.dot(a, b) * a_scale[:, None] * b_scale[None, :], the
+ * scales applied to the fresh product before it is added, so the K loop
+ * cannot chain its MMAs. The tile a step of M tokens runs is the tuned
+ * config's nearest key to M (try_get_optimal_moe_config, get_config:
+ * min(configs, key=|key - M|)): vllm-project/vllm@645d18fa,
+ * fused_moe/configs/E=256,N=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,
+ * block_shape=[128,128].json (DeepSeek-V3 at TP8: 256 experts, 2 x 2048 /
+ * 8 = 512 of gate_up, N = 256 its half): BLOCK_SIZE_M 16 for the keys 1
+ * to 512, 64 for 1024 to 4096; BLOCK_SIZE_N 128 and BLOCK_SIZE_K 128 at
+ * every key; num_warps 4. SGLang 0.4.5's sglang/srt/layers/moe/
+ * fused_moe_triton runs the same kernel body; its E=256 file was not
+ * found in the stored index (ESTIMATE: vLLM's tiles). SGLang's later
+ * E=257 H200 file (the shared expert fused in; sgl-project/sglang@8fe39d92)
+ * has the same 64 x 128 x 128 tile from the key 1024 and already at 512.
+ *
+ * Its time: the tiles run in waves of one a SM, each tile's MMA work (2
+ * BLOCK_M BLOCK_N K, K whole 128-blocks) at the rate one SM reached in
+ * the same kernel family at a large shape: SGLang's w8a8_block_fp8_matmul
+ * (the same K loop, tl.dot then the two scales, at its default tile 64 x
+ * block_n 128 x block_k 128, num_warps 4, sglang/srt/layers/quantization/
+ * fp8_kernel.py) timed at m = 4096, n = 24576, k = 7168 on an H200 at
+ * 4,067.296 us (sgl-project/sglang PR #3893, BBuf, 2025-02-26,
+ * benchmark/kernels/deepseek/benchmark_deepgemm_fp8_gemm.py,
+ * "fp8-gemm-performance-comparison-tp1" row 62; vLLM's copy 4,033.568
+ * us): 2 x 4096 x 24576 x 7168 / 4,067.296 us = 354.8 TFLOP/s, 0.1793 of
+ * the H200's 1,979 TFLOP/s dense FP8 peak over 12,288 tiles (93.1
+ * waves: no wave quantization to speak of). ESTIMATE: that run took the
+ * default tile (a tuned file for the shape would change it; none was
+ * read), the fraction carries to the 16-row tile and to other SM90 parts
+ * by their FP8 peak, and the gathered A rows (the kernel loads rows
+ * through sorted_token_ids, no TMA) cost nothing more than the dense
+ * kernel's strided loads. Measured as wall time, the rate holds the clock
+ * the GPU ran at: serve_cost.c does not slow it to the sustained clock
+ * again. The bytes are the grouped-gemm row's (A and B read once, C
+ * written once), at the kernel's stream rate; the slower of the two
+ * bounds the GEMM.
+ *
+ * Invariants: pure functions of their arguments; the config's tile is
+ * one of the file's two rows; the M-blocks of `active` experts number at
+ * least `active` when routed >= active > 0; every time is >= 0 and 0 for
+ * an empty problem.
+ */
+#ifndef STRATA_SERVE_TRITON_MOE_H
+#define STRATA_SERVE_TRITON_MOE_H
+
+#include <stdint.h>
+
+/* The kernel's tile for a step of `tokens` tokens (the nearest key of the
+ * H200 config, ties to the smaller key as Python's min keeps the first). */
+typedef struct strata_serve_triton_moe_tile {
+    uint32_t block_m, block_n, block_k;
+} strata_serve_triton_moe_tile;
+
+void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_tile *tile);
+
+/* The M-blocks moe_align_block_size leaves for `routed` rows spread evenly
+ * over `active` experts (ceil(routed / active) each), each expert's rows
+ * padded to a multiple of block_m. */
+uint64_t strata_serve_triton_moe_mblocks(uint64_t routed, uint64_t active, uint32_t block_m);
+
+/* The fraction of a unit's dense FP8 peak the Triton block-FP8 kernel's
+ * tiles sustain (the header's measured 354.8 / 1,979). */
+double strata_serve_triton_moe_efficiency(void);
+
+/* The MMA time of one grouped GEMM of `routed` rows over `active` experts,
+ * K x N each, for a step of `tokens` tokens on a unit of `sms` SMs and
+ * dense FP8 peak `f8_peak` FLOP/s: waves x one tile's 2 BM BN K_128 at
+ * efficiency x f8_peak / sms. 0 for an empty problem or no peak. */
+double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
+                                         uint64_t n, uint32_t sms, double f8_peak);
+
+#endif
