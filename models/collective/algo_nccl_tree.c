@@ -28,19 +28,6 @@ static uint32_t nccl_tree_schedule(strata_coll_sched *s, const strata_coll_shape
     uint32_t channels = shape->channels ? shape->channels : 1, m = s->domain, rounds = 0;
     uint64_t chunk = coll_nccl_tree_chunk(shape->tune.proto, shape->tune.simple_step_bytes, b, channels, s->n / m, m);
     int32_t *parent = g_new(int32_t, s->n);
-    /* LL across domains: no faster than NCCL's LL cap for the hosts' CPU
-     * (tune.ll_net_bw): every rank's first round also takes the buffer at
-     * that rate, so the collective takes it on top of its first chunk's
-     * path, as NCCL's model adds its bytes / bandwidth to its latency (a
-     * step of no new data: a byte of OUT onto itself, on a lane of its own,
-     * before the schedule's copies, so that it reads and writes the value the
-     * round starts from) */
-    for (uint32_t r = 0; shape->tune.ll_net_bw > 0 && m < s->n && r < s->n; r++) {
-        strata_coll_step st = {.round = 0, .lane = 6 * channels, .src = r, .dst = r, .src_buf = STRATA_COLL_OUT,
-                               .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT, .bytes = 1,
-                               .delay_s = (double)b / shape->tune.ll_net_bw};
-        coll_add(s, &st);
-    }
     guint from = s->steps->len;
     for (uint32_t c = 0; c < channels; c++) {
         uint64_t lo = coll_nccl_channel_off(shape, b, channels, c);

@@ -108,10 +108,6 @@ typedef struct strata_coll_tuning {
      * no stage of its pipeline runs, the kernel's (strata_nccl_choice
      * stage_gbs); 0: the links alone decide */
     double stage_bw;
-    /* NCCL's Tree/LL all-reduce across domains: the rate (B/s of the
-     * buffer) above which it does not run, NCCL's LL cap for the hosts'
-     * CPU (strata_nccl_choice ll_net_gbs); 0: the links alone decide */
-    double ll_net_bw;
     /* NVLS's copy path on one node: a load's latency for the kernel's
      * scatter warps (from the rank's input in its device memory) and its
      * gather warps (from its NVLS buffer, which the switch's multicast has

@@ -511,7 +511,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route) + net_msg_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
-                                .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9, .ll_net_bw = ch.ll_net_gbs * 1e9,
+                                .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .ring_own_channel = p->ring_own_channel,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};

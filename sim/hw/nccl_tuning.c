@@ -667,18 +667,6 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     out->heads = 0;
     out->net_step_us = nodes_of(c) > 1 ? net_step(c, out->algo, out->proto) : 0;
     out->stage_gbs = 0;
-    /* LL across nodes: NCCL's model caps its bus bandwidth at llMaxBw, the
-     * row of the hosts' CPU ("for multi-node, we look at CPU type",
-     * tuning.cc v2.25.1-1 l. 217-220; Intel 39.0 / 20.4, AMD 22.5 / 19.0
-     * GB/s at 2 / 4+ nodes, l. 151-155; the Tree's at l. 258), measured by
-     * NVIDIA on its hosts: LL's send buffer across nodes is host memory
-     * (net.cc l. 751: device memory only for `p != NCCL_PROTO_LL &&
-     * useGdr`), which the GPU's stores, the proxy's flag polls and the
-     * NIC's reads all cross. The Tree's ratio: algorithm = bus x .5 */
-    out->ll_net_gbs = nodes_of(c) > 1 && kind == STRATA_OP_ALL_REDUCE && out->algo == STRATA_NCCL_TREE &&
-                              out->proto == STRATA_NCCL_LL
-                          ? ver(c)->ll_max_bw[c->cpu == STRATA_NCCL_AMD ? 1 : 0][nodes_of(c) <= 2 ? 1 : 2] * .5
-                          : 0;
     tune_channels(c, bytes, out);
     bool nvls = out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE;
     uint32_t max = nvls ? nvls_tuning(c).channels : strata_nccl_comm_channels(c);

@@ -181,13 +181,6 @@ typedef struct strata_nccl_choice {
      * broadcast, gather), at which every stage of its pipeline runs even
      * while the links have room (algo_nccl_nvls_tree.c); 0 otherwise */
     double stage_gbs;
-    /* Tree/LL all-reduce across nodes: NCCL's cap on LL's bus bandwidth
-     * there (tuning.cc llMaxBws, its multi-node rows by the hosts' CPU:
-     * LL's network send buffer is in host memory, net.cc), as the
-     * algorithm bandwidth of the tree (x .5), GB/s: the rate of the whole
-     * buffer that the collective does not exceed (algo_nccl_tree.c); 0
-     * otherwise */
-    double ll_net_gbs;
 } strata_nccl_choice;
 
 /* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS",
