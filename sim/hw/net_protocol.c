@@ -43,14 +43,14 @@
  * prov/efa/src/rdm/efa_rdm_pke_utils.c efa_rdm_pke_copy_payload_to_cuda l.
  * 345-356, "prefer local read", and l. 417-419, the comment of
  * efa_rdm_pke_copy_payload_to_ope: "NCCL forbids its plugin to make
- * cuda calls"). The local read is an RDMA read the device posts to itself:
- * local_read_s ESTIMATE 1.8 us, composed of docs/clusters.md's chain
- * ESTIMATEs ("One step across the network"): the post and its doorbell 0.3
- * (link 3), the device's PCIe read of the bounce buffer, a round trip 1.0
- * (link 5's PCIe read), its posted write into the GPU's memory 0.5 (link
- * 1's posted PCIe write); where the file gives the NIC's PCIe link, the
- * bytes at its rate besides. No public figure of an EFA local read was
- * found. LL and LL128 receivers see the data when that write lands (their
+ * cuda calls"). The local read is an RDMA read the device posts to itself,
+ * through the local NIC without the wire: local_read_s ESTIMATE 2 us, the
+ * figure strata gives that same operation as NCCL's GDR flush
+ * (coll_impl_nccl.c NCCL_GDR_FLUSH_S; RCCL's rccl_gdr_flush): the post and
+ * its doorbell, the device's fetch of the work request, its PCIe read of
+ * the bounce buffer and write into the GPU's memory, the completion; where
+ * the file gives the NIC's PCIe link, the bytes at its rate besides. No
+ * public figure of an EFA local read was found. LL and LL128 receivers see the data when that write lands (their
  * flags ride in the lines); Simple's proxy waits for the read's
  * completion, its next progress pass, which the Simple end below holds.
  *
@@ -91,9 +91,9 @@
 #include "core/named_rows.h"
 
 static const strata_net_protocol protocols[] = {
-    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 1.8e-6,
+    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 2e-6,
      .library_route = true},
-    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 1.8e-6,
+    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 2e-6,
      .library_route = true},
 };
 
