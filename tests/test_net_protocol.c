@@ -1,34 +1,41 @@
 /*
  * test_net_protocol.c: a network message's protocol by its size (sim/hw/
  * net_protocol.h): libfabric's EFA provider on CUDA memory under
- * aws-ofi-nccl's SENDRECV (efa-rdm-cuda: eager to 8 KiB, else the read's
- * two flights more), aws-ofi-nccl's RDMA protocol (aws-ofi-rdma: eager to
- * 8192 B copied from a host bounce buffer at the NIC's PCIe rate, else the
- * RDMA write after the control message posted ahead), NCCL's message of a
- * network step, and the nccl row's nccl_net_protocol key and the plugin
- * rows' protocol as a network step's charge.
+ * aws-ofi-nccl's SENDRECV (efa-rdm-cuda: eager to 8 KiB, copied from the
+ * host bounce buffer into the GPU by a local read, else the read's two
+ * flights more), aws-ofi-nccl's RDMA protocol (aws-ofi-rdma: eager to 8192
+ * B copied from a host bounce buffer by a local read, its bytes at the
+ * NIC's PCIe rate, else the RDMA write after the control message posted
+ * ahead), NCCL's message of a network step, NCCL's own ends of a step on
+ * a route that is the library's (EFA), and the nccl row's
+ * nccl_net_protocol key and the plugin rows' protocol as a network step's
+ * charge.
  */
 #include <string.h>
 #include "testutil.h"
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
 #include "hw/net_protocol.h"
+#include <glib/gstdio.h>
+#include <unistd.h>
 
 #define NV "interconnect.nvlink."
 
 /* p4d-efa.ini's network: 4.935 us a link (a flight NIC to NIC: 9.87 us),
  * 12.5 GB/s a NIC. A message's whole time on efa-rdm-cuda, by hand:
- *   - 8 KiB (8192 B, eager): 1 flight + 8192 / 12.5e9 = 9.87 + 0.655 us;
+ *   - 8 KiB (8192 B, eager): 1 flight + the local read's 2 us (its bytes
+ *     at no PCIe rate: the file gives no NIC link) + 8192 / 12.5e9 = 9.87
+ *     + 2 + 0.655 us;
  *   - 300 KiB (307,200 B, above 8 KiB: the request's flight, the read's
  *     request and response): 3 x 9.87 + 307200 / 12.5e9 = 29.61 + 24.576;
  *   - 1 MiB: 3 x 9.87 + 1048576 / 12.5e9 = 29.61 + 83.886 us.
  * strata charges the route's one flight and the bytes at the link's rate
- * on every network step; the protocol adds the rest: 0, 2 x 9.87 = 19.74
- * us, 19.74 us. On aws-ofi-rdma over PCIe Gen5 x16 (NCCL's 48 GB/s,
- * strata_nccl_pci_gbs: 16 x 240 / 80): 8192 B eager, 1 flight + its
- * bounce copy 8192 / 48e9 = 0.1707 us; 8193 B and 1 MiB the RDMA write, 1
- * flight: nothing more; 0 B: no copy. Without a PCIe link in the file: no
- * copy charged. */
+ * on every network step; the protocol adds the rest: 2 us, 2 x 9.87 =
+ * 19.74 us, 19.74 us. On aws-ofi-rdma over PCIe Gen5 x16 (NCCL's 48 GB/s,
+ * strata_nccl_pci_gbs: 16 x 240 / 80): 8192 B eager, 1 flight + its local
+ * read 2 us + 8192 / 48e9 = 0.1707 us; 8193 B and 1 MiB the RDMA write,
+ * 1 flight: nothing more; 0 B: no copy. Without a PCIe link in the file:
+ * the local read's 2 us only. */
 START_TEST(flights_and_copy_by_message_size)
 {
     const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
@@ -39,7 +46,7 @@ START_TEST(flights_and_copy_by_message_size)
     strata_hw_nics p4d = {.per_host = 4, .bandwidth = 12.5e9, .latency = 4.935e-6};
     double flight = 9.87e-6;
     uint64_t sizes[] = {8192, 307200, 1u << 20};
-    double whole[] = {flight + 8192 / 12.5e9, 3 * flight + 307200 / 12.5e9, 3 * flight + 1048576 / 12.5e9};
+    double whole[] = {flight + 2e-6 + 8192 / 12.5e9, 3 * flight + 307200 / 12.5e9, 3 * flight + 1048576 / 12.5e9};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i]) + sizes[i] / 12.5e9;
         ck_assert_double_eq_tol(charged, whole[i], 1e-12);
@@ -49,12 +56,12 @@ START_TEST(flights_and_copy_by_message_size)
     ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20) == 0);
     strata_hw_nics p5 = {.per_host = 32, .bandwidth = 12.5e9, .latency = 5e-6, .pcie_generation = 5,
                          .pcie_lanes = 16};
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 8192 / 48e9, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 2e-6 + 8192 / 48e9, 1e-15);
     ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193) == 0);
     ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20) == 0);
     ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0) == 0);
     p5.pcie_generation = p5.pcie_lanes = 0;
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8192) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 2e-6, 1e-15);
 }
 END_TEST
 
@@ -104,8 +111,10 @@ static strata_coll_tuning tune(const char *const *set, uint64_t bytes)
  * a link, a flight 2 us), NCCL 2.28, its p2p step 1 MiB (nccl_buffsize 8
  * MiB, nccl_p2p_net_chunksize 1 MiB): a message is a peer's part on one of
  * its channels, per_peer / channels a peer, at most the step. In bytes
- * chosen to make it 8 KiB, 300 KiB and 1 MiB, efa-rdm-cuda adds 0, 2 x 2 =
- * 4 and 4 us to the step's charge; the file with no protocol (IB) none;
+ * chosen to make it 8 KiB, 300 KiB and 1 MiB, efa-rdm-cuda adds 2 (the
+ * eager message's local read), 2 x 2 = 4 and 4 us to the step's charge
+ * (NCCL's ends, Simple's 3 us, stay under hwLatencies[NET]'s 14 less the
+ * 2 us route); the file with no protocol (IB) none;
  * the plugin rows give theirs: aws-ofi-p4de-v1.8's SENDRECV over EFA 4 us
  * on its 128 KiB p2p step; aws-ofi-p5's RDMA nothing (above 8192 B the
  * write; no PCIe link in this file: no copy). */
@@ -118,7 +127,7 @@ START_TEST(network_step_pays_the_protocol)
     ck_assert_uint_eq(t.p2p.step_bytes, 1u << 20);
     uint64_t per_peer_channels = t.p2p.per_peer;
     uint64_t msgs[] = {8192, 307200, 1u << 20};
-    double extra[] = {0, 4e-6, 4e-6};
+    double extra[] = {2e-6, 4e-6, 4e-6};
     for (size_t i = 0; i < G_N_ELEMENTS(msgs); i++) {
         uint64_t bytes = 16 * per_peer_channels * msgs[i];
         double base = tune(ib, bytes).net_step_s;
@@ -140,7 +149,7 @@ END_TEST
 /* The same on held-out/hw/p4d-efa.ini (2 x 8 A100, 4.935 us a link: a
  * flight 9.87 us; it names nccl_net_protocol = efa-rdm-cuda), its p2p step
  * 1 MiB as above, against the same file on aws-ofi-rdma (nothing above
- * 8192 B; no PCIe link in the file: no copy below): messages of 8 KiB, 300
+ * 8192 B; below it the same local read, no PCIe link in the file): messages of 8 KiB, 300
  * KiB and 1 MiB pay 0, 2 x 9.87 = 19.74 and 19.74 us more a network step,
  * the whole message 1, 3 and 3 flights (flights_and_copy_by_message_size). */
 START_TEST(p4d_file_pays_the_read_flights)
@@ -166,6 +175,95 @@ START_TEST(p4d_file_pays_the_read_flights)
 }
 END_TEST
 
+/* The EFA step (wave 34) on held-out/hw/p4d-efa.ini (2 x 8 A100, NCCL as
+ * a100-8.ini: NET_LAT_OLD's Ring row 2.7 / 4.0 / 14 us; a flight 9.87 us;
+ * efa-rdm-cuda), an 8 B all-reduce of 16 ranks on Ring, each protocol
+ * forced. NCCL's message is 1 B of data (8 B over 16 ranks x its
+ * channels, at least 1), eager: the local read's 2 us. The step's fixed
+ * charge is max(hwLat - route, NCCL's ends):
+ *   - LL: max(2.7 - 9.87, 1.5) + 2 = 3.5 us (before wave 34: 0);
+ *   - LL128: max(4.0 - 9.87, 2.0) + 2 = 4.0 us (before: 0);
+ *   - Simple: max(14 - 9.87, 3.0) + 2 = 6.13 us (before: 4.13).
+ * One 8 B message over the path, NCCL's LL step: the route's 9.87 us + 3.5
+ * = 13.37 us and its 2 wire bytes at 12.5 GB/s. The same all-reduce on
+ * h100-2x8-ib (no protocol: InfiniBand, 1 us a link) keeps NCCL's 2.7 - 2
+ * = 0.7 us on LL. */
+START_TEST(efa_step_pays_nccls_ends_and_the_local_read)
+{
+    const char *protos[] = {"LL", "LL128", "Simple"};
+    double want[] = {3.5e-6, 4.0e-6, 14e-6 - 9.87e-6 + 2e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(protos); i++) {
+        char *proto = g_strdup_printf(NV "nccl_proto=%s", protos[i]);
+        const char *set[] = {NV "nccl_algo=Ring", proto, NULL};
+        strata_hw *hw = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", set);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8, 0, &t, NULL));
+        ck_assert_int_eq(t.proto, (int)i);
+        ck_assert_double_eq_tol(t.net_step_s, want[i], 1e-12);
+        strata_hw_free(hw);
+        g_free(proto);
+    }
+    const char *ll[] = {NV "nccl_algo=Ring", NV "nccl_proto=LL", NULL};
+    strata_hw *ib = strata_test_load_hw("h100-2x8-ib", ll);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(ib)->tune(ib, STRATA_OP_ALL_REDUCE, 16, 8, 8, 0, &t, NULL));
+    ck_assert_double_eq_tol(t.net_step_s, 0.7e-6, 1e-12);
+    strata_hw_free(ib);
+}
+END_TEST
+
+/* `strata run` of an 8 B all-reduce over 16 ranks on configs/hw/h100-2x8-ib.ini
+ * with `sets`: collective 0's time_s (--json -). */
+static double all_reduce_8b_s(const char *const *sets)
+{
+    char *trace = NULL;
+    int fd = g_file_open_tmp("netproto-XXXXXX.trace", &trace, NULL);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert(g_file_set_contents(
+        trace, "strata-trace 1\noption mesh=data:16\nalloc buf 8 dtype=f32\nall-reduce buf axis=data\nfree buf\n", -1,
+        NULL));
+    char *hw = strata_test_source_path("configs/hw/h100-2x8-ib.ini");
+    const char *const argv[] = {"run", "-q", "--trace", trace, "--hw", hw, "--json", "-", NULL};
+    strata_cli_result r = strata_test_run_cli_sets(argv, sets);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *colls = json_object_get_array_member(root, "collectives");
+    ck_assert_uint_eq(json_array_get_length(colls), 1);
+    double t = json_object_get_double_member(json_array_get_object_element(colls, 0), "time_s");
+    g_object_unref(parser);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+    return t;
+}
+
+/* A 2-node 16-rank Ring/LL all-reduce of 8 B (h100-2x8-ib: 1 us a link, a
+ * route of 2 us; NCCL 2.25, Ring and LL forced), with and without
+ * efa-rdm-cuda. The ring's last loop rounds its chunk up to 16 B, so chunk 0
+ * alone carries bytes (test_tiers nccl_ring_rounds_tiny_chunks_to_16_bytes)
+ * and the network step's cost falls on its path (coll_kit_tiers.c
+ * ring_critical_chunk, among the chunks that carry bytes). Rail ring 0 is
+ * 0..7 then 15..8: it crosses between nodes on 7 -> 15 and 8 -> 0. Chunk 0's
+ * path takes every hop but the one into position 1 in its reduce-scatter
+ * (0 -> 1, inside the node: both crossings) and every hop but the one into
+ * position 0 in its all-gather (8 -> 0, a crossing: one), so 3 network hops.
+ * Each pays, without the protocol, NCCL's 2.7 us less the route = 0.7 us;
+ * with efa-rdm-cuda max(0.7, LL's ends 1.5) + the eager local read 2 =
+ * 3.5 us (its 2 wire bytes at the NIC's PCIe rate, under 0.1 ns, within the
+ * tolerance). So the collective takes 3 x (3.5 - 0.7) = 8.4 us more. */
+START_TEST(ring_path_pays_the_efa_step_on_its_three_hops)
+{
+    const char *ib[] = {NV "nccl_version=2.25", NV "nccl_algo=Ring", NV "nccl_proto=LL", NULL};
+    const char *efa[] = {NV "nccl_version=2.25", NV "nccl_algo=Ring", NV "nccl_proto=LL",
+                         NV "nccl_net_protocol=efa-rdm-cuda", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b_s(efa) - all_reduce_8b_s(ib), 8.4e-6, 1e-9);
+}
+END_TEST
+
 static Suite *net_protocol_suite(void)
 {
     Suite *s = suite_create("net_protocol");
@@ -174,6 +272,8 @@ static Suite *net_protocol_suite(void)
     tcase_add_test(tc, nccl_message_of_a_step);
     tcase_add_test(tc, network_step_pays_the_protocol);
     tcase_add_test(tc, p4d_file_pays_the_read_flights);
+    tcase_add_test(tc, efa_step_pays_nccls_ends_and_the_local_read);
+    tcase_add_test(tc, ring_path_pays_the_efa_step_on_its_three_hops);
     suite_add_tcase(s, tc);
     return s;
 }

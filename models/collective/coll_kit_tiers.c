@@ -106,13 +106,18 @@ static uint32_t *positions(uint32_t n, const uint32_t *orders, uint32_t groups)
  * one per pass: an all-reduce's reduce-scatter all but the hop into c + 1,
  * its all-gather all but the hop into c (rs and ag both true); a lone
  * reduce-scatter all but the hop into c + 1, a lone all-gather all but the
- * hop into c. */
-static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *order, bool rs, bool ag)
+ * hop into c. Only the first `filled` chunks carry bytes (a ring's last
+ * loop rounded up to its grain: a 16-byte chunk 0 and empty ones, whose
+ * steps are not emitted), so the critical chunk is one of them: the cost
+ * falls on the path the data takes (wave 34; before, an 8 B all-reduce on
+ * 2 x 8 ranks put it on an empty chunk, and no step paid it). */
+static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *order, bool rs, bool ag,
+                                    uint32_t filled)
 {
     uint32_t n = s->n, net = 0, best = 0, best_hops = 0;
     for (uint32_t j = 0; j < n; j++)
         net += !coll_same_domain(s, order[(j + n - 1) % n], order[j]);
-    for (uint32_t c = 0; c < n; c++) {
+    for (uint32_t c = 0; c < MIN(n, MAX(1u, filled)); c++) {
         uint32_t hops = 0;
         if (rs)
             hops += net - !coll_same_domain(s, order[c], order[(c + 1) % n]);
@@ -134,8 +139,11 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
     uint64_t gr = grain ? grain : 1;
     uint32_t *pos = positions(n, orders, groups);
     uint32_t *critical = g_new(uint32_t, groups);
+    /* the first loop's chunk (as below) and the chunks it fills */
+    uint64_t c0 = MIN(chunk, (b + channels * n * gr - 1) / (channels * n * gr) * gr) * channels;
+    uint32_t filled = c0 ? (uint32_t)MIN((uint64_t)n, (b + c0 - 1) / c0) : n;
     for (uint32_t g = 0; g < groups; g++)
-        critical[g] = ring_critical_chunk(s, orders + (size_t)g * n, true, true);
+        critical[g] = ring_critical_chunk(s, orders + (size_t)g * n, true, true, filled);
     for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
         /* the last loop's chunk: the rest's even share, rounded up to the
          * grain (coll_ring_loops) */
@@ -151,9 +159,12 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                         uint64_t glo = lo + coll_chunk_off(len, groups, g);
                         uint64_t glen = lo + coll_chunk_off(len, groups, g + 1) - glo;
                         uint64_t off = glo + coll_chunk_off(glen, slices, k);
-                        /* the first loop's critical chunk, its first slice, pays the network's cost */
+                        /* the first loop's critical chunk, its first slice with bytes (a 1-byte
+                         * chunk's first of 2 slices is empty), pays the network's cost */
                         uint32_t src = orders[(size_t)g * n + (at + n - 1) % n];
-                        bool path = grid == 0 && k == 0 && p == critical[g] && !coll_same_domain(s, src, q);
+                        uint64_t end = glo + coll_chunk_off(glen, slices, k + 1);
+                        bool path = grid == 0 && off == glo && end > off && p == critical[g] &&
+                                    !coll_same_domain(s, src, q);
                         /* with slots: NCCL's connection, round r in slot r mod `slots` on lanes
                          * from 2 (coll_sched.h slotted; lane + 1 the fused reduction's) */
                         uint32_t lane = slots ? 2 * (1 + g + groups * (round % slots)) : 2 * g;
@@ -168,7 +179,7 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                                                .src_lane = back, .src_fused = back_fused,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
                                                .fused = reduce, .pipelined = !path, .slotted = slots > 0,
-                                               .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};
+                                               .bytes = end - off};
                         coll_add(s, &st);
                     }
         }
@@ -187,7 +198,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
     uint32_t *pos = positions(n, orders, groups);
     for (uint32_t g = 0; g < groups; g++) {
         uint64_t glo = coll_chunk_off(c, groups, g), glen = coll_chunk_off(c, groups, g + 1) - glo;
-        uint32_t critical = ring_critical_chunk(s, orders + (size_t)g * n, !ag, ag);
+        uint32_t critical = ring_critical_chunk(s, orders + (size_t)g * n, !ag, ag, n);
         for (uint32_t step = 0; step + 1 < n; step++)
             for (uint32_t q = 0; q < n; q++) {
                 uint32_t at = pos[(size_t)g * n + q];

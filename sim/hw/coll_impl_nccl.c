@@ -161,8 +161,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                               "channel, which stands in for pacing across nodes the model lacks) or channel (its "
                               "own channel's only, as NCCL's kernel: docs/clusters.md, wave 33)"},
     {"nccl_net_protocol", false, "collectives = nccl: the protocol a network message runs by its size, "
-                                 "efa-rdm-cuda or aws-ofi-rdma (net_protocol.h): the flights beyond the first "
-                                 "and the copy it costs; default: the nccl_net_plugin row's, else none"},
+                                 "efa-rdm-cuda or aws-ofi-rdma (net_protocol.h): the flights beyond the first, "
+                                 "the eager copy into the GPU and NCCL's own ends of the step over EFA; "
+                                 "default: the nccl_net_plugin row's, else none"},
     {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
                                 "beyond its data's and flag's flight over the links (the sender's fence before it "
                                 "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
@@ -443,8 +444,11 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     /* a message: a peer's part on one of its channels, at most a step (net_protocol.h) */
     double net_msg_s = strata_net_protocol_extra_s(comm->nodes > 1 ? p->net_proto : NULL, &nics,
                                                    MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes));
+    /* NCCL's own ends of the step where the route is the library's (net_protocol.h) */
+    double net_ends = strata_net_protocol_nccl_ends_s(comm->nodes > 1 ? p->net_proto : NULL, STRATA_NCCL_SIMPLE);
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
-                                .chunk_bytes = plan.step_bytes, .net_step_s = MAX(0.0, net_us * 1e-6 - route) + net_msg_s,
+                                .chunk_bytes = plan.step_bytes,
+                                .net_step_s = MAX(net_us * 1e-6 - route, net_ends) + net_msg_s,
                                 .net_flush_s = comm->nodes > 1 ? p->gdr_flush_s : 0,
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
@@ -500,6 +504,9 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
         comm.nodes > 1 ? p->net_proto : NULL, &nics,
         strata_net_protocol_nccl_message(ch.proto, ch.algo, bytes, comm.ranks, ch.run_channels,
                                          p->buffsize / STRATA_NCCL_STEPS));
+    /* and NCCL's own ends of the step where the file's route stands for the
+     * network library's message, not NCCL's (net_protocol.h: EFA) */
+    double net_ends = strata_net_protocol_nccl_ends_s(comm.nodes > 1 ? p->net_proto : NULL, ch.proto);
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
@@ -508,7 +515,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .chunk_bytes = ch.chunk_bytes, .ring_grain = ch.ring_grain_bytes,
                                 .chan_lo = ch.chan_lo_bytes, .chan_mid = ch.chan_mid_bytes,
                                 .nvls_efficiency = ch.nvls_efficiency,
-                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route) + net_msg_s,
+                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6,
+                                .net_step_s = MAX(ch.net_step_us * 1e-6 - route, net_ends) + net_msg_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,

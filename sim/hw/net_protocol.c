@@ -28,6 +28,48 @@
  * flight on the same NIC, rarely leave: such a message is charged as read
  * (docs/clusters.md).
  *
+ * The eager message's copy into GPU memory (wave 34). NCCL's receive
+ * buffers are in GPU memory for every protocol under GPUDirect
+ * (NVIDIA/nccl v2.9.9-1 src/transport/net.cc l. 171, protoLoc[p] =
+ * useGdr ? LOC_DEVMEM; v2.23.4-1 l. 868, NCCL_NET_MAP_ADD_POINTER(map, 0,
+ * resources->useGdr, ...); only the send side keeps LL in host memory), so
+ * an eager packet, which lands in the provider's host bounce buffer, is
+ * copied into the GPU: libfabric v1.14.0 prov/efa/src/rxr/
+ * rxr_pkt_type_base.c rxr_pkt_copy_data_to_rx_entry (l. 237-256: CUDA
+ * memory -> rxr_read_post_local_read_or_queue, always), and from v1.18 a
+ * local read unless gdrcopy or cudaMemcpy is allowed, and aws-ofi-nccl
+ * forbids cudaMemcpy (v1.8.1-aws src/nccl_ofi_net.c l. 593-622:
+ * FI_OPT_CUDA_API_PERMITTED false; libfabric @af8ddbe9
+ * prov/efa/src/rdm/efa_rdm_pke_utils.c efa_rdm_pke_copy_payload_to_cuda l.
+ * 345-356, "prefer local read", and l. 417-419, the comment of
+ * efa_rdm_pke_copy_payload_to_ope: "NCCL forbids its plugin to make
+ * cuda calls"). The local read is an RDMA read the device posts to itself,
+ * through the local NIC without the wire: local_read_s ESTIMATE 2 us, the
+ * figure strata gives that same operation as NCCL's GDR flush
+ * (coll_impl_nccl.c NCCL_GDR_FLUSH_S; RCCL's rccl_gdr_flush): the post and
+ * its doorbell, the device's fetch of the work request, its PCIe read of
+ * the bounce buffer and write into the GPU's memory, the completion; where
+ * the file gives the NIC's PCIe link, the bytes at its rate besides. No
+ * public figure of an EFA local read was found. LL and LL128 receivers see the data when that write lands (their
+ * flags ride in the lines); Simple's proxy waits for the read's
+ * completion, its next progress pass, which the Simple end below holds.
+ *
+ * NCCL's ends of a step (wave 34). The EFA files' routes stand for one
+ * message through libfabric's EFA provider, host memory to host memory
+ * (osu_latency's one way: p4d-efa.ini takes hpc6a's 9.87 us whole;
+ * p5-efa.ini's 10 us sits under p5's 20.4), which holds the library's send
+ * and receive paths and the wire, not NCCL's: the sender's SMs storing the
+ * step (LL into host memory 0.5; LL128 and Simple into GPU memory with the
+ * system fence, 1.0), its proxy's poll seeing it (0.5), and the receiver
+ * learning of it (LL, LL128: the SMs' poll of their own memory 0.5;
+ * Simple: the receive proxy's pass and the tail's PCIe round trip, 1.5):
+ * docs/clusters.md "One step across the network", links 1, 2 and 5 at
+ * their ESTIMATEs; link 3 (the post) is the library's. So LL 1.5, LL128
+ * 2.0, Simple 3.0 us. On InfiniBand NCCL's hwLatencies[NET] holds them
+ * with the route (coll_impl_nccl.c charges it less the route); on a
+ * library route that exceeds it (EFA: 9.87 us against LL's 2.7) that
+ * difference is 0 and NCCL's ends were charged nowhere.
+ *
  * aws-ofi-rdma: aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp send (l.
  * 5778-5994): eager when the receiver's control message has not arrived,
  * the message is at most OFI_NCCL_EAGER_MAX_SIZE (8192 B,
@@ -36,8 +78,9 @@
  * buffer by a local read once NCCL posts recv (handle_eager_recv l.
  * 1137-1200; 0 B skips it). The copy crosses the NIC's PCIe link: charged
  * as its bytes at that link's rate in NCCL's topology
- * (strata_nccl_pci_gbs); the local read's own latency has no public figure
- * and is not charged. Larger messages wait for the receiver's control
+ * (strata_nccl_pci_gbs), with the local read's fixed time as efa-rdm-cuda's
+ * (an RDMA read the plugin posts to its own device: handle_eager_recv's
+ * "initiate eager read when receiver calls recv()"). Larger messages wait for the receiver's control
  * message (l. 3196-3222), sent when NCCL posts the receive, which NCCL
  * posts ahead (a connection's 8 slots): in a pipeline it is there before
  * the data, and the RDMA write lands in one flight.
@@ -48,9 +91,20 @@
 #include "core/named_rows.h"
 
 static const strata_net_protocol protocols[] = {
-    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = false},
-    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true},
+    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 2e-6,
+     .library_route = true},
+    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 2e-6,
+     .library_route = true},
 };
+
+/* NCCL's ends of a network step outside the library, by NCCL protocol
+ * (LL, LL128, Simple; the header comment's sums of links 1, 2 and 5) */
+static const double nccl_ends_s[STRATA_NCCL__PROTOS] = {1.5e-6, 2.0e-6, 3.0e-6};
+
+double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto)
+{
+    return proto && proto->library_route ? nccl_ends_s[nccl_proto] : 0;
+}
 
 const strata_net_protocol *strata_net_protocol_find(const char *name)
 {
@@ -69,9 +123,12 @@ double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strat
         return 0;
     if (msg_bytes > proto->eager_max)
         return proto->large_flights * 2 * nics->latency;
-    if (!proto->eager_copy || !nics->pcie_generation)
+    if (!proto->eager_copy)
         return 0;
-    return (double)msg_bytes / (strata_nccl_pci_gbs(nics->pcie_generation, nics->pcie_lanes) * 1e9);
+    if (!nics->pcie_generation)
+        return proto->local_read_s;
+    return proto->local_read_s +
+           (double)msg_bytes / (strata_nccl_pci_gbs(nics->pcie_generation, nics->pcie_lanes) * 1e9);
 }
 
 /* One step of a protocol's buffer, bytes of data (coll_kit_nccl.c's

@@ -11,15 +11,22 @@
  * Rows (docs/clusters.md, "A message's protocol over EFA (wave 32)"):
  *   efa-rdm-cuda  libfabric's EFA provider (RDM endpoint) on CUDA memory,
  *                 under aws-ofi-nccl's SENDRECV protocol (one fi_tsend a
- *                 message): eager up to eager_max, else read-based (the
+ *                 message): eager up to eager_max into a host bounce
+ *                 buffer, which the provider copies into the GPU's buffer
+ *                 by a local read (wave 34), else read-based (the
  *                 request's flight, then the receiver's RDMA read, a round
  *                 trip): two flights more;
  *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
  *                 8192 B into a host bounce buffer, which the receiver
- *                 copies into the GPU's buffer; larger messages an RDMA
- *                 write after the receiver's control message, which NCCL's
- *                 receives posted ahead have sent before the data: no
- *                 flight more.
+ *                 copies into the GPU's buffer by a local read; larger
+ *                 messages an RDMA write after the receiver's control
+ *                 message, which NCCL's receives posted ahead have sent
+ *                 before the data: no flight more.
+ * Both rows run over EFA, whose files' routes stand for one message
+ * through the network library (osu_latency over libfabric: docs/clusters.md,
+ * "What one message costs over EFA"), so a network step also pays NCCL's
+ * own links outside the library (strata_net_protocol_nccl_ends_s: "The EFA
+ * step (wave 34)").
  *
  * Invariant: the table is constant; the functions are pure.
  */
@@ -36,6 +43,8 @@ typedef struct strata_net_protocol {
     uint64_t eager_max;    /* bytes: the largest message sent eagerly (one flight) */
     uint32_t large_flights; /* one-way flights beyond the first a larger message needs */
     bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
+    double local_read_s;   /* seconds: that copy's fixed time, a local RDMA read (ESTIMATE) */
+    bool library_route;    /* the network's route is one message through the library, NCCL's ends not in it */
 } strata_net_protocol;
 
 /* The row of a protocol by name; NULL for an unknown name. */
@@ -45,10 +54,20 @@ char *strata_net_protocol_list(void);
 
 /* The time one message of msg_bytes costs beyond the one flight and its
  * bytes at the link's rate, on the network of `nics` (a flight: the route
- * NIC to NIC, 2 x nics->latency; a copy: the bytes at the NIC's PCIe rate,
- * 0 where the file gives no PCIe link). proto NULL, no NICs or 0 bytes: 0. */
+ * NIC to NIC, 2 x nics->latency; an eager copy: local_read_s plus the bytes
+ * at the NIC's PCIe rate, that term 0 where the file gives no PCIe link).
+ * proto NULL, no NICs or 0 bytes: 0. */
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
                                    uint64_t msg_bytes);
+
+/* The fixed time of a network step of NCCL's protocol `nccl_proto` spent
+ * in NCCL's own links outside the network library (the sender's store and
+ * its proxy's poll, the receiver's learning of the data: docs/clusters.md,
+ * "One step across the network", links 1, 2 and 5), where the row's route
+ * stands for the library's message (library_route); else 0. A network
+ * step's fixed charge is the larger of this and NCCL's hwLatencies[NET]
+ * less the route (coll_impl_nccl.c). */
+double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto);
 
 /* The message a network step of NCCL sends (its proxy's one isend a step's
  * slice, src/transport/net.cc sendProxyProgress): a channel's share of the
