@@ -13,6 +13,7 @@
 #include "serve/serve_links.h"
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
+#include "serve/serve_mla_kernels.h"
 
 struct strata_serve_cost {
     const strata_hw *hw;
@@ -38,6 +39,7 @@ struct strata_serve_cost {
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
+    const strata_serve_mla_kernels *mla_k;    /* the engine's MLA-layer kernels beyond these ops (NULL: none) */
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
@@ -282,6 +284,7 @@ void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_p
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
+void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
@@ -313,7 +316,6 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     uint64_t up = (c->s.gated ? 2 : 1) * w;
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
-
 
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
 {
@@ -815,6 +817,22 @@ static double sampler_time(const strata_serve_cost *c, uint64_t rows)
     return t;
 }
 
+static double mla_pass(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
+
+/* An MLA step under the engine's row (serve_mla_kernels.h): GPU time `gpu` with the row's kernels on the rank's
+ * tokens, or the host's chain of eager launches where that is longer. */
+static double mla_step(const strata_serve_cost *c, double gpu, uint64_t tokens)
+{
+    const strata_model_shape *s = &c->s;
+    if (!c->mla_k || s->kv_lora_rank <= 0)
+        return gpu;
+    strata_serve_mla_shape sh = {c->m.layers, c->moe_layers, c->m.hidden, (uint64_t)s->kv_lora_rank,
+                                 (uint64_t)s->qk_rope_head_dim, q_heads_per_rank(c), (uint64_t)s->v_head_dim,
+                                 c->m.experts, act_bytes(c)};
+    gpu += strata_serve_mla_kernels_time(c->mla_k, &sh, local_tokens(c, tokens), mla_pass, c);
+    return fmax(gpu, strata_serve_mla_kernels_host(c->mla_k, c->m.layers, c->moe_layers));
+}
+
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     const strata_serve_model *m = &c->m;
@@ -836,10 +854,11 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
      * its decoder over those rows: the sampler was charged only without attention DP */
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
-        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) + sampler_time(c, rows);
+        return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) +
+                               sampler_time(c, rows), tokens);
     }
-    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled);
+    return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+                           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), tokens);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work
