@@ -14,6 +14,7 @@
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_triton_moe.h"
+#include "serve/serve_mla_kernels.h"
 
 struct strata_serve_cost {
     const strata_hw *hw;
@@ -40,6 +41,7 @@ struct strata_serve_cost {
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
+    const strata_serve_mla_kernels *mla_k;    /* the engine's MLA-layer kernels beyond these ops (NULL: none) */
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
@@ -208,24 +210,12 @@ static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
 
 static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t);
 
-/* TensorRT-LLM's FP8 Linear (FP8QDQLinearMethod.apply, tensorrt_llm/
- * _torch/modules/linear.py) quantizes a bf16 input before its GEMM
- * (static_quantize_e4m3_per_tensor: t x hidden read in bf16, written in
- * FP8). Inputs that arrive quantized run none: o_proj's (the attention
- * writes FP8, out_scale = o_proj.inv_input_scale, attention.py; thop
- * attentionOp's mFP8ContextFMHA = is_fp8_out), down_proj's (swiglu with
- * quant_scale), and, in LlamaDecoderLayer (modeling_llama.py) with tensor
- * parallelism and hidden > 4096 (enable_fusion), qkv_proj's (the
- * all-reduce's RESIDUAL_RMS_NORM_QUANT_FP8 epilogue, POST_MLP_FUSION) and,
- * without attention DP, gate_up_proj's (PRE_MLP_FUSION). Those two
- * all-reduces fuse the quantization only when they run TensorRT-LLM's own
- * kernels: a step whose all-reduce falls back to NCCL (past the IPC
- * workspace, serve_allreduce.h) runs it after the all-reduce as a kernel
- * of its own (allreduceOp.cpp fallbackRunSubsequentOps), as does an
- * engine whose all-reduce has no fusion (vLLM's); with no all-reduce
- * named (engine none) the fusion is taken as before. An MoE layer's
- * expert input is quantized in route_and_quantize. The pass before qkv
- * (qkv = true) or before a dense MLP's gate_up, on t tokens; 0 when fused
+/* TensorRT-LLM's FP8 Linear (FP8QDQLinearMethod.apply) quantizes a bf16 input before its GEMM (t x hidden read
+ * in bf16, written in FP8). Inputs that arrive quantized run none: o_proj's, down_proj's, and with TP and hidden
+ * > 4096 qkv_proj's and (no attention DP) gate_up_proj's, fused into the all-reduce's epilogue, but only in
+ * TensorRT-LLM's own all-reduce kernels (allreduce_fuses_norm; NCCL's fallback and vLLM's all-reduce run it as a
+ * kernel of its own; engine none takes the fusion). Sources, lines: docs/serving.md at `FP8QDQLinearMethod` and
+ * `fallbackRunSubsequentOps`. The pass before qkv (qkv = true) or a dense MLP's gate_up on t tokens; 0 when fused
  * or the weights are not 8-bit. */
 static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
 {
@@ -299,6 +289,7 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
+void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
@@ -330,7 +321,6 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     uint64_t up = (c->s.gated ? 2 : 1) * w;
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
-
 
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
 {
@@ -400,7 +390,8 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
                         (split ? block_quant(c, routed, w) : 0);
     double combine = stream_pass(c, t * h, (r + (double)t) * hh * act + 12.0 * r);
     if (split && c->triton_moe)
-        return pre + triton_gemm(c, t, active, per, h, up) + activation + triton_gemm(c, t, active, per, w, h) + combine;
+        return pre + triton_gemm(c, t, active, per, h, up) + activation + triton_gemm(c, t, active, per, w, h) +
+               combine;
     return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
 }
 
@@ -819,19 +810,27 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
-/* The decoder's kernels (serve_sampler.h) over `rows` sampled rows of the
- * whole vocabulary on one rank: each pass one kernel. */
+/* A pass priced as stream_pass, for the tables that take a pass function (serve_sampler.h, serve_mla_kernels.h). */
+static double pass_cb(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
+
+/* The decoder's kernels (serve_sampler.h) over `rows` sampled rows of the whole vocabulary on one rank. */
 static double sampler_time(const strata_serve_cost *c, uint64_t rows)
 {
-    if (!c->sampler || !rows)
-        return 0;
-    double t = 0;
-    uint64_t logits = rows * (uint64_t)c->m.vocab;
-    for (uint32_t i = 0; i < c->sampler->n_passes; i++) { /* serve_sampler.h: a kernel */
-        double b = c->sampler->passes[i].bytes_per_logit * (double)logits;
-        t += stream_pass(c, b > 0 ? logits : rows, b);
-    }
-    return t;
+    return strata_serve_sampler_time(c->sampler, rows, c->m.vocab, pass_cb, c);
+}
+
+/* An MLA step under the engine's row (serve_mla_kernels.h): GPU time `gpu` with the row's kernels on the rank's
+ * tokens, or the host's chain of eager launches where that is longer. */
+static double mla_step(const strata_serve_cost *c, double gpu, uint64_t tokens)
+{
+    const strata_model_shape *s = &c->s;
+    if (!c->mla_k || s->kv_lora_rank <= 0)
+        return gpu;
+    strata_serve_mla_shape sh = {c->m.layers, c->moe_layers, c->m.hidden, (uint64_t)s->kv_lora_rank,
+                                 (uint64_t)s->qk_rope_head_dim, q_heads_per_rank(c), (uint64_t)s->v_head_dim,
+                                 c->m.experts, act_bytes(c)};
+    gpu += strata_serve_mla_kernels_time(c->mla_k, &sh, local_tokens(c, tokens), pass_cb, c);
+    return fmax(gpu, strata_serve_mla_kernels_host(c->mla_k, c->m.layers, c->moe_layers));
 }
 
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
@@ -855,10 +854,11 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
      * its decoder over those rows: the sampler was charged only without attention DP */
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
-        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) + sampler_time(c, rows);
+        return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) +
+                               sampler_time(c, rows), tokens);
     }
-    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled);
+    return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+                           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), tokens);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

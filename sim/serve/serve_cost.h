@@ -63,8 +63,11 @@
  * (bf16) of T x hidden around each MoE layer, simulated likewise
  * (serve_coll.h; each rank's share of the tokens rounded up: NCCL's buffers
  * are equal), and no other collective.
- * The dense part depends on T alone and is kept per T. The engine's CPU
- * time per step is serve_engine.h's, added by the scheduler.
+ * An MLA model under an engine's row (serve_mla_kernels.h) adds the
+ * row's kernels, and its step is the longer of that and the host's chain
+ * of eager launches. The dense part depends on T alone and is kept per T.
+ * The engine's CPU time per step is serve_engine.h's, added by the
+ * scheduler.
  *
  * At the sustained clock (strata_serve_cost_set_sustained), an op whose
  * compute time at the peak's clock exceeds its bytes' time is timed on the
@@ -83,6 +86,7 @@
 #include "serve/serve_attn_aux.h"
 #include "serve/serve_coll.h"
 #include "serve/serve_decode.h"
+#include "serve/serve_mla_kernels.h"
 #include "serve/serve_model.h"
 #include "serve/serve_sampler.h"
 
@@ -136,6 +140,9 @@ void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_att
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
 /* The decoder's kernels over each step's sampled rows' logits (serve_sampler.h; NULL, the default: none). */
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s);
+/* An MLA model's layer kernels beyond these ops as the engine runs them, and its eager launches' host time
+ * (serve_mla_kernels.h; NULL, the default: none). */
+void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost
  * models of one run (the peak's and the sustained clock's) simulates each

@@ -569,6 +569,7 @@ static const strata_serve_engine engines[] = {
      .scheduler = "sglang-v0.4",
      .graph_max = SGLANG_V04_GRAPH_MAX,
      .attn_aux = "sglang-0.4-flashinfer",
+     .mla_kernels = "sglang-0.4.5-mla",
      .overlap_lag = true,
      .recv_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
@@ -631,6 +632,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                                     "copies over the host link, FlashAttention-3 prefill",
                                             .fa3_prefill = true,
                                             .triton_moe = true,
+                                            .mla_kernels = "vllm-0.8-mla",
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",
                                             .decode_rocm_pd = "paged-attention-rocm",
@@ -697,6 +699,12 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
         if (!aux)
             return false;
         strata_serve_cost_set_attn_aux(cost, aux);
+    }
+    if (e->mla_kernels && !rocm) { /* the rows read are the CUDA builds' (FlashMLA, FA3) */
+        const strata_serve_mla_kernels *mk = strata_serve_mla_kernels_find(e->mla_kernels, err);
+        if (!mk)
+            return false;
+        strata_serve_cost_set_mla_kernels(cost, mk);
     }
     const char *allreduce = platform_kernel(rocm, e->allreduce, e->allreduce_rocm);
     if (allreduce) {

@@ -86,6 +86,8 @@ typedef struct strata_serve_engine {
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
     const char *attn_aux;  /* the kernels it runs around GQA attention (serve_attn_aux.h; NULL:
                             * one fused QKV preprocessing pass over the prefill tokens) */
+    const char *mla_kernels; /* an MLA model's layer kernels beyond serve_cost.c's ops, and which it launches
+                              * eagerly (serve_mla_kernels.h; NULL: none) */
     bool fa3_prefill;      /* its GQA/MHA prefill attention moves HBM bytes as FlashAttention-3 does
                             * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
                             * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the

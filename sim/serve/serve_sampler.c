@@ -129,3 +129,17 @@ double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t
     return (double)slots *
            ((double)padded * s->slot_bytes_padded + (double)vocab * s->slot_bytes_vocab + s->slot_bytes);
 }
+
+double strata_serve_sampler_time(const strata_serve_sampler *s, uint64_t rows, uint32_t vocab,
+                                 strata_serve_sampler_pass_fn pass, const void *ctx)
+{
+    if (!s || !rows)
+        return 0;
+    double t = 0;
+    uint64_t logits = rows * (uint64_t)vocab;
+    for (uint32_t i = 0; i < s->n_passes; i++) {
+        double b = s->passes[i].bytes_per_logit * (double)logits;
+        t += pass(ctx, b > 0 ? logits : rows, b);
+    }
+    return t;
+}

@@ -1,0 +1,119 @@
+/*
+ * serve_mla_kernels.h: the kernels an engine launches in a DeepSeek-style
+ * (MLA attention, MoE MLP) decoder layer beyond those serve_cost.c prices,
+ * and where it launches them (replayed in a CUDA graph, or eagerly from
+ * Python), as a table of rows looked up by name (an engine's row names
+ * one, serve_engine.h's mla_kernels). A row applies only to a model with
+ * MLA (kv_lora_rank > 0).
+ *
+ * serve_cost.c prices an MLA layer as a set of fused ops: one GEMM for the
+ * two down-projections, one pass for their two norms, one for the layer's
+ * two add + RMSNorm, one routing pass, one flash op for the decode
+ * attention, and no RoPE or cache write for MLA. An engine runs more
+ * kernels than that: each entry below is one such kernel (or a few of one
+ * kind), priced as serve_cost.c prices a pass (one elementwise kernel:
+ * its launch, `kernel_launch`, and its bytes at the stream rate), so that a
+ * step's extra time is its kernel count times the floor plus bytes that
+ * are small at decode.
+ *
+ * An entry runs in every layer (EVERY), in the MoE layers (MOE), in the
+ * dense layers (DENSE) or once a step (STEP); per token it reads `width`
+ * elements in the activations' dtype and writes as many (in FP8 where
+ * to_fp8). An entry launched eagerly (launch other than GRAPH) also costs
+ * the host `calls` calls a layer at the launch kind's host time
+ * (serve_mla_kernels.c gives each with its source): vLLM V1's piecewise
+ * CUDA graphs run the attention op outside the graphs, so its kernels are
+ * launched from Python every step. Entries with kernels = 0 carry only
+ * host calls (kernels serve_cost.c prices already, or the op's own entry).
+ * The step takes the longer of its GPU time and that host chain (the host
+ * runs ahead of the GPU through the graphs and the queue: neither waits on
+ * the other inside a forward).
+ *
+ * Invariants: a row has at least one entry; widths are those of the enum;
+ * the table ends with a NULL name.
+ */
+#ifndef STRATA_SERVE_MLA_KERNELS_H
+#define STRATA_SERVE_MLA_KERNELS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP } serve_mla_where;
+
+/* Elements a token: none (a launch only), the hidden size, the KV latent
+ * (kv_lora_rank), the rank's query heads' RoPE part (heads x rope), the
+ * key's RoPE part (rope), one token's cache row (kv_lora + rope), the
+ * rank's absorbed queries (heads x (kv_lora + rope)), their latent part
+ * (heads x kv_lora), the rank's attention output (heads x v_head_dim),
+ * the router's logits (experts). */
+typedef enum {
+    SERVE_MLA_W_NONE,
+    SERVE_MLA_W_HIDDEN,
+    SERVE_MLA_W_KV_LORA,
+    SERVE_MLA_W_ROPE_Q,
+    SERVE_MLA_W_ROPE_K,
+    SERVE_MLA_W_CACHE_ROW,
+    SERVE_MLA_W_LATENT_Q,
+    SERVE_MLA_W_NOPE_LATENT_Q,
+    SERVE_MLA_W_V_OUT,
+    SERVE_MLA_W_EXPERTS
+} serve_mla_width;
+
+/* How an entry is launched: replayed in a CUDA graph (no host time), or
+ * eagerly as a PyTorch operator (ATen or a C++ custom op through the
+ * dispatcher), a Triton kernel from Python, or a custom op's own entry
+ * (the call into the registered op and the replay of the next graph). */
+typedef enum { SERVE_MLA_GRAPH, SERVE_MLA_ATEN, SERVE_MLA_TRITON, SERVE_MLA_ENTRY } serve_mla_launch;
+
+typedef struct strata_serve_mla_kernel {
+    const char *kernel;      /* what runs and where (its source) */
+    serve_mla_where where;   /* the layers it runs in, or once a step */
+    uint32_t kernels;        /* GPU kernels it adds to serve_cost.c's */
+    serve_mla_width width;   /* elements a token each reads and writes */
+    bool to_fp8;             /* writes FP8 (a quantization), else the activations' dtype */
+    serve_mla_launch launch; /* GRAPH, or how it is launched eagerly */
+    uint32_t calls;          /* host calls a layer (eager only) */
+} strata_serve_mla_kernel;
+
+typedef struct strata_serve_mla_kernels {
+    const char *name;
+    const strata_serve_mla_kernel *entries;
+    uint32_t n_entries;
+} strata_serve_mla_kernels;
+
+/* What an entry's kernels weigh in a step of `tokens` tokens on one rank:
+ * `times` kernels (over the step's layers) each moving `bytes` over
+ * `elements` elements (elements >= 1). */
+typedef struct strata_serve_mla_pass {
+    uint64_t times;
+    uint64_t elements;
+    double bytes;
+} strata_serve_mla_pass;
+
+/* The shapes an entry's width reads (per rank). */
+typedef struct strata_serve_mla_shape {
+    uint32_t layers, moe_layers;
+    uint64_t hidden, kv_lora, rope, heads, v_head, experts;
+    double act_bytes; /* the activations' bytes an element */
+} strata_serve_mla_shape;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_mla_kernels *strata_serve_mla_kernels_find(const char *name, GError **err);
+/* Entry i of row r in a step of `tokens` tokens (0 tokens: nothing). */
+strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kernels *r, uint32_t i,
+                                                    const strata_serve_mla_shape *s, uint64_t tokens);
+/* A pass's time (the caller's pricing of one kernel over `elements`
+ * elements moving `bytes`). */
+typedef double (*strata_serve_mla_pass_fn)(const void *ctx, uint64_t elements, double bytes);
+/* The GPU seconds row r adds to a step of `tokens` tokens: each entry's
+ * kernels priced by pass_fn (0 tokens: 0). */
+double strata_serve_mla_kernels_time(const strata_serve_mla_kernels *r, const strata_serve_mla_shape *s,
+                                     uint64_t tokens, strata_serve_mla_pass_fn pass_fn, const void *ctx);
+/* The kernels row r adds to a step (all layers and the step's own). */
+uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers);
+/* The host seconds of a step's eager launches under row r (0 for a row
+ * launched wholly in graphs). */
+double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * test_serve_mla_kernels.c: the DeepSeek decoder layer's kernels beyond
+ * serve_cost.c's ops as vLLM 0.8 V1 and SGLang 0.4.5 launch them
+ * (sim/serve/serve_mla_kernels.h), against values derived by hand: the
+ * kernels a layer and a step add, the host chain of V1's eager attention
+ * op, and a DeepSeek-V3 decode step of one request at TP8 on an HGX H200
+ * with and without vLLM's row, and under each engine's row as
+ * serve_engine.c names it.
+ */
+#include <math.h>
+#include <string.h>
+#include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
+#include "serve/serve_mla_kernels.h"
+#include "serve/serve_model.h"
+#include "testutil.h"
+
+/* vllm-0.8-mla, by where they run: every layer 1 (the second add +
+ * RMSNorm) + 1 (kv_a's GEMM) + 2 (two quantizations) + 1 (the second
+ * latent norm) + RoPE 3 + 5 + 5 + 2 + 1 (concat_and_cache_mla) + 1 (cat) +
+ * 1 (FlashMLA's combine) + 1 (W_UV's reshape copy) + 1 (the output copy)
+ * = 25; an MoE layer 7 (grouped_topk) + 1 + 1 = 9 more; a dense layer 1
+ * (gate_up's quantization); a step 1 (get_mla_metadata). One MoE layer:
+ * 25 + 9 + 1 = 35; one dense: 25 + 1 + 1 = 27. DeepSeek-V3 (61 layers,
+ * 58 MoE): 25 x 61 + 9 x 58 + 1 x 3 + 1 = 1,525 + 522 + 3 + 1 = 2,051.
+ * sglang-0.4.5-mla: every layer 1 + 1 + 1 (kv_a's quantization only) + 1
+ * + 2 (the latent's copies) + 12 + 12 (input_to_float8 twice) + 1
+ * (q_input) + 3 + 5 + 5 + 2 (RoPE and its copies) + 1 (set_kv_buffer) + 1
+ * (the combine) + 1 (the output copy) = 49, an MoE layer 9 more:
+ * 49 x 61 + 9 x 58 = 2,989 + 522 = 3,511. */
+START_TEST(kernels_a_layer_and_a_step_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
+    const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", &err);
+    ck_assert_msg(v && s, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 1), 35);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 0), 27);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58), 2051);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58), 3511);
+    ck_assert_ptr_null(strata_serve_mla_kernels_find("vllm-0.9-mla", &err));
+    ck_assert_msg(err && strstr(err->message, "vllm-0.8-mla"), "the error lists the known rows");
+    g_clear_error(&err);
+}
+END_TEST
+
+/* vLLM V1's eager attention op, a layer: its call and the next piece's
+ * graph replay 2 x 10 us, two Triton quantizations 2 x 11 us, and 24
+ * PyTorch operators at 4 us (q_b's and o's GEMMs, two bmm and
+ * flash_mla_with_kvcache: 5; RoPE 3 + 5 + 5 + 2 = 15; the cache write, the
+ * cat, the reshape and the output copy: 4): 20 + 22 + 96 = 138 us; 61
+ * layers and get_mla_metadata's 4 us: 8,418 + 4 = 8,422 us. SGLang's
+ * decode runs in one CUDA graph: 0. */
+START_TEST(host_chain_by_hand)
+{
+    const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", NULL);
+    const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", NULL);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58), 8.422e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(s, 61, 58), 0.0, 1e-15);
+}
+END_TEST
+
+/* One decode (context 2,000) of DeepSeek-V3 FP8 at TP8 on hgx-h200
+ * (kernel_launch 3 us, HBM 4.8 TB/s at stream_efficiency 0.9, bf16
+ * activations): vLLM's row adds its 2,051 kernels at 3 us, 6.153 ms, plus
+ * their bytes at one token (16 heads a rank; each entry's kernels x its
+ * width x (2 + 2 B, or 2 + 1 into FP8)): the norms 61 x 7,168 x 4 =
+ * 1,748,992; the quantizations 122 x 7,168 x 3 = 2,623,488; the latent
+ * norms 61 x 512 x 4 = 124,928; grouped_topk 406 x 256 x 4 = 415,744;
+ * scaling and sum 116 x 28,672 = 3,325,952; the dense quantizations 3 x
+ * 21,504 = 64,512; RoPE 183 x 256 + 305 x 4,096 + 305 x 256 + 122 x 4,096
+ * = 46,848 + 1,249,280 + 78,080 + 499,712 = 1,873,920; the cache write 61
+ * x 576 x 4 = 140,544; the cat 61 x 9,216 x 4 = 2,248,704; the combine 61 x
+ * 8,192 x 4 = 1,998,848; the reshape 61 x 2,048 x 4 = 499,712; the output
+ * copy 1,748,992: 16,814,336 B / (0.9 x 4.8e12 B/s) = 3.892 us; 6.156892
+ * ms in all (the two launch-only entries' one vector op each, 15 fs, below
+ * the tolerance). The host's 8.422 ms is shorter than the GPU's step, so
+ * the step is the GPU's: with the row less without it is that sum. */
+START_TEST(deepseek_step_at_batch_one_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
+    ck_assert(strata_serve_model_set(&m, "kv_dtype", "bf16", &err));
+    ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double without = strata_serve_cost_step(c, &d, 1);
+    const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
+    strata_serve_cost_set_mla_kernels(c, v);
+    double with = strata_serve_cost_step(c, &d, 1);
+    ck_assert_double_eq_tol(with - without, 2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert(with > strata_serve_mla_kernels_host(v, 61, 58));
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A GQA model (no kv_lora_rank) takes no MLA row: Llama-3-8B's step is
+ * the same with the row set. */
+START_TEST(gqa_model_takes_no_mla_row)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-8b", &err));
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("vllm-0.8-mla", NULL));
+    ck_assert_double_eq(strata_serve_cost_step(c, &d, 1), without);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A DeepSeek-V3 decode of one request (context 2,000, TP8) under an
+ * engine's row, less the same with its MLA kernels taken off again. vLLM
+ * V1 (no --engine) on hgx-h200: 6.156892 ms, as above. sglang-v0.4: 3,511
+ * kernels at 3 us and, at one token, every layer's 949,504 B (the norm
+ * 28,672, kv_a's quantization 21,504, the latent norms 2,048 and copies
+ * 4,096, input_to_float8 twice 24 x 32,768 = 786,432, q_input 32,768, RoPE
+ * 768 + 20,480 + 1,280 + 8,192 = 30,720, the cache row 2,304, the combine
+ * 32,768, the output copy 8,192) x 61 = 57,919,744 and an MoE layer's 7 x
+ * 1,024 + 2 x 28,672 = 64,512 x 58 = 3,741,696: 61,661,440 B / (0.9 x
+ * 4.8e12 B/s) = 14.274 us; 10.547274 ms in all (its decode runs in one
+ * CUDA graph: no host chain). On mi300x-8 (RCCL: vLLM's ROCm build, which
+ * runs no FlashMLA) vLLM V1's row is not set: 0. */
+static double engine_row_adds(const char *hw_file, const char *engine)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
+    ck_assert(strata_serve_model_set(&m, "kv_dtype", "bf16", &err));
+    ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
+    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
+    double with = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, NULL);
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    return with - without;
+}
+
+START_TEST(engine_rows_name_their_kernels)
+{
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL),
+                            2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.4"),
+                            3511 * 3e-6 + 61661440.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", NULL), 0.0, 1e-15);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_mla_kernels");
+    TCase *tc = tcase_create("serve_mla_kernels");
+    tcase_add_test(tc, kernels_a_layer_and_a_step_by_hand);
+    tcase_add_test(tc, host_chain_by_hand);
+    tcase_add_test(tc, deepseek_step_at_batch_one_by_hand);
+    tcase_add_test(tc, gqa_model_takes_no_mla_row);
+    tcase_add_test(tc, engine_rows_name_their_kernels);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
