@@ -810,36 +810,36 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
-/* A pass priced as stream_pass, for the tables that take a pass function (serve_sampler.h, serve_mla_kernels.h). */
 static double pass_cb(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
-
-/* The decoder's kernels (serve_sampler.h) over `rows` sampled rows of the whole vocabulary on one rank. */
+/* pass_cb: stream_pass as the tables take it (serve_sampler.h, serve_mla_kernels.h). sampler_time: the decoder's
+ * kernels (serve_sampler.h) over `rows` sampled rows of the whole vocabulary on one rank. */
 static double sampler_time(const strata_serve_cost *c, uint64_t rows)
 {
     return strata_serve_sampler_time(c->sampler, rows, c->m.vocab, pass_cb, c);
 }
 
-/* An MLA step under the engine's row (serve_mla_kernels.h): GPU time `gpu` with the row's kernels on the rank's
- * tokens, or the host's chain of eager launches where that is longer. */
-static double mla_step(const strata_serve_cost *c, double gpu, uint64_t tokens)
+/* An MLA step under the engine's row (serve_mla_kernels.h): GPU time `gpu` plus the row's kernels on the rank's
+ * decode tokens (the absorbed path; none without decodes), or the host's eager chain where that is longer. */
+static double mla_step(const strata_serve_cost *c, double gpu, uint64_t decodes)
 {
     const strata_model_shape *s = &c->s;
-    if (!c->mla_k || s->kv_lora_rank <= 0)
+    if (!c->mla_k || s->kv_lora_rank <= 0 || !decodes)
         return gpu;
     strata_serve_mla_shape sh = {c->m.layers, c->moe_layers, c->m.hidden, (uint64_t)s->kv_lora_rank,
                                  (uint64_t)s->qk_rope_head_dim, q_heads_per_rank(c), (uint64_t)s->v_head_dim,
-                                 c->m.experts, act_bytes(c)};
-    gpu += strata_serve_mla_kernels_time(c->mla_k, &sh, local_tokens(c, tokens), pass_cb, c);
+                                 c->m.experts, act_bytes(c), (uint64_t)s->qk_nope_head_dim};
+    gpu += strata_serve_mla_kernels_time(c->mla_k, &sh, local_tokens(c, decodes), pass_cb, c);
     return fmax(gpu, strata_serve_mla_kernels_host(c->mla_k, c->m.layers, c->moe_layers));
 }
 
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     const strata_serve_model *m = &c->m;
-    uint64_t tokens = pad, sampled = pad;
+    uint64_t tokens = pad, sampled = pad, decodes = pad; /* decodes: one-token chunks, as attention() counts */
     for (uint32_t i = 0; i < n; i++) {
         tokens += chunks[i].tokens;
         sampled += chunks[i].samples;
+        decodes += chunks[i].tokens == 1;
     }
     if (!tokens)
         return 0;
@@ -855,10 +855,10 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
         return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) +
-                               sampler_time(c, rows), tokens);
+                               sampler_time(c, rows), decodes);
     }
     return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
-                           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), tokens);
+                           vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), decodes);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

@@ -141,8 +141,8 @@ static const strata_serve_mla_kernel sglang_045[] = {
      false, G, 0},
     {"v_input.contiguous() before kv_a_layernorm, k_input[..., :kv_lora_rank] = v_input", SERVE_MLA_EVERY, 2,
      SERVE_MLA_W_KV_LORA, false, G, 0},
-    {"input_to_float8 before the W_UK bmm_fp8: 12 kernels", SERVE_MLA_EVERY, 12, SERVE_MLA_W_NOPE_LATENT_Q, false,
-     G, 0},
+    {"input_to_float8 before the W_UK bmm_fp8 (on q_nope): 12 kernels", SERVE_MLA_EVERY, 12, SERVE_MLA_W_NOPE_Q,
+     false, G, 0},
     {"input_to_float8 before the W_UV bmm_fp8: 12 kernels", SERVE_MLA_EVERY, 12, SERVE_MLA_W_NOPE_LATENT_Q, false,
      G, 0},
     {"q_input[..., :kv_lora_rank] = q_nope_out.transpose(0, 1)", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false,
@@ -218,6 +218,8 @@ static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *
         return s->heads * s->v_head;
     case SERVE_MLA_W_EXPERTS:
         return s->experts;
+    case SERVE_MLA_W_NOPE_Q:
+        return s->heads * s->nope;
     }
     return 0;
 }

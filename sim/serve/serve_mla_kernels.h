@@ -46,7 +46,8 @@ typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP }
  * key's RoPE part (rope), one token's cache row (kv_lora + rope), the
  * rank's absorbed queries (heads x (kv_lora + rope)), their latent part
  * (heads x kv_lora), the rank's attention output (heads x v_head_dim),
- * the router's logits (experts). */
+ * the router's logits (experts), the rank's queries without RoPE
+ * (heads x qk_nope_head_dim: the W_UK product's input). */
 typedef enum {
     SERVE_MLA_W_NONE,
     SERVE_MLA_W_HIDDEN,
@@ -57,7 +58,8 @@ typedef enum {
     SERVE_MLA_W_LATENT_Q,
     SERVE_MLA_W_NOPE_LATENT_Q,
     SERVE_MLA_W_V_OUT,
-    SERVE_MLA_W_EXPERTS
+    SERVE_MLA_W_EXPERTS,
+    SERVE_MLA_W_NOPE_Q
 } serve_mla_width;
 
 /* How an entry is launched: replayed in a CUDA graph (no host time), or
@@ -96,6 +98,7 @@ typedef struct strata_serve_mla_shape {
     uint32_t layers, moe_layers;
     uint64_t hidden, kv_lora, rope, heads, v_head, experts;
     double act_bytes; /* the activations' bytes an element */
+    uint64_t nope;    /* qk_nope_head_dim */
 } strata_serve_mla_shape;
 
 /* The row called name, or NULL with an error listing the known ones. */
