@@ -80,6 +80,51 @@
 #include "core/error.h"
 #include "serve/serve_names.h"
 
+/* The layers an entry runs in (1 for a step's own). */
+static uint64_t entry_layers(const strata_serve_mla_kernel *e, uint32_t layers, uint32_t moe_layers)
+{
+    switch (e->where) {
+    case SERVE_MLA_EVERY:
+        return layers;
+    case SERVE_MLA_MOE:
+        return moe_layers;
+    case SERVE_MLA_DENSE:
+        return layers > moe_layers ? layers - moe_layers : 0;
+    case SERVE_MLA_STEP:
+        return 1;
+    }
+    return 0;
+}
+
+static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *s)
+{
+    switch (w) {
+    case SERVE_MLA_W_NONE:
+        return 0;
+    case SERVE_MLA_W_HIDDEN:
+        return s->hidden;
+    case SERVE_MLA_W_KV_LORA:
+        return s->kv_lora;
+    case SERVE_MLA_W_ROPE_Q:
+        return s->heads * s->rope;
+    case SERVE_MLA_W_ROPE_K:
+        return s->rope;
+    case SERVE_MLA_W_CACHE_ROW:
+        return s->kv_lora + s->rope;
+    case SERVE_MLA_W_LATENT_Q:
+        return s->heads * (s->kv_lora + s->rope);
+    case SERVE_MLA_W_NOPE_LATENT_Q:
+        return s->heads * s->kv_lora;
+    case SERVE_MLA_W_V_OUT:
+        return s->heads * s->v_head;
+    case SERVE_MLA_W_EXPERTS:
+        return s->experts;
+    case SERVE_MLA_W_NOPE_Q:
+        return s->heads * s->nope;
+    }
+    return 0;
+}
+
 #define HOST_ATEN_S 4e-6
 #define HOST_TRITON_S 11e-6
 #define HOST_ENTRY_S 10e-6
@@ -177,51 +222,6 @@ const strata_serve_mla_kernels *strata_serve_mla_kernels_find(const char *name, 
 {
     return serve_names_lookup(SERVE_NAMES(rows, strata_serve_mla_kernels), name, STRATA_ERROR_INTERNAL, err,
                               "unknown MLA layer kernels '%s' (known: %s)");
-}
-
-/* The layers an entry runs in (1 for a step's own). */
-static uint64_t entry_layers(const strata_serve_mla_kernel *e, uint32_t layers, uint32_t moe_layers)
-{
-    switch (e->where) {
-    case SERVE_MLA_EVERY:
-        return layers;
-    case SERVE_MLA_MOE:
-        return moe_layers;
-    case SERVE_MLA_DENSE:
-        return layers > moe_layers ? layers - moe_layers : 0;
-    case SERVE_MLA_STEP:
-        return 1;
-    }
-    return 0;
-}
-
-static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *s)
-{
-    switch (w) {
-    case SERVE_MLA_W_NONE:
-        return 0;
-    case SERVE_MLA_W_HIDDEN:
-        return s->hidden;
-    case SERVE_MLA_W_KV_LORA:
-        return s->kv_lora;
-    case SERVE_MLA_W_ROPE_Q:
-        return s->heads * s->rope;
-    case SERVE_MLA_W_ROPE_K:
-        return s->rope;
-    case SERVE_MLA_W_CACHE_ROW:
-        return s->kv_lora + s->rope;
-    case SERVE_MLA_W_LATENT_Q:
-        return s->heads * (s->kv_lora + s->rope);
-    case SERVE_MLA_W_NOPE_LATENT_Q:
-        return s->heads * s->kv_lora;
-    case SERVE_MLA_W_V_OUT:
-        return s->heads * s->v_head;
-    case SERVE_MLA_W_EXPERTS:
-        return s->experts;
-    case SERVE_MLA_W_NOPE_Q:
-        return s->heads * s->nope;
-    }
-    return 0;
 }
 
 strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kernels *r, uint32_t i,
