@@ -286,7 +286,7 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
 
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
-void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; }
+void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; forget_dense(c); }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
