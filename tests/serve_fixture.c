@@ -1,5 +1,5 @@
 /*
- * serve_fixture.c: the serve suites' tiny run (serve_fixture.h).
+ * serve_fixture.c: the serve suites' tiny run and DeepSeek-V3 model (serve_fixture.h).
  */
 #include "serve_fixture.h"
 
@@ -32,4 +32,17 @@ strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_ser
     ck_assert_msg(r, "%s", err ? err->message : "");
     strata_hw_free(hw);
     return r;
+}
+
+strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_preset(&m, "deepseek-v3", &err), "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_model_set(&m, "dtype", "f8", &err), "%s", err ? err->message : "");
+    if (kv_bf16)
+        ck_assert_msg(strata_serve_model_set(&m, "kv_dtype", "bf16", &err), "%s", err ? err->message : "");
+    if (block)
+        ck_assert_msg(strata_serve_model_set(&m, "weight_block", "128", &err), "%s", err ? err->message : "");
+    return m;
 }

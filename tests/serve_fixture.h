@@ -1,6 +1,8 @@
 /*
  * serve_fixture.h: the tiny serving run the serve suites share
- * (tests/test_serve.c, tests/test_serve_input_copies.c).
+ * (tests/test_serve.c, tests/test_serve_input_copies.c), and the
+ * DeepSeek-V3 model the MLA/MoE cost suites share (test_serve_mla_kernels,
+ * test_serve_triton_moe, test_serve_moe_route).
  *
  * A model small enough that a run of a few requests on test-simple.ini
  * (configs/hw) can be derived by hand: its weights, KV bytes and steps are
@@ -30,5 +32,11 @@ strata_serve_model strata_test_serve_tiny(void);
  * with the run's message where it does not run. */
 strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_serve_request *req, uint32_t n,
                                                 const strata_serve_engine *e, bool swap);
+
+/* DeepSeek-V3 (the preset) with FP8 weights (dtype f8), its KV cache in
+ * bf16 when kv_bf16 (vLLM 0.8.4's kv_cache_dtype auto), 128 x 128 weight
+ * blocks when `block` (the checkpoint's quantization_config). The test
+ * fails where a key does not take. */
+strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block);
 
 #endif

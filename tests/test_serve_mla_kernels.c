@@ -14,6 +14,7 @@
 #include "serve/serve_mla_kernels.h"
 #include "serve/serve_model.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 /* vllm-0.8-mla, by where they run: every layer 1 (the second add +
  * RMSNorm) + 1 (kv_a's GEMM) + 2 (two quantizations) + 1 (the second
@@ -79,13 +80,8 @@ END_TEST
 START_TEST(deepseek_step_at_batch_one_by_hand)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
-    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
-    ck_assert(strata_serve_model_set(&m, "kv_dtype", "bf16", &err));
-    ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
     strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
@@ -105,8 +101,7 @@ END_TEST
 START_TEST(gqa_model_takes_no_mla_row)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
     strata_serve_model m;
     ck_assert(strata_serve_model_preset(&m, "llama-3-8b", &err));
     strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
@@ -139,11 +134,7 @@ static double engine_row_adds(const char *hw_file, const char *engine)
     GError *err = NULL;
     strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
-    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
-    ck_assert(strata_serve_model_set(&m, "kv_dtype", "bf16", &err));
-    ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
     const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
     strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);

@@ -12,6 +12,7 @@
 #include "serve/serve_model.h"
 #include "serve/serve_moe_route.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 /* e (1 - (1 - k / e)^t), rounded: DeepSeek-V3 (256 experts, top 8):
  * t = 1: 256 x 1/32 = 8; t = 16: (31/32)^16 = 0.60172, 256 x 0.39828 =
@@ -103,11 +104,8 @@ END_TEST
 START_TEST(block_scaled_step_adds_its_quantizations)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
-    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
+    strata_serve_model m = strata_test_deepseek_v3(false, false);
     strata_serve_chunk d[16];
     for (uint32_t i = 0; i < 16; i++)
         d[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 64, .samples = true};

@@ -12,6 +12,7 @@
 #include "serve/serve_model.h"
 #include "serve/serve_triton_moe.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 /* The H200 E=256,N=256 block-FP8 config's nearest key: 1,000 tokens ->
  * 1024 (BLOCK_M 64); 768 is 256 from 512 and from 1024, and Python's
@@ -97,12 +98,8 @@ END_TEST
 START_TEST(served_prefill_takes_the_kernel)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", &err));
-    ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
-    ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
+    strata_serve_model m = strata_test_deepseek_v3(false, true);
     strata_serve_chunk p = {.id = 0, .tokens = 10000, .context = 10000, .samples = true};
     strata_serve_work plain, triton;
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 16384, &err);
