@@ -441,14 +441,13 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][STRATA_NCCL_SIMPLE] : 0;
-    /* a message: a peer's part on one of its channels, at most a step (net_protocol.h) */
-    double net_msg_s = strata_net_protocol_extra_s(comm->nodes > 1 ? p->net_proto : NULL, &nics,
+    /* a network step (net_protocol.h), its message a peer's part on one of its channels, at most a step */
+    double net_step_s = strata_net_protocol_step_s(comm->nodes > 1 ? p->net_proto : NULL, STRATA_NCCL_SIMPLE,
+                                                   net_us * 1e-6, route, &nics,
                                                    MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes));
-    /* NCCL's own ends of the step where the route is the library's (net_protocol.h) */
-    double net_ends = strata_net_protocol_nccl_ends_s(comm->nodes > 1 ? p->net_proto : NULL, STRATA_NCCL_SIMPLE);
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes,
-                                .net_step_s = MAX(net_us * 1e-6 - route, net_ends) + net_msg_s,
+                                .net_step_s = net_step_s,
                                 .net_flush_s = comm->nodes > 1 ? p->gdr_flush_s : 0,
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
@@ -498,15 +497,14 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * (docs/clusters.md, "The network plugin's latency") */
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
-    /* and the network protocol's flights and copy beyond the route's one,
-     * by the size of a step's message (net_protocol.h) */
-    double net_msg_s = strata_net_protocol_extra_s(
-        comm.nodes > 1 ? p->net_proto : NULL, &nics,
+    /* and, where the file's route stands for the network library's message
+     * (EFA), NCCL's own ends of the step in its place; then the network
+     * protocol's flights and copy beyond the route's one, by the size of a
+     * step's message (net_protocol.h) */
+    double net_step_s = strata_net_protocol_step_s(
+        comm.nodes > 1 ? p->net_proto : NULL, ch.proto, ch.net_step_us * 1e-6, route, &nics,
         strata_net_protocol_nccl_message(ch.proto, ch.algo, bytes, comm.ranks, ch.run_channels,
                                          p->buffsize / STRATA_NCCL_STEPS));
-    /* and NCCL's own ends of the step where the file's route stands for the
-     * network library's message, not NCCL's (net_protocol.h: EFA) */
-    double net_ends = strata_net_protocol_nccl_ends_s(comm.nodes > 1 ? p->net_proto : NULL, ch.proto);
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
@@ -516,7 +514,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .chan_lo = ch.chan_lo_bytes, .chan_mid = ch.chan_mid_bytes,
                                 .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6,
-                                .net_step_s = MAX(ch.net_step_us * 1e-6 - route, net_ends) + net_msg_s,
+                                .net_step_s = net_step_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,

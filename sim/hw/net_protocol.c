@@ -106,6 +106,13 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
     return proto && proto->library_route ? nccl_ends_s[nccl_proto] : 0;
 }
 
+double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes)
+{
+    return MAX(hw_lat_s - route_s, strata_net_protocol_nccl_ends_s(proto, nccl_proto)) +
+           strata_net_protocol_extra_s(proto, nics, msg_bytes);
+}
+
 const strata_net_protocol *strata_net_protocol_find(const char *name)
 {
     return strata_rows_find(protocols, G_N_ELEMENTS(protocols), sizeof protocols[0], name);

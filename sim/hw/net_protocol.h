@@ -69,6 +69,14 @@ double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strat
  * less the route (coll_impl_nccl.c). */
 double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto);
 
+/* A network step's time beyond the route's flight, as NCCL's tuner and the
+ * files price it: the larger of NCCL's hwLatencies[NET] less the route
+ * (hw_lat_s - route_s) and NCCL's own ends (strata_net_protocol_nccl_ends_s),
+ * plus a message of msg_bytes's costs (strata_net_protocol_extra_s). proto
+ * NULL: max(0, hw_lat_s - route_s). */
+double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes);
+
 /* The message a network step of NCCL sends (its proxy's one isend a step's
  * slice, src/transport/net.cc sendProxyProgress): a channel's share of the
  * collective's `bytes` (a ring's: of each of `ranks` ranks' chunks; other
