@@ -235,9 +235,10 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
     out->msccl = false;
     out->base_us = base_lat[out->proto];
     out->net_step_us = nodes_of(c) > 1 ? model_of(c)->net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
-    /* getChannnelThreadInfo: comm->nChannels (the rings doubled; at most 64
-     * across nodes), lowered while bytes < channels x threads x threshold */
-    uint32_t nc = MIN(2 * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
+    /* getChannnelThreadInfo: comm->nChannels (the graph's rings times
+     * init.cc's nc: 2, or 4 on gfx950; at most 64 across nodes), lowered
+     * while bytes < channels x threads x threshold */
+    uint32_t nc = MIN((c->ring_copies ? c->ring_copies : 2u) * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
     uint64_t threshold = tuned_threshold ? (uint64_t)tuned_threshold * c->ranks
                          : thread_threshold[out->proto] *
                                (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL ? c->ranks : 1);
