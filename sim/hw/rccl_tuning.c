@@ -4,7 +4,8 @@
  * ROCm/rccl @0cbce2a: src/graph/tuning.cc (baseLat, tuning_model_5),
  * src/include/device.h (NCCL_MAX_NTHREADS 256, MAXCHANNELS 128),
  * src/include/comm.h (thread thresholds), src/graph/connect.cc (channels
- * doubled, at most 64 across nodes), tools/msccl-algorithms (the allpairs
+ * doubled, at most 64 across nodes; gfx950's 4 x: ROCm/rocm-systems
+ * @006a440 projects/rccl/src/init.cc), tools/msccl-algorithms (the allpairs
  * algorithms' ranges, chunks per loop and channels). RCCL 2.22's protocol
  * ranges across nodes: src/rccl_wrap.cc rcclUpdateCollectiveProtocol and
  * rcclUpdateThreadThreshold, src/include/rccl_common.h rcclGetSizePerRank,
