@@ -237,6 +237,47 @@ START_TEST(rccl_across_nodes_takes_its_protocol_by_size)
 }
 END_TEST
 
+/* RCCL 2.26.6 on one node of 8 MI355X (gfx950), as its run prints it
+ * (Ahalperin/amd-dev @58a032f results/scale_8gpu_all_reduce: graph.xml
+ * nchannels="28" speedintra="12"; nccl_debug.log, rank 0: "112 coll
+ * channels", the all-reduce row of the tuning table 23.2/15.4 for Ring LL,
+ * 46.4/192.0 for Ring Simple, 24.6/10.1 for Tree LL), derived term by term:
+ * - an 8 B all-reduce: Ring LL, baseLat 12 us + 2 x (8 - 1) = 14 steps x
+ *   hwLat[NVLINK][RING][LL] 0.8 us = 23.2 us; bandwidth 28 x 12 GB/s x
+ *   bwRatio 0.08 x 8 / 14 = 15.36 GB/s, so 23.2 + 8 / 15,360 us; Tree LL
+ *   12 + 2 x 7 x 0.9 = 24.6 us loses; one channel (8 B < 1 x 256 x 64);
+ * - the channels: init.cc's nc is 4 on gfx950 (2 elsewhere), so
+ *   comm->nChannels = 4 x 28 = 112 (at most 128 on a node). Simple's
+ *   threshold 64 B a thread: 1 MiB runs 1,048,576 / (256 x 64) = 64
+ *   channels (gfx942's factor 2: 56, its cap), 2 MiB and 8 MiB all 112
+ *   (gfx942: 56); 512 KiB 32 either way; the LL ring's 64 x 8 ranks x 256
+ *   = 16 KiB a channel gives 256 KiB 16 either way (the log: 32, 64, 16).
+ * - over 2 nodes (64 rings through the NICs) the cap 64 holds either way. */
+START_TEST(rccl_gfx950_runs_four_channels_a_ring)
+{
+    strata_rccl_comm c = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .net_ranges = true,
+                          .ll128_x38 = true, .ring_copies = 4};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    strata_rccl_choice ch;
+    ck_assert(strata_rccl_choose(&c, ar, 8, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL && ch.channels == 1 && !ch.msccl);
+    ck_assert_double_eq_tol(ch.time_us, 23.2 + 8 / 15360.0, 1e-9);
+    ck_assert_double_eq_tol(ch.base_us, 12.0, 1e-12);
+    ck_assert(strata_rccl_choose(&c, ar, 256u << 10, &ch) && ch.proto == STRATA_NCCL_LL && ch.channels == 16);
+    ck_assert(strata_rccl_choose(&c, ar, 512u << 10, &ch) && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 32);
+    ck_assert(strata_rccl_choose(&c, ar, 1u << 20, &ch) && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 64);
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &ch) && ch.channels == 112);
+    ck_assert(strata_rccl_choose(&c, ar, 8u << 20, &ch) && ch.channels == 112);
+    strata_rccl_comm gfx942 = c;
+    gfx942.ring_copies = 0; /* the default: 2 */
+    ck_assert(strata_rccl_choose(&gfx942, ar, 1u << 20, &ch) && ch.channels == 56);
+    ck_assert(strata_rccl_choose(&gfx942, ar, 8u << 20, &ch) && ch.channels == 56);
+    strata_rccl_comm two = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                            .cpu = STRATA_NCCL_AMD, .net_ranges = true, .ll128_x38 = true, .ring_copies = 4};
+    ck_assert(strata_rccl_choose(&two, ar, 1u << 30, &ch) && ch.channels == 64);
+}
+END_TEST
+
 START_TEST(rccl_ll128_where_the_topology_enables_it)
 {
     /* 16 ranks over 2 nodes, RCCL's graph across nodes 64 channels of 28 x
@@ -561,6 +602,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rccl_2_20_keeps_the_ring_on_ll_longer);
     tcase_add_test(tc, rccl_across_nodes_takes_its_protocol_by_size);
     tcase_add_test(tc, rccl_ll128_where_the_topology_enables_it);
+    tcase_add_test(tc, rccl_gfx950_runs_four_channels_a_ring);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);

@@ -65,8 +65,24 @@ static const struct {
                      {"2.21", false, false, 1u, 0u, false, true, true},
                      {"2.22", true, false, 1u, 1u, false, true, true},
                      {"2.26", true, true, 3u, 3u, false, true, true}};
-/* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it. */
-static const char *const rccl_arches[] = {"gfx942", "gfx950"};
+/* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it, and
+ * the compute channels RCCL runs per ring of its graph on a whole node
+ * (init.cc's allGather3Data nc, which ncclTopoPostset multiplies the graph's
+ * channels by, up to 128 on one node and 64 across nodes): 2 by default
+ * (ROCm/rccl @0cbce2a src/init.cc, AllGather3; gfx942 is raised only for
+ * 2 or 4 ranks, as gfx950 is, which a slice below a node here does not
+ * model: its graph is not the file's); gfx950 4 ("Inflate the nChannels a
+ * bit to achieve higher b/w": 16 for 2 ranks on one node, 8 for 4, else
+ * 4; ROCm/rocm-systems @006a440 projects/rccl/src/init.cc, the branch that
+ * follows the gfx942 MI300A/MI300X one). RCCL 2.26.6 on 8 MI355X prints
+ * "112 coll channels" for the 28 rings of its graph (Ahalperin/amd-dev
+ * @58a032f results/scale_8gpu_all_reduce/nccl_debug.log, rank 0; graph.xml
+ * nchannels="28"), where the factor 2 gave 56; over 2 nodes it prints 64
+ * (results/scale_2x8gpu_all_reduce/nccl_debug.log), the cap. */
+static const struct {
+    const char *name;
+    uint32_t ring_copies;
+} rccl_arches[] = {{"gfx942", 2}, {"gfx950", 4}};
 
 #define MAX_RINGS 64u
 #define MAX_RING_LEN 16u
@@ -79,6 +95,7 @@ typedef struct rccl_params {
     bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
     bool model_2_20, msccl_shared_process; /* the release's (rccl_releases) */
     bool gfx94;             /* rccl_arch is gfx942 (RCCL's IsArchMatch "gfx94") */
+    uint32_t ring_copies;   /* rccl_arch's compute channels per graph ring (rccl_arches) */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -214,7 +231,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
         for (i = 0; i < G_N_ELEMENTS(rccl_releases) && strcmp(g_strstrip(v), rccl_releases[i].name) != 0; i++)
             ;
     if (arch)
-        for (a = 0; a < G_N_ELEMENTS(rccl_arches) && strcmp(g_strstrip(arch), rccl_arches[a]) != 0; a++)
+        for (a = 0; a < G_N_ELEMENTS(rccl_arches) && strcmp(g_strstrip(arch), rccl_arches[a].name) != 0; a++)
             ;
     bool ok = i < G_N_ELEMENTS(rccl_releases) ||
               hw_fail_value(ctx, err, group, "rccl_version", "2.20, 2.21, 2.22 or 2.26", v);
@@ -238,6 +255,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
         g_free(refusal);
     }
     p->gfx94 = ok && a == 0;
+    p->ring_copies = ok ? rccl_arches[a].ring_copies : 2;
     g_free(v);
     g_free(arch);
     return ok;
@@ -334,7 +352,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
                           .msccl = msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
                           .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38,
-                          .model_2_20 = p->model_2_20};
+                          .model_2_20 = p->model_2_20, .ring_copies = p->ring_copies};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? (ranks + domain_ranks - 1) / domain_ranks : 1; /* the nodes the ranks span (comm_of's rule) */

@@ -4,7 +4,8 @@
  * ROCm/rccl @0cbce2a: src/graph/tuning.cc (baseLat, tuning_model_5),
  * src/include/device.h (NCCL_MAX_NTHREADS 256, MAXCHANNELS 128),
  * src/include/comm.h (thread thresholds), src/graph/connect.cc (channels
- * doubled, at most 64 across nodes), tools/msccl-algorithms (the allpairs
+ * doubled, at most 64 across nodes; gfx950's 4 x: ROCm/rocm-systems
+ * @006a440 projects/rccl/src/init.cc), tools/msccl-algorithms (the allpairs
  * algorithms' ranges, chunks per loop and channels). RCCL 2.22's protocol
  * ranges across nodes: src/rccl_wrap.cc rcclUpdateCollectiveProtocol and
  * rcclUpdateThreadThreshold, src/include/rccl_common.h rcclGetSizePerRank,
@@ -235,9 +236,10 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
     out->msccl = false;
     out->base_us = base_lat[out->proto];
     out->net_step_us = nodes_of(c) > 1 ? model_of(c)->net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
-    /* getChannnelThreadInfo: comm->nChannels (the rings doubled; at most 64
-     * across nodes), lowered while bytes < channels x threads x threshold */
-    uint32_t nc = MIN(2 * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
+    /* getChannnelThreadInfo: comm->nChannels (the graph's rings times
+     * init.cc's nc: 2, or 4 on gfx950; at most 64 across nodes), lowered
+     * while bytes < channels x threads x threshold */
+    uint32_t nc = MIN((c->ring_copies ? c->ring_copies : 2u) * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
     uint64_t threshold = tuned_threshold ? (uint64_t)tuned_threshold * c->ranks
                          : thread_threshold[out->proto] *
                                (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL ? c->ranks : 1);

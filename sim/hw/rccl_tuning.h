@@ -44,6 +44,11 @@
  * rcclUpdateThreadThreshold: an LL all-gather or reduce-scatter across
  * nodes lowers its channels while bytes < channels x 256 x 16 x ranks.
  *
+ * Channels: comm->nChannels is the graph's rings times init.cc's nc (2,
+ * and 4 on gfx950: ring_copies), at most 128 on one node and 64 across
+ * nodes (connect.cc ncclTopoPostset), before getChannnelThreadInfo lowers
+ * it by size.
+ *
  * RCCL 2.20 (ROCm 6.2, the rocm-6.2.2 tag: 2.20.5) has the same form with
  * its own tuning_model_5 (model_2_20): per-step latencies {0.8, -, 2.5}
  * (tree) and {0.8, -, 3.6} (ring) on xGMI, bwRatio 0.41 on LL and 1.0 on
@@ -86,6 +91,7 @@ typedef struct strata_rccl_comm {
     bool ll128;                /* comm->topo->ll128Enabled, on a release and arch that run it */
     bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
     bool model_2_20;           /* RCCL 2.20's tuning_model_5 (else 2.21's and later) */
+    uint32_t ring_copies;      /* compute channels per graph ring on the GPUs' arch (init.cc nc); 0: 2 */
 } strata_rccl_comm;
 
 typedef struct strata_rccl_choice {
