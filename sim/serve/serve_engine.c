@@ -183,6 +183,9 @@
  *   modelled (the row times them as the ROCm kernel). Their prefill stays
  *   the rows' (vllm-v0's FA2 entries, vllm-v1's FA3 bytes): ROCm's CK and
  *   Triton prefill kernels are not modelled.
+ * On RCCL hardware (SGLang's ROCm build on gfx942; mla_kernels_rocm) sglang-v0.4 runs an MLA model's layer
+ *   kernels as serve_mla_rocm.c's sglang-0.5-rocm-mla counts them from SGLang 0.5's HIP branches (RoPE in
+ *   PyTorch ops, the q and k concatenations, aiter's MLA reduce), in place of the CUDA row.
  * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1
  *   run vllm-custom-rocm: vLLM's custom all-reduce below 16 MiB, RCCL
  *   beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d)
@@ -447,6 +450,7 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_mla_rocm.h"
 #include "serve/serve_names.h"
 
 /* SGLang 0.3.0's largest captured decode batch (model_executor/
@@ -570,6 +574,7 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V04_GRAPH_MAX,
      .attn_aux = "sglang-0.4-flashinfer",
      .mla_kernels = "sglang-0.4.5-mla",
+     .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .overlap_lag = true,
      .recv_lag = true,
      .lengths = SERVE_LENGTH_SGLANG_04,
@@ -702,6 +707,11 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     }
     if (e->mla_kernels && !rocm) { /* the rows read are the CUDA builds' (FlashMLA, FA3) */
         const strata_serve_mla_kernels *mk = strata_serve_mla_kernels_find(e->mla_kernels, err);
+        if (!mk)
+            return false;
+        strata_serve_cost_set_mla_kernels(cost, mk);
+    } else if (e->mla_kernels_rocm && rocm) { /* the ROCm build's own (serve_mla_rocm.h) */
+        const strata_serve_mla_kernels *mk = strata_serve_mla_rocm_find(e->mla_kernels_rocm, err);
         if (!mk)
             return false;
         strata_serve_cost_set_mla_kernels(cost, mk);

@@ -1,0 +1,119 @@
+/*
+ * test_serve_mla_rocm.c: the DeepSeek decoder layer's kernels beyond
+ * serve_cost.c's ops as SGLang 0.5's ROCm build launches them on gfx942
+ * (sim/serve/serve_mla_rocm.h), against values derived by hand: the
+ * kernels a layer and a step add, and a DeepSeek-V3 decode step of one
+ * request at TP8 on 8x MI300X under sglang-v0.4, term by term.
+ */
+#include <math.h>
+#include <string.h>
+#include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
+#include "serve/serve_mla_kernels.h"
+#include "serve/serve_mla_rocm.h"
+#include "serve/serve_model.h"
+#include "testutil.h"
+#include "serve_fixture.h"
+
+/* sglang-0.5-rocm-mla, every layer: 1 (the second add + RMSNorm) + 1 (the
+ * second latent norm) + RoPE 3 + 5 + 5 + 1 (cat q) + 1 (cat k) + 1
+ * (set_kv_buffer) + 1 (aiter's MLA reduce) + 1 (the output copy) = 20; an
+ * MoE layer nothing more. DeepSeek-V3 (61 layers, 58 MoE): 20 x 61 =
+ * 1,220. All in the HIP graph: no host chain. */
+START_TEST(rocm_row_kernels_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_mla_kernels *r = strata_serve_mla_rocm_find("sglang-0.5-rocm-mla", &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 1), 20);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 0), 20);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58), 1220);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(r, 61, 58), 0.0, 1e-15);
+    ck_assert_ptr_null(strata_serve_mla_rocm_find("sglang-0.4.5-mla", &err));
+    ck_assert_msg(err && strstr(err->message, "sglang-0.5-rocm-mla"), "the error lists the known rows");
+    g_clear_error(&err);
+}
+END_TEST
+
+/* A DeepSeek-V3 FP8 decode of one request (context 2,000) at TP8 under an
+ * engine's row on hw_file, less the same step with its MLA kernels taken
+ * off again. */
+static double engine_row_adds(const char *hw_file, const char *engine)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
+    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
+    double with = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, NULL);
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    return with - without;
+}
+
+/* mi300x-8 (mi300x.ini: kernel_launch 1.9 us, HBM 5.3 TB/s at
+ * stream_efficiency 0.6, bf16 activations), 16 query heads a rank, one
+ * token. Each entry's kernels x its width x (2 + 2 B), per layer: the norm
+ * 7,168 x 4 = 28,672; the latent norm 512 x 4 = 2,048; RoPE 3 x 64 x 4 =
+ * 768, 5 x 16 x 64 x 4 = 20,480, 5 x 64 x 4 = 1,280; cat q 16 x 576 x 4 =
+ * 36,864; cat k 576 x 4 = 2,304; set_kv_buffer 2,304; the reduce 16 x 512
+ * x 4 = 32,768; the output copy 16 x 128 x 4 = 8,192: 135,680 B a layer,
+ * x 61 = 8,276,480 B. The step adds 1,220 x 1.9 us = 2.318 ms and
+ * 8,276,480 B / (0.6 x 5.3e12 B/s) = 2.6027 us: 2.320603 ms. */
+START_TEST(sglang_rocm_deepseek_step_by_hand)
+{
+    double expect = 1220 * 1.9e-6 + 8276480.0 / (0.6 * 5.3e12);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", "sglang-v0.4"), expect,
+                            1e-10);
+}
+END_TEST
+
+/* The ROCm row goes only to ROCm hardware and the CUDA row only to CUDA
+ * hardware: sglang-v0.4 on hgx-h200 adds the CUDA row's 3,511 kernels at 3
+ * us and 43,671,808 B at 0.9 x 4.8 TB/s (test_serve_mla_kernels.c's
+ * derivation), not 1,220; vLLM V1 (no --engine) names no ROCm row: 0 on
+ * mi300x-8. */
+START_TEST(rows_follow_the_platform)
+{
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.4"),
+                            3511 * 3e-6 + 43671808.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", NULL), 0.0, 1e-15);
+}
+END_TEST
+
+/* A GQA model takes no MLA row on ROCm either: Llama-3-8B's step on
+ * mi300x-8 under sglang-v0.4 is the same with the row set or not. */
+START_TEST(gqa_model_takes_no_rocm_row)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw("mi300x-8", NULL);
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-8b", &err));
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, strata_serve_mla_rocm_find("sglang-0.5-rocm-mla", NULL));
+    ck_assert_double_eq(strata_serve_cost_step(c, &d, 1), without);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_mla_rocm");
+    TCase *tc = tcase_create("serve_mla_rocm");
+    tcase_add_test(tc, rocm_row_kernels_by_hand);
+    tcase_add_test(tc, sglang_rocm_deepseek_step_by_hand);
+    tcase_add_test(tc, rows_follow_the_platform);
+    tcase_add_test(tc, gqa_model_takes_no_rocm_row);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
