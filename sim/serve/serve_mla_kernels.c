@@ -258,7 +258,7 @@ uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint3
     return n;
 }
 
-static double host_call_s(serve_mla_launch l)
+double strata_serve_mla_host_call_s(serve_mla_launch l)
 {
     return l == SERVE_MLA_ATEN ? HOST_ATEN_S : l == SERVE_MLA_TRITON ? HOST_TRITON_S
                                              : l == SERVE_MLA_ENTRY  ? HOST_ENTRY_S
@@ -270,7 +270,8 @@ double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t
     double t = 0;
     for (uint32_t i = 0; r && i < r->n_entries; i++) {
         const strata_serve_mla_kernel *e = &r->entries[i];
-        t += (double)e->calls * host_call_s(e->launch) * (double)entry_layers(e, layers, moe_layers);
+        t += (double)e->calls * strata_serve_mla_host_call_s(e->launch) *
+             (double)entry_layers(e, layers, moe_layers);
     }
     return t;
 }

@@ -118,5 +118,7 @@ uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint3
 /* The host seconds of a step's eager launches under row r (0 for a row
  * launched wholly in graphs). */
 double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers);
+/* The host seconds of one eager launch of kind l (GRAPH: 0; serve_mla_kernels.c cites each). */
+double strata_serve_mla_host_call_s(serve_mla_launch l);
 
 #endif

@@ -10,9 +10,13 @@
  * with recv_lag (serve_engine.h) a request that has arrived joins the
  * waiting queue only once the loop forms a step after its arrival
  * (recv_by); an idle loop receives it at once.
- * Figures: TTFT = first token - arrival; TPOT = (finish - first token) /
- * (output - 1) for output > 1 (vLLM's benchmark_serving); E2E = finish -
- * arrival; percentiles by linear interpolation between order statistics
+ * The engine's server hops (serve_frontend.h): a request is received by
+ * its scheduler at its send + the hops before it (recv), and the client
+ * reads each token the hops after its step (emit) later; a closed-loop
+ * client sends its next request when it reads its last token.
+ * Figures: TTFT = first token + emit - arrival (the send); TPOT = (finish -
+ * first token) / (output - 1) for output > 1 (vLLM's benchmark_serving);
+ * E2E = finish + emit - arrival; percentiles by linear interpolation between order statistics
  * (numpy's default). Means over time weigh each step by its duration.
  */
 #include <math.h>
@@ -21,6 +25,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_eager.h"
 #include "serve/serve_fields.h"
 #include "serve/serve_links.h"
 #include "serve/serve_run.h"
@@ -137,17 +142,23 @@ double serve_next_arrival(const serve_state *st)
     if (st->next >= st->n_req)
         return INFINITY;
     if (!st->cfg->concurrency || st->next < st->sent)
-        return st->req[st->next].arrival;
+        return st->req[st->next].recv;
     return st->clients_free ? st->now : INFINITY;
+}
+
+/* Closed loop: the next request sent at t, received after the server's hops. */
+static void send_at(serve_state *st, double t)
+{
+    serve_req *q = &st->req[st->sent++];
+    q->arrival = t;
+    q->recv = t + strata_serve_frontend_recv(st->front, q->prompt);
 }
 
 /* Closed loop: each free client sends the next request now. */
 static void clients_send(serve_state *st)
 {
-    for (; st->cfg->concurrency && st->clients_free && st->sent < st->n_req; st->sent++) {
-        st->clients_free--;
-        st->req[st->sent].arrival = st->now;
-    }
+    for (; st->cfg->concurrency && st->clients_free && st->sent < st->n_req; st->clients_free--)
+        send_at(st, st->now);
 }
 
 void serve_arrivals(serve_state *st)
@@ -155,9 +166,9 @@ void serve_arrivals(serve_state *st)
     double by = fmin(st->now, st->recv_by);
     for (clients_send(st); st->next < st->n_req; clients_send(st)) {
         serve_req *q = &st->req[st->next];
-        if (st->cfg->concurrency ? st->next >= st->sent : q->arrival > st->now)
+        if ((st->cfg->concurrency && st->next >= st->sent) || q->recv > st->now)
             break;
-        if (!q->refused && q->arrival > by)
+        if (!q->refused && q->recv > by)
             break; /* sent, not yet received: the loop formed this step before it arrived (recv_lag) */
         st->next++;
         if (q->refused) {
@@ -176,7 +187,11 @@ void serve_arrivals(serve_state *st)
 void serve_client_free(serve_state *st, serve_req *q)
 {
     (void)q;
-    if (st->cfg->concurrency)
+    if (!st->cfg->concurrency)
+        return;
+    if (st->sent < st->n_req)
+        send_at(st, st->now + strata_serve_frontend_emit(st->front)); /* when it reads its last token */
+    else
         st->clients_free++;
 }
 
@@ -351,15 +366,15 @@ static void summarise(serve_state *st)
     double *ttft = g_new(double, st->n_req + 1), *tpot = g_new(double, st->n_req + 1),
            *e2e = g_new(double, st->n_req + 1);
     uint32_t n = 0, nt = 0;
-    double first = INFINITY, last = 0, out_tokens = 0, all_tokens = 0;
+    double first = INFINITY, last = 0, out_tokens = 0, all_tokens = 0, emit = strata_serve_frontend_emit(st->front);
     for (uint32_t i = 0; i < st->n_req; i++) {
         const serve_req *q = &st->req[i];
         if (q->finish <= 0 && q->first_token <= 0)
             continue;
         first = fmin(first, q->arrival);
-        last = fmax(last, q->finish);
-        ttft[n] = q->first_token - q->arrival;
-        e2e[n++] = q->finish - q->arrival;
+        last = fmax(last, q->finish + emit);
+        ttft[n] = q->first_token + emit - q->arrival;
+        e2e[n++] = q->finish + emit - q->arrival;
         if (q->output > 1)
             tpot[nt++] = (q->finish - q->first_token) / (q->output - 1);
         out_tokens += q->output;
@@ -409,6 +424,21 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
         }
     }
     return req;
+}
+
+/* The engine's server hops and eager host chain (serve_frontend.h, serve_eager.h): each request received its
+ * recv hops after its arrival (a closed loop's again when sent). */
+static void front_and_eager(serve_state *st, const strata_serve_model *m)
+{
+    const char *name = st->cfg->engine ? st->cfg->engine->name : NULL;
+    st->front = strata_serve_frontend_of(name);
+    for (uint32_t i = 0; i < st->n_req; i++)
+        st->req[i].recv = st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
+    strata_model_shape shape;
+    strata_serve_model_shape(m, &shape);
+    st->eager_host_s = strata_serve_eager_host(strata_serve_eager_of(name), m,
+                                               (uint32_t)strata_model_moe_layers(&shape),
+                                               st->cfg->tp);
 }
 
 /* The step's cost models: at the peak clock, or at the sustained one, or under --clock duty at both
@@ -562,6 +592,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         r->pool_blocks = scheme == &strata_serve_kv_paged ? strata_serve_pool_blocks(&kc) : 0;
         st.req = make_requests(s, c->engine, m->max_model_len,
                                r->kv_bytes_per_token ? r->pool_bytes / r->kv_bytes_per_token : 0, r);
+        front_and_eager(&st, m);
         st.running = g_new(uint32_t, c->max_num_seqs + 1);
         st.chunks = g_new(strata_serve_chunk, c->max_num_seqs + 1);
         if (c->engine && c->engine->context_passes) { /* serve_turbomind_gpu's scratch */

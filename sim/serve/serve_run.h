@@ -12,6 +12,7 @@
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_clock.h"
+#include "serve/serve_frontend.h"
 
 enum { SERVE_WAITING, SERVE_RUNNING, SERVE_SWAPPED, SERVE_DONE };
 
@@ -20,6 +21,8 @@ typedef struct serve_req {
     uint32_t computed, generated;
     int state;
     double arrival, first_token, finish;
+    double recv;                   /* when the engine's scheduler can hold it: arrival + its server hops before the
+                                    * scheduler (serve_frontend.h) */
     double last_token;             /* when its latest token reached the client (its ITLs) */
     bool undelivered;              /* tokens sampled in a multi-step run, streamed when the run ends */
     uint64_t swapped_bytes;
@@ -78,6 +81,8 @@ typedef struct serve_state {
     uint32_t retired;              /* finished requests that have left the batch (serve_retire) */
     uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
+    const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
+    double eager_host_s;           /* the host chain of its eager forward with prefill tokens (serve_eager.h) */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)

@@ -426,7 +426,9 @@ bool serve_step(serve_state *st)
     if (step_eager(st, prefill))
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
     const strata_serve_engine *e = st->cfg->engine;
-    double t = gpu + st->step_swap_s + input_copies(st), cpu = 0;
+    /* an eager step with prefill tokens: its launches from the host's chain (serve_eager.h) when that is longer */
+    double fwd = prefill && step_eager(st, prefill) ? fmax(gpu, st->eager_host_s) : gpu;
+    double t = fwd + st->step_swap_s + input_copies(st), cpu = 0;
     if (st->n_chunks && e) {
         strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
         cpu = strata_serve_engine_cpu(e, batch);

@@ -1,0 +1,49 @@
+/*
+ * serve_eager.h: the host's chain of an eager forward pass, a step with
+ * prefill tokens that an engine runs outside any CUDA graph, its PyTorch
+ * ops issued one at a time from Python. A row (by the engine row's name,
+ * serve_eager.c) counts the host calls of a GQA decoder layer's halves by
+ * how each is launched (serve_mla_kernels.h's kinds: an ATen operator, a
+ * Triton kernel from Python, a registered custom op's entry), each kind at
+ * its host time (strata_serve_mla_host_call_s); the step's chain is the
+ * layers' calls plus the step's own (embedding, final norm, LM head,
+ * sampling).
+ *
+ * The GPU runs behind the host: such a step takes the longer of its GPU
+ * time and its host chain (the launches outrun the kernels only when the
+ * kernels are longer).
+ *
+ * Invariants: the chain is >= 0; an engine without a row, and an MLA model
+ * (its prefill layer not counted), give 0.
+ */
+#ifndef STRATA_SERVE_EAGER_H
+#define STRATA_SERVE_EAGER_H
+
+#include <stdint.h>
+#include "serve/serve_model.h"
+
+/* Host calls by kind. */
+typedef struct strata_serve_eager_calls {
+    uint32_t aten, triton, entry;
+} strata_serve_eager_calls;
+
+typedef struct strata_serve_eager {
+    const char *engine;               /* the engine row it prices (serve_engine.h) */
+    strata_serve_eager_calls attn;    /* a layer's norms, projections, RoPE and attention */
+    strata_serve_eager_calls qk_norm; /* added where the model norms q and k */
+    strata_serve_eager_calls dense;   /* a dense layer's MLP */
+    strata_serve_eager_calls moe;     /* an MoE layer's router, top-k and fused experts */
+    strata_serve_eager_calls tp;      /* a layer's TP all-reduces (tp > 1) */
+    strata_serve_eager_calls step;    /* once a step: embedding, final norm, LM head, sampling */
+} strata_serve_eager;
+
+/* The row for the engine called `engine` (NULL: none), or NULL. */
+const strata_serve_eager *strata_serve_eager_of(const char *engine);
+/* The seconds of a calls' launches. */
+double strata_serve_eager_calls_s(strata_serve_eager_calls c);
+/* The host chain of one eager forward of model m at tp ranks, moe_layers of
+ * its layers MoE (r NULL, or an MLA model: 0). */
+double strata_serve_eager_host(const strata_serve_eager *r, const strata_serve_model *m, uint32_t moe_layers,
+                               uint32_t tp);
+
+#endif

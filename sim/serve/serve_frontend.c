@@ -1,0 +1,70 @@
+/*
+ * serve_frontend.c: the engines' server hops (serve_frontend.h), one row
+ * an engine that has a figure.
+ *
+ * SGLang (the sglang-v0.3 and sglang-v0.4 rows). Its server is three
+ * processes since 0.2: the HTTP server and TokenizerManager, the Scheduler
+ * (one a TP rank), the DetokenizerManager, joined by ZMQ sockets. As read
+ * in the sglang 0.4.0 wheel (docs/serving.md, "SGLang 0.4's online TTFT")
+ * and again in the 0.5.6 wheel: the TokenizerManager tokenizes the text
+ * and sends the request to the Scheduler (one hop); the Scheduler's
+ * stream_output sends each step's new ids to the DetokenizerManager, which
+ * decodes them and sends the text back to the TokenizerManager (two hops),
+ * whose handle_loop wakes the request's coroutine, which writes the HTTP
+ * chunk; bench_serving's TTFT ends at the first chunk with text.
+ * - The whole of it, measured: tenstorrent/tt-inference-server issue
+ *   #3560 (2026-05-18) runs SGLang (an 0.5-line release) on a CPU mock
+ *   whose forward busy-waits 1/380 s = 2.632 ms, one client, 128-token
+ *   random prompts through /v1/chat/completions (`vllm bench serve
+ *   --max-concurrency 1`): median TTFT 9.54 ms, median TPOT 2.94 ms. A
+ *   step's own host work is TPOT - forward = 0.308 ms, so the hops are
+ *   9.54 - 2.632 - 0.308 = 6.600 ms (the chat template and the client's
+ *   HTTP included; that host's CPU is not named).
+ * - Tokenization: huggingface/tokenizers' README, "Takes less than 20
+ *   seconds to tokenize a GB of text on a server's CPU": 50 MB/s, at 4
+ *   bytes of English text a token (ESTIMATE) 0.08 us a token; 10 us of the
+ *   128-token prompt above, so the fixed part is 6.590 ms.
+ * - Its split (ESTIMATE): recv two of five parts (the HTTP request's end,
+ *   the hop to the Scheduler) = 2.636 ms; emit three (the hops to and from
+ *   the DetokenizerManager, the HTTP chunk's end) = 3.954 ms.
+ * SGLang 0.3 is given 0.5's figure (ESTIMATE: the same three processes and
+ * hops; no measurement of 0.3's).
+ *
+ * Not priced (no row): vLLM V1 (AsyncLLM and its detokenizer in the API
+ * server's process, one ZMQ hop each way to the EngineCore process;
+ * vllm-project/vllm PR #54628 measures the client's TTFT 8.4-12.2 ms over
+ * the server's own metric on a laptop under WSL2 at concurrency 8, a later
+ * release, its server-side part of the hops not separable); vLLM V0,
+ * TensorRT-LLM, NIM and TurboMind (no figure read).
+ */
+#include "serve/serve_frontend.h"
+#include <stddef.h>
+#include <string.h>
+
+#define SGLANG_HOPS_S 6.590e-3 /* 9.54 - 2.632 - 0.308 ms less 128 tokens' tokenization (above) */
+#define SGLANG_RECV_S (SGLANG_HOPS_S * 2.0 / 5.0)
+#define SGLANG_EMIT_S (SGLANG_HOPS_S * 3.0 / 5.0)
+#define HF_TOKENIZE_S 0.08e-6 /* 20 s a GB, 4 bytes a token */
+
+static const strata_serve_frontend rows[] = {
+    {"sglang-v0.3", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+    {"sglang-v0.4", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+};
+
+const strata_serve_frontend *strata_serve_frontend_of(const char *engine)
+{
+    for (size_t i = 0; engine && i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(rows[i].engine, engine))
+            return &rows[i];
+    return NULL;
+}
+
+double strata_serve_frontend_recv(const strata_serve_frontend *f, uint32_t prompt)
+{
+    return f ? f->recv_s + f->tokenize_s * prompt : 0;
+}
+
+double strata_serve_frontend_emit(const strata_serve_frontend *f)
+{
+    return f ? f->emit_s : 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * serve_frontend.h: an engine's server hops, what a request passes outside
+ * the forward passes between the benchmark client's send and the client's
+ * reading of a streamed token, chosen by the engine row's name (a table of
+ * rows in serve_frontend.c, each figure with its source or ESTIMATE).
+ *
+ * Two parts a request:
+ *   recv  from the client's send to the engine's scheduler holding it: the
+ *         HTTP request, the tokenizer (a fixed part and a part a prompt
+ *         token), the hop to the scheduler's process;
+ *   emit  from the end of the step that samples a token to the client's
+ *         reading of its chunk: the step's output hop, detokenization and
+ *         the HTTP stream's chunk.
+ * A request is received at send + recv (it joins no step formed before
+ * that); its TTFT is first sampled token + emit - send, its E2E last token
+ * + emit - send; TPOT and ITL do not move (every token is delayed alike).
+ * A closed-loop client sends its next request when it reads its last token,
+ * emit after the step that sampled it.
+ *
+ * Invariants: every figure is >= 0 and finite; an engine without a row
+ * (no --engine: vLLM V1; `none`; the rows not priced) adds nothing.
+ */
+#ifndef STRATA_SERVE_FRONTEND_H
+#define STRATA_SERVE_FRONTEND_H
+
+#include <stdint.h>
+
+typedef struct strata_serve_frontend {
+    const char *engine;  /* the engine row it prices (serve_engine.h) */
+    double recv_s;       /* send to the scheduler's receipt, tokenization's per-token part excepted */
+    double tokenize_s;   /* the tokenizer's seconds a prompt token */
+    double emit_s;       /* the sampling step's end to the client's chunk */
+} strata_serve_frontend;
+
+/* The row for the engine called `engine` (NULL: the default row, vLLM V1),
+ * or NULL where none is priced. */
+const strata_serve_frontend *strata_serve_frontend_of(const char *engine);
+/* Seconds from send to the scheduler's receipt of a prompt of `prompt`
+ * tokens (f NULL: 0). */
+double strata_serve_frontend_recv(const strata_serve_frontend *f, uint32_t prompt);
+/* Seconds from a token's step end to the client's chunk (f NULL: 0). */
+double strata_serve_frontend_emit(const strata_serve_frontend *f);
+
+#endif

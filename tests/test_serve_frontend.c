@@ -1,0 +1,167 @@
+/*
+ * test_serve_frontend.c: the path from a request's send to its first
+ * streamed token outside the forward, against values derived by hand: the
+ * engines' server hops (serve_frontend.h), the host chain of an eager
+ * forward with prefill tokens (serve_eager.h), and the TTFT of one request
+ * at concurrency 1 under the sglang-v0.4 row term by term.
+ */
+#include <math.h>
+#include "serve/serve.h"
+#include "serve/serve_eager.h"
+#include "serve/serve_engine.h"
+#include "serve/serve_frontend.h"
+#include "serve/serve_scheduler.h"
+#include "testutil.h"
+
+/* SGLang's rows: tt-inference-server #3560's 9.54 ms TTFT less its 2.632 ms mock forward and 0.308 ms of a step's
+ * host work is 6.600 ms of hops at 128 prompt tokens; tokenization 0.08 us a token (20 s a GB at 4 B a token), so
+ * the fixed part is 6.600 - 0.01024 = 6.58976 ms, taken as 6.590 ms: recv 2/5 = 2.636 ms + 0.08 us a token, emit
+ * 3/5 = 3.954 ms. recv(0) + emit = 6.590 ms; at 128 tokens 6.60024 ms; at 1,000, recv 2.716 ms. Other rows and
+ * the default (vLLM V1): nothing. */
+START_TEST(sglang_hops_by_hand)
+{
+    const char *sgl[] = {"sglang-v0.3", "sglang-v0.4"};
+    for (size_t i = 0; i < G_N_ELEMENTS(sgl); i++) {
+        const strata_serve_frontend *f = strata_serve_frontend_of(sgl[i]);
+        ck_assert_msg(f && strata_serve_engine_find(sgl[i], NULL), "%s", sgl[i]);
+        ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 0), 2.636e-3, 1e-15);
+        ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 1000), 2.716e-3, 1e-15);
+        ck_assert_double_eq_tol(strata_serve_frontend_emit(f), 3.954e-3, 1e-15);
+        ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 128) + strata_serve_frontend_emit(f), 6.60024e-3,
+                                1e-15);
+    }
+    const char *none[] = {"none", "vllm-v0", "vllm-v0.5", "trtllm", "trtllm-cpp", "lmdeploy-turbomind"};
+    for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
+        ck_assert_msg(!strata_serve_frontend_of(none[i]) && strata_serve_engine_find(none[i], NULL), "%s", none[i]);
+    ck_assert(!strata_serve_frontend_of(NULL));
+    ck_assert(strata_serve_frontend_recv(NULL, 1000) == 0 && strata_serve_frontend_emit(NULL) == 0);
+}
+END_TEST
+
+static strata_serve_model model_of(const char *preset)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_preset(&m, preset, &err), "%s", err ? err->message : "");
+    return m;
+}
+
+/* The host chain at ATen 4 us, Triton 11 us and an entry 10 us a call (serve_mla_kernels.c):
+ * - a layer's attention 5 ATen + 4 entries = 60 us; its TP all-reduces 2 entries = 20 us; q/k norms 2 ATen + 2
+ *   entries = 28 us; a dense MLP 2 ATen + 1 entry = 18 us; an MoE MLP 12 ATen + 3 Triton + 3 entries = 48 + 33 +
+ *   30 = 111 us; the step's own 7 ATen + 2 entries = 48 us;
+ * - Qwen3-235B-A22B's shape (94 layers, every one MoE, q/k norms) at TP 8: (60 + 20 + 28 + 111) x 94 + 48 =
+ *   219 x 94 + 48 = 20,634 us;
+ * - Llama-3-8B (32 dense layers, no q/k norms) at TP 1: (60 + 18) x 32 + 48 = 2,544 us; at TP 2, + 20 x 32 =
+ *   3,184 us;
+ * - DeepSeek-V3 (MLA): not counted, 0; an engine without a row: 0. */
+START_TEST(eager_chain_by_hand)
+{
+    const strata_serve_eager *r = strata_serve_eager_of("sglang-v0.4");
+    ck_assert(r && strata_serve_eager_of("sglang-v0.3"));
+    strata_serve_model q = model_of("llama-3-8b");
+    q.layers = 94, q.qk_norm = true, q.experts = 128, q.top_k = 8;
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 20634e-6, 1e-12);
+    strata_serve_model l = model_of("llama-3-8b");
+    ck_assert_uint_eq(l.layers, 32);
+    ck_assert(!l.qk_norm && !l.kv_lora_rank);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 1), 2544e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 2), 3184e-6, 1e-12);
+    strata_serve_model d = model_of("deepseek-v3");
+    ck_assert(d.kv_lora_rank > 0 && strata_serve_eager_host(r, &d, 58, 8) == 0);
+    ck_assert(strata_serve_eager_host(NULL, &l, 0, 1) == 0);
+    ck_assert(!strata_serve_eager_of(NULL) && !strata_serve_eager_of("vllm-v0") && !strata_serve_eager_of("none"));
+}
+END_TEST
+
+/* The tiny model (one dense layer, hidden 8) on test-simple.ini, blocks of 4, 1 MiB, budget 8, two sequences,
+ * steps recorded, under engine row e at concurrency `conc` (0: open loop). */
+static strata_serve_result *run_tiny(const strata_serve_engine *e, strata_serve_request *req, uint32_t n,
+                                     uint32_t conc)
+{
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
+                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.record_steps = true, c.concurrency = conc, c.engine = e;
+    c.scheduler = strata_serve_scheduler_find(e->scheduler, &err);
+    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    strata_serve_stream s = {req, n, 0, (char *)"tiny", NULL, NULL};
+    const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}
+
+static const strata_serve_step *step(const strata_serve_result *r, guint i)
+{
+    ck_assert_uint_lt(i, r->steps_log->len);
+    return &g_array_index(r->steps_log, strata_serve_step, i);
+}
+
+/* One request of 4 prompt tokens and 3 outputs sent at 0 under sglang-v0.4, term by term:
+ * - received at recv = 2.636 ms + 4 x 0.08 us = 2.63632 ms: the idle loop's first step starts then;
+ * - that step's forward: the tiny layer's eager chain, attention 60 + dense MLP 18 + the step's 48 = 126 us (TP 1),
+ *   longer than its GPU time (a few us on test-simple); the row's CPU 1 ms + 1.6 us + 4 x 5.4 ns = 1.0016216 ms;
+ *   the overlap loop takes the longer, 1.0016216 ms; the same row run serially (mode SYNC) takes 126 us +
+ *   1.0016216 ms = 1.1276216 ms, which shows the chain;
+ * - the client reads the token emit = 3.954 ms after that step: TTFT 2.63632 + 1.0016216 + 3.954 = 7.5919416 ms
+ *   (serially 7.7179416 ms);
+ * - TPOT is the steps' alone: (finish - first token) / 2, the hops not in it; E2E = finish + emit. */
+START_TEST(ttft_at_concurrency_1_term_by_term)
+{
+    strata_serve_request req[1] = {{0, 4, 3}};
+    const strata_serve_engine *row = strata_serve_engine_find("sglang-v0.4", NULL);
+    strata_serve_result *r = run_tiny(row, req, 1, 0);
+    ck_assert_double_eq_tol(step(r, 0)->t, 2.63632e-3, 1e-15);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.0016216e-3, 1e-15);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.5919416e-3, 1e-12);
+    double finish = r->e2e.p50 - 3.954e-3, first = r->ttft.p50 - 3.954e-3;
+    ck_assert_double_eq_tol(r->tpot.p50, (finish - first) / 2, 1e-15);
+    ck_assert_double_eq_tol(first, step(r, 0)->t + step(r, 0)->dt, 1e-15);
+    strata_serve_result_free(r);
+    strata_serve_engine sync = *row;
+    sync.mode = SERVE_ENGINE_SYNC;
+    r = run_tiny(&sync, req, 1, 0);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.1276216e-3, 1e-15);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.7179416e-3, 1e-12);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+/* Concurrency 1, two requests of 4 prompt tokens and 1 output: the client reads the first one's last token emit
+ * after its prefill (3.954 ms), sends the second then, which is received recv (2.63632 ms) later; the loop ran the
+ * first's dropped decode (overlap_lag, 1.0016216 + 0.025 us < 6.59 ms) and idles until then: step 2 starts at
+ * step 0's end + 3.954 ms + 2.63632 ms. Both TTFTs are 7.5919416 ms. */
+START_TEST(closed_loop_sends_when_it_reads_the_last_token)
+{
+    strata_serve_request req[2] = {{0, 4, 1}, {0, 4, 1}};
+    strata_serve_result *r = run_tiny(strata_serve_engine_find("sglang-v0.4", NULL), req, 2, 1);
+    ck_assert_uint_eq(r->completed, 2);
+    ck_assert_uint_eq(step(r, 2)->prefills, 1);
+    ck_assert_double_eq_tol(step(r, 2)->t, step(r, 0)->t + step(r, 0)->dt + 3.954e-3 + 2.63632e-3, 1e-15);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.5919416e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p99, 7.5919416e-3, 1e-12);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_frontend");
+    TCase *tc = tcase_create("serve_frontend");
+    tcase_add_test(tc, sglang_hops_by_hand);
+    tcase_add_test(tc, eager_chain_by_hand);
+    tcase_add_test(tc, ttft_at_concurrency_1_term_by_term);
+    tcase_add_test(tc, closed_loop_sends_when_it_reads_the_last_token);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
