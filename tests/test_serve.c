@@ -837,7 +837,8 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, vllm-v0.5, sglang-v0.3, sglang-v0.4, overlap, "
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, vllm-v0.5, sglang-v0.3, sglang-v0.4, sglang-v0.5, "
+                   "overlap, "
                    "trtllm, trtllm-cpp, trtllm-cpp-0.11, trtllm-cpp-0.9, trtllm-cpp-0.7, trtllm-cpp-0.6, "
                    "lmdeploy-turbomind, turbomind)");
     g_clear_error(&err);

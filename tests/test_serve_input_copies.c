@@ -58,8 +58,8 @@ START_TEST(other_rows_copy_nothing)
 {
     strata_hw *hw = NULL;
     strata_serve_cost *c = simple_cost(&hw);
-    const char *rows[] = {"none", "vllm-v0", "vllm-v0.5", "sglang-v0.3", "sglang-v0.4", "overlap", "trtllm", "trtllm-cpp",
-                          "lmdeploy-turbomind"};
+    const char *rows[] = {"none", "vllm-v0", "vllm-v0.5", "sglang-v0.3", "sglang-v0.4", "sglang-v0.5", "overlap", "trtllm",
+                          "trtllm-cpp", "lmdeploy-turbomind"};
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         const strata_serve_engine *e = strata_serve_engine_find(rows[i], NULL);
         ck_assert_msg(e && !e->input_copies, "%s", rows[i]);

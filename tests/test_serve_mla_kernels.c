@@ -35,10 +35,14 @@ START_TEST(kernels_a_layer_and_a_step_by_hand)
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
     const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", &err);
     ck_assert_msg(v && s, "%s", err ? err->message : "");
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 1), 35);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 0), 27);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58), 2051);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58), 3511);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 1, true), 35);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 0, true), 27);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, true), 2051);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58, true), 3511);
+    /* a BF16 model runs no FP8 input quantization: vLLM's two a layer and a dense layer's one, 2,051 - 122 - 3
+     * = 1,926; SGLang 0.4.5's kv_a quantization and the two input_to_float8, 3,511 - 25 x 61 = 1,986 */
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, false), 1926);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58, false), 1986);
     ck_assert_ptr_null(strata_serve_mla_kernels_find("vllm-0.9-mla", &err));
     ck_assert_msg(err && strstr(err->message, "vllm-0.8-mla"), "the error lists the known rows");
     g_clear_error(&err);
@@ -56,8 +60,10 @@ START_TEST(host_chain_by_hand)
 {
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", NULL);
     const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", NULL);
-    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58), 8.422e-3, 1e-12);
-    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(s, 61, 58), 0.0, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, true), 8.422e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(s, 61, 58, true), 0.0, 1e-15);
+    /* BF16 weights: no Triton quantization before q_b and o, 8.422 - 61 x 22 us = 7.080 ms */
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, false), 7.080e-3, 1e-12);
 }
 END_TEST
 
@@ -90,7 +96,7 @@ START_TEST(deepseek_step_at_batch_one_by_hand)
     strata_serve_cost_set_mla_kernels(c, v);
     double with = strata_serve_cost_step(c, &d, 1);
     ck_assert_double_eq_tol(with - without, 2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
-    ck_assert(with > strata_serve_mla_kernels_host(v, 61, 58));
+    ck_assert(with > strata_serve_mla_kernels_host(v, 61, 58, true));
     strata_serve_cost_free(c);
     strata_hw_free(hw);
 }
@@ -158,6 +164,74 @@ START_TEST(engine_rows_name_their_kernels)
 }
 END_TEST
 
+/* SGLang 0.5.6's rows (serve_mla_kernels_sgl05.c), a layer by hand. sglang-0.5-mla (Hopper, fa3): every layer
+ * 3 + 3 (per_tensor_quant_mla_fp8 before W_UK and W_UV: zeros, stage1, stage2) + 1 (RoPE) + 1 (set_mla_kv_buffer)
+ * + 1 (FA3's combine) + 1 (the output copy) = 10, none in an MoE layer alone: DeepSeek-V3 61 x 10 = 610; BF16
+ * weights run only RoPE, the cache write and the combine: 61 x 3 = 183. sglang-0.5-mla-sm100 (trtllm_mla): 3 + 3 +
+ * 1 + 1 + 1 (the query's concat) + 1 (seq_lens to int32) + 1 (the output copy) = 11, an MoE layer 1 more (the
+ * shared expert's add): one MoE layer 12, 61 x 11 + 58 = 729; BF16: 1 + 1 + 1 + 1 a layer + 58 = 302. The Hopper
+ * row names the Blackwell one. */
+START_TEST(sglang05_rows_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_mla_kernels *h = strata_serve_mla_kernels_find("sglang-0.5-mla", &err);
+    ck_assert_msg(h, "%s", err ? err->message : "");
+    const strata_serve_mla_kernels *b = strata_serve_mla_kernels_on_blackwell(h);
+    ck_assert_str_eq(b->name, "sglang-0.5-mla-sm100");
+    ck_assert_ptr_eq(strata_serve_mla_kernels_on_blackwell(b), b);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(h, 1, 1, true), 10);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(h, 61, 58, true), 610);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(h, 61, 58, false), 183);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(b, 1, 1, true), 12);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(b, 1, 0, true), 11);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(b, 61, 58, true), 729);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(b, 61, 58, false), 302);
+    ck_assert_double_eq(strata_serve_mla_kernels_host(b, 61, 58, true), 0.0);
+}
+END_TEST
+
+/* A DeepSeek-V3 block-FP8 decode of one request (context 2,000, TP8: 16 heads a rank, nope 128, rope 64, kv_lora
+ * 512, v 128) under sglang-v0.5, less the same without its MLA rows. On hgx-h200 (sglang-0.5-mla): 610 kernels at
+ * 3 us and a layer's bytes at one token, each kernel's elements x (2 B read + 2 B written, or 1 into FP8): the W_UK
+ * quantization 3 x 2,048 x 3 = 18,432, W_UV's 3 x 8,192 x 3 = 73,728, RoPE 1,024 x 4 = 4,096, the cache row 576 x
+ * 4 = 2,304, the combine 8,192 x 4 = 32,768, the output copy 2,048 x 4 = 8,192: 139,520 x 61 = 8,510,720 B at 0.9
+ * x 4.8 TB/s. On hgx-b200 (its NCCL row names Blackwell: sglang-0.5-mla-sm100): 729 kernels at 3 us (kernel_launch
+ * from its H100 base) and 18,432 + 73,728 + 4,096 + 2,304 + the query's concat 9,216 x 4 = 36,864 + seq_lens's
+ * cast 0 + 8,192 = 143,616 x 61 = 8,760,576, the MoE add 7,168 x 4 = 28,672 x 58 = 1,662,976: 10,423,552 B at 0.9
+ * x 7.67 TB/s. sglang-v0.4 on hgx-b200 keeps 0.4.5's row (3,511 kernels, as on the H200 above). */
+START_TEST(sglang05_step_at_batch_one_by_hand)
+{
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.5"),
+                            610 * 3e-6 + 8510720.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-b200.ini", "sglang-v0.5"),
+                            729 * 3e-6 + 10423552.0 / (0.9 * 7.67e12), 1e-10);
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-b200.ini", "sglang-v0.4"),
+                            3511 * 3e-6 + 43671808.0 / (0.9 * 7.67e12), 1e-10);
+}
+END_TEST
+
+/* A BF16 DeepSeek-V3 (no FP8 weights) under sglang-v0.4 on hgx-h200 runs none of 0.4.5's FP8 quantizations:
+ * 1,986 kernels at 3 us and a layer's 654,592 B less kv_a's quantization 21,504 and input_to_float8's 98,304 +
+ * 393,216: 141,568 x 61 = 8,635,648, plus the MoE layers' 3,741,696: 12,377,344 B at 0.9 x 4.8 TB/s. */
+START_TEST(bf16_mla_model_runs_no_fp8_quantization)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
+    strata_serve_model m;
+    ck_assert_msg(strata_serve_model_preset(&m, "deepseek-v3", &err), "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_model_set(&m, "kv_dtype", "bf16", &err), "%s", err ? err->message : "");
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("sglang-0.4.5-mla", NULL));
+    ck_assert_double_eq_tol(strata_serve_cost_step(c, &d, 1) - without, 1986 * 3e-6 + 12377344.0 / (0.9 * 4.8e12),
+                            1e-10);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_mla_kernels");
@@ -167,6 +241,9 @@ int main(void)
     tcase_add_test(tc, deepseek_step_at_batch_one_by_hand);
     tcase_add_test(tc, gqa_model_takes_no_mla_row);
     tcase_add_test(tc, engine_rows_name_their_kernels);
+    tcase_add_test(tc, sglang05_rows_by_hand);
+    tcase_add_test(tc, sglang05_step_at_batch_one_by_hand);
+    tcase_add_test(tc, bf16_mla_model_runs_no_fp8_quantization);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -3,7 +3,7 @@
  * serve_cost.c's ops as SGLang 0.5's ROCm build launches them on gfx942
  * (sim/serve/serve_mla_rocm.h), against values derived by hand: the
  * kernels a layer and a step add, and a DeepSeek-V3 decode step of one
- * request at TP8 on 8x MI300X under sglang-v0.4, term by term.
+ * request at TP8 on 8x MI300X under sglang-v0.5, term by term.
  */
 #include <math.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static double engine_row_adds(const char *hw_file, const char *engine)
 START_TEST(sglang_rocm_deepseek_step_by_hand)
 {
     double expect = 1220 * 1.9e-6 + 8276480.0 / (0.6 * 5.3e12);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", "sglang-v0.4"), expect,
+    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", "sglang-v0.5"), expect,
                             1e-10);
 }
 END_TEST
@@ -88,7 +88,7 @@ START_TEST(rows_follow_the_platform)
 END_TEST
 
 /* A GQA model takes no MLA row on ROCm either: Llama-3-8B's step on
- * mi300x-8 under sglang-v0.4 is the same with the row set or not. */
+ * mi300x-8 under sglang-v0.5 is the same with the row set or not. */
 START_TEST(gqa_model_takes_no_rocm_row)
 {
     GError *err = NULL;

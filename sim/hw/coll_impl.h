@@ -160,6 +160,9 @@ char *strata_coll_impl_names(void);
 /* The default algorithm's name for a collective of kind over the mesh's
  * axes `mask` that names none: the model's row's pick, else ideal's. */
 const char *strata_coll_impl_pick(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
+/* The GPU generation the hardware's [collectives] nccl row names (nccl_arch), for a model that picks a kernel
+ * by it (a serving engine's Hopper or Blackwell kernels): false where the hardware's collectives are not NCCL's. */
+bool strata_hw_nccl_arch(const strata_hw *hw, strata_nccl_arch *out);
 
 /* True for the collectives a library's all-reduce family covers:
  * all-reduce, all-gather and reduce-scatter. */

@@ -340,6 +340,14 @@ static const char *nccl_pick(const strata_hw *hw, strata_op_kind kind, const str
     return strata_coll_reducing(kind) || kind == STRATA_OP_ALL_TO_ALL ? "nccl" : NULL;
 }
 
+bool strata_hw_nccl_arch(const strata_hw *hw, strata_nccl_arch *out)
+{
+    if (!hw || strata_hw_coll_impl(hw) != strata_coll_impl_find("nccl") || !strata_hw_coll_params(hw))
+        return false;
+    *out = ((const nccl_params *)strata_hw_coll_params(hw))->arch;
+    return true;
+}
+
 /* NCCL's communicator for `ranks` ranks, `domain_ranks` per node. */
 static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t domain_ranks)
 {

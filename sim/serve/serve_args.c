@@ -53,18 +53,18 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"kv-allocator", 0, 0, G_OPTION_ARG_STRING, &a->kv_allocator, "allocator of the contiguous schemes "
          "(default best-fit)", "SPEC"},
         {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024; "
-         "sglang-v0.4: SGLang's max_running_requests from its pool)", "N"},
+         "sglang-v0.4, v0.5: SGLang's max_running_requests from its pool)", "N"},
         {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
         {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
         {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_STRING, &a->util, "share of device memory (default 0.9; "
-         "sglang-v0.4: SGLang's mem_fraction_static by --tp)", "F"},
+         "sglang-v0.4, v0.5: SGLang's mem_fraction_static by --tp)", "F"},
         {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, vllm-v0.5 (0.5.x's figures), sglang-v0.3, sglang-v0.4, "
-         "overlap, trtllm (XQA decode "
+         "sglang-v0.5 (0.5.6's DeepSeek kernels), overlap, trtllm (XQA decode "
          "attention; docs/serving.md), trtllm-cpp (TensorRT-LLM's C++ executor, NIM), trtllm-cpp-0.11 (its v0.11 decoder's "
          "buffers), trtllm-cpp-0.9 (its v0.9 decode dispatch; v0.8's too), trtllm-cpp-0.7 (v0.7 with "
          "TRTLLM_ENABLE_XQA=1), trtllm-cpp-0.6 (v0.6.1's masked MHA decode), "

@@ -827,9 +827,9 @@ static double mla_step(const strata_serve_cost *c, double gpu, uint64_t decodes)
         return gpu;
     strata_serve_mla_shape sh = {c->m.layers, c->moe_layers, c->m.hidden, (uint64_t)s->kv_lora_rank,
                                  (uint64_t)s->qk_rope_head_dim, q_heads_per_rank(c), (uint64_t)s->v_head_dim,
-                                 c->m.experts, act_bytes(c), (uint64_t)s->qk_nope_head_dim};
+                                 c->m.experts, act_bytes(c), (uint64_t)s->qk_nope_head_dim, c->m.weight_block > 0};
     gpu += strata_serve_mla_kernels_time(c->mla_k, &sh, local_tokens(c, decodes), pass_cb, c);
-    return fmax(gpu, strata_serve_mla_kernels_host(c->mla_k, c->m.layers, c->moe_layers));
+    return fmax(gpu, strata_serve_mla_kernels_host(c->mla_k, c->m.layers, c->moe_layers, sh.block_fp8));
 }
 
 double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)

@@ -51,6 +51,7 @@ static const strata_serve_eager rows[] = {
      .step = {7, 0, 2}}
     SGLANG_EAGER("sglang-v0.3"),
     SGLANG_EAGER("sglang-v0.4"),
+    SGLANG_EAGER("sglang-v0.5"),
 #undef SGLANG_EAGER
 };
 

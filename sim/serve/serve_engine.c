@@ -160,6 +160,24 @@
  *   chunked_prefill_size 2048 and cuda_graph_max_bs 8 on a GPU under 25 GB
  *   (server_args.py:171-182), FlashInfer's tensor-core decode for large
  *   GQA groups.
+ * sglang-v0.5: SGLang 0.5.6 (its PyPI wheel, the v0.5.6 tag; wave 35),
+ *   sglang-v0.4's overlap loop and scheduler (event_loop_overlap and the
+ *   PrefillAdder are kept; disable_overlap_schedule False, server_args.py:
+ *   500), host figures and kernels, with what 0.5.6 changed on NVIDIA:
+ *   its DeepSeek-V3/R1 decode layer's kernels as sglang-0.5-mla on Hopper
+ *   (fa3 MLA backend) and sglang-0.5-mla-sm100 on Blackwell (trtllm_mla;
+ *   serve_mla_kernels_sgl05.c with their sources); on Blackwell the
+ *   block-FP8 experts run FlashInfer's TensorRT-LLM MoE (moe_runner_backend
+ *   flashinfer_trtllm, server_args.py:1028-1057 for DeepSeek, :1214-1232
+ *   for Qwen3-MoE FP8): the grouped path, not Triton's fused_moe (which
+ *   set_kernels keeps to Hopper and ROCm for every row); CUDA graphs up to
+ *   cuda_graph_max_bs 512 (server_args.py:776-808: 512 on an H100/H200 at
+ *   TP >= 4 and on a B200; 256 below TP 4 there, not modelled), padded to
+ *   multiples of 8 (0.5.6 captures [1, 2, 4, 8, 12] + 16..256 by 8 + 272..496
+ *   by 16 + 512, :880-886: 12 and the steps of 16 not modelled). Not
+ *   modelled: mem_fraction_static from the GPU's memory (:700-720; 0.4's
+ *   by TP kept), the FlashInfer all-reduce + RMSNorm fusion on Blackwell,
+ *   the shared expert on a second stream, Qwen3-MoE's q/k norms on two.
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
  *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
@@ -183,7 +201,7 @@
  *   modelled (the row times them as the ROCm kernel). Their prefill stays
  *   the rows' (vllm-v0's FA2 entries, vllm-v1's FA3 bytes): ROCm's CK and
  *   Triton prefill kernels are not modelled.
- * On RCCL hardware (SGLang's ROCm build on gfx942; mla_kernels_rocm) sglang-v0.4 runs an MLA model's layer
+ * On RCCL hardware (SGLang's ROCm build on gfx942; mla_kernels_rocm) sglang-v0.5 runs an MLA model's layer
  *   kernels as serve_mla_rocm.c's sglang-0.5-rocm-mla counts them from SGLang 0.5's HIP branches (RoPE in
  *   PyTorch ops, the q and k concatenations, aiter's MLA reduce), in place of the CUDA row.
  * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1
@@ -461,6 +479,8 @@ enum { SGLANG_V03_GRAPH_MAX = 160 };
  * (1..20), those <= cuda_graph_max_bs, 160 on a GPU of 25 GB or more,
  * server_args.py:177-182; replay pads to the next, bisect_left, :341-346) */
 enum { SGLANG_V04_GRAPH_MAX = 160 };
+/* SGLang 0.5.6's (server_args.py:776-808, cuda_graph_max_bs at TP >= 4 on 80-160 GB parts and on a B200) */
+enum { SGLANG_V05_GRAPH_MAX = 512 };
 /* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
  * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
  * above) and pad a decode batch to the next captured size. */
@@ -574,6 +594,22 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V04_GRAPH_MAX,
      .attn_aux = "sglang-0.4-flashinfer",
      .mla_kernels = "sglang-0.4.5-mla",
+     .overlap_lag = true,
+     .recv_lag = true,
+     .lengths = SERVE_LENGTH_SGLANG_04,
+     SGLANG_SHARED,
+     .default_utilization = sglang_v04_mem_fraction,
+     .default_max_running = sglang_v04_max_running,
+     .pool_of_static = true},
+    {.name = "sglang-v0.5",
+     .mode = SERVE_ENGINE_OVERLAP,
+     .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
+             "decode kernels on Hopper (fa3) and Blackwell (trtllm_mla), TensorRT-LLM's MoE on Blackwell, graphs to "
+             "512",
+     .scheduler = "sglang-v0.4",
+     .graph_max = SGLANG_V05_GRAPH_MAX,
+     .attn_aux = "sglang-0.4-flashinfer",
+     .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .overlap_lag = true,
      .recv_lag = true,
@@ -661,6 +697,17 @@ static const char *platform_kernel(bool rocm, const char *cuda, const char *rocm
     return rocm && rocm_name ? rocm_name : cuda;
 }
 
+/* Whether Triton's fused_moe with serve_triton_moe.h's H200 tiles prices the block-FP8 experts here: on Hopper
+ * (the tiles' part), on ROCm (vLLM's and SGLang's ROCm builds run the same Triton kernel; its MI300X configs not
+ * read) and where the hardware names no generation; not on Ampere (no FP8 MMA) nor Blackwell (SGLang 0.5 runs
+ * FlashInfer's TensorRT-LLM MoE there; the Triton kernel's sm100 tiles and rate were not read: ESTIMATE, the
+ * grouped path). */
+static bool triton_moe_tiles(const strata_hw *hw, bool rocm)
+{
+    strata_nccl_arch arch;
+    return rocm || !strata_hw_nccl_arch(hw, &arch) || arch == STRATA_NCCL_HOPPER;
+}
+
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,
                                      GError **err)
 {
@@ -686,12 +733,12 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its decode attention kernel %s is CUDA's "
                     "(TensorRT-LLM and LMDeploy TurboMind build for NVIDIA GPUs only), and this hardware's "
                     "collectives are RCCL's (ROCm): expected a row that runs on ROCm (none, vllm-v0, vllm-v0.5, "
-                    "sglang-v0.3, sglang-v0.4, overlap) or NVIDIA hardware", e->name, e->decode);
+                    "sglang-v0.3, sglang-v0.4, sglang-v0.5, overlap) or NVIDIA hardware", e->name, e->decode);
         return false;
     }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
-    strata_serve_cost_set_triton_moe(cost, e->triton_moe);
+    strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm));
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);
@@ -709,6 +756,9 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
         const strata_serve_mla_kernels *mk = strata_serve_mla_kernels_find(e->mla_kernels, err);
         if (!mk)
             return false;
+        strata_nccl_arch arch;
+        if (strata_hw_nccl_arch(hw, &arch) && arch == STRATA_NCCL_BLACKWELL)
+            mk = strata_serve_mla_kernels_on_blackwell(mk);
         strata_serve_cost_set_mla_kernels(cost, mk);
     } else if (e->mla_kernels_rocm && rocm) { /* the ROCm build's own (serve_mla_rocm.h) */
         const strata_serve_mla_kernels *mk = strata_serve_mla_rocm_find(e->mla_kernels_rocm, err);

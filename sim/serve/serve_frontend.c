@@ -27,8 +27,9 @@
  * - Its split (ESTIMATE): recv two of five parts (the HTTP request's end,
  *   the hop to the Scheduler) = 2.636 ms; emit three (the hops to and from
  *   the DetokenizerManager, the HTTP chunk's end) = 3.954 ms.
- * SGLang 0.3 is given 0.5's figure (ESTIMATE: the same three processes and
- * hops; no measurement of 0.3's).
+ * sglang-v0.4 and sglang-v0.5 take it (the latter added at the wave-35
+ * merge); SGLang 0.3 is given 0.5's figure (ESTIMATE: the same three
+ * processes and hops; no measurement of 0.3's).
  *
  * Not priced (no row): vLLM V1 (AsyncLLM and its detokenizer in the API
  * server's process, one ZMQ hop each way to the EngineCore process;
@@ -49,6 +50,7 @@
 static const strata_serve_frontend rows[] = {
     {"sglang-v0.3", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
     {"sglang-v0.4", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+    {"sglang-v0.5", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
 };
 
 const strata_serve_frontend *strata_serve_frontend_of(const char *engine)

@@ -62,6 +62,14 @@
  *   biased_grouped_topk (torch.compile'd, as vLLM's), the scaling product
  *   and the shared output's sum.
  *
+ * Entries marked fp8_only (the last field) run only under block-FP8
+ * weights (wave 35): vLLM's apply_w8a8_block_fp8_linear quantizes a
+ * linear's input only for FP8 weights, and SGLang's bmm_fp8 path (with its
+ * input_to_float8) runs only where w_kc is FP8, a BF16 checkpoint taking
+ * torch.bmm (deepseek_v2.py forward_absorb: `elif self.w_kc.dtype ==
+ * torch.float8_e4m3fn` ... `else: torch.bmm`, the same branch at 0.5.6).
+ * SGLang 0.5.6's rows are serve_mla_kernels_sgl05.c's.
+ *
  * The host's time an eager launch (serve_mla_kernels.h):
  *   ATEN    4 us: PyTorch's per-operator overhead on CUDA
  *           (pytorch/pytorch#82793: "4 us per op on CUDA"; #41383: 5 us an
@@ -79,6 +87,7 @@
 #include "serve/serve_mla_kernels.h"
 #include "core/error.h"
 #include "serve/serve_names.h"
+#include "serve/serve_mla_kernels_sgl05.h"
 
 /* The layers an entry runs in (1 for a step's own). */
 static uint64_t entry_layers(const strata_serve_mla_kernel *e, uint32_t layers, uint32_t moe_layers)
@@ -136,76 +145,78 @@ static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *
 static const strata_serve_mla_kernel vllm_08[] = {
     /* in the graph pieces */
     {"input_layernorm, post_attention_layernorm: two fused add + RMSNorm (one pass in serve_cost.c)",
-     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
     {"kv_a_proj_with_mqa's GEMM apart from q_a_proj's (one GEMM in serve_cost.c)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NONE, false, G, 0},
+     SERVE_MLA_W_NONE, false, G, 0, false},
     {"per_token_group_quant_fp8 before q_a_proj and kv_a_proj_with_mqa", SERVE_MLA_EVERY, 2, SERVE_MLA_W_HIDDEN,
-     true, G, 0},
+     true, G, 0, true},
     {"q_a_layernorm, kv_a_layernorm: two RMSNorm (one pass in serve_cost.c)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_KV_LORA, false, G, 0},
+     SERVE_MLA_W_KV_LORA, false, G, 0, false},
     {"grouped_topk (torch.compile'd): 8 kernels, one routing pass in serve_cost.c", SERVE_MLA_MOE, 7,
-     SERVE_MLA_W_EXPERTS, false, G, 0},
-    {"experts(...) * routed_scaling_factor", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
-    {"final_hidden_states + shared_output", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
+     SERVE_MLA_W_EXPERTS, false, G, 0, false},
+    {"experts(...) * routed_scaling_factor", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
+    {"final_hidden_states + shared_output", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
     {"per_token_group_quant_fp8 before a dense layer's gate_up_proj", SERVE_MLA_DENSE, 1, SERVE_MLA_W_HIDDEN, true,
-     G, 0},
+     G, 0, true},
     /* eagerly, in unified_attention_with_output */
     {"the attention op's call and the next piece's graph replay", SERVE_MLA_EVERY, 0, SERVE_MLA_W_NONE, false,
-     SERVE_MLA_ENTRY, 2},
+     SERVE_MLA_ENTRY, 2, false},
     {"per_token_group_quant_fp8 before q_b_proj and o_proj (priced in serve_cost.c)", SERVE_MLA_EVERY, 0,
-     SERVE_MLA_W_NONE, false, T, 2},
+     SERVE_MLA_W_NONE, false, T, 2, true},
     {"q_b_proj's and o_proj's GEMM, the W_UK and W_UV bmm, flash_mla_with_kvcache (priced in serve_cost.c)",
-     SERVE_MLA_EVERY, 0, SERVE_MLA_W_NONE, false, A, 5},
+     SERVE_MLA_EVERY, 0, SERVE_MLA_W_NONE, false, A, 5, false},
     {"RoPE: cos_sin_cache[positions] and the two repeat_interleave", SERVE_MLA_EVERY, 3, SERVE_MLA_W_ROPE_K, false,
-     A, 3},
+     A, 3, false},
     {"RoPE on q_pe: -x2, stack, x * cos, rotated * sin, their sum", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_Q, false, A,
-     5},
-    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, A, 5},
+     5, false},
+    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, A, 5, false},
     {"decode_q_pe[...] = , decode_k_pe[...] = : RoPE's results copied back", SERVE_MLA_EVERY, 2, SERVE_MLA_W_ROPE_Q,
-     false, A, 2},
+     false, A, 2, false},
     {"ops.concat_and_cache_mla: the token's latent and RoPE key into the cache", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_CACHE_ROW, false, A, 1},
+     SERVE_MLA_W_CACHE_ROW, false, A, 1, false},
     {"torch.cat([q_nope, q_pe]) before flash_mla_with_kvcache", SERVE_MLA_EVERY, 1, SERVE_MLA_W_LATENT_Q, false, A,
-     1},
+     1, false},
     {"FlashMLA's combine after its split-KV kernel (launched by the same call)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NOPE_LATENT_Q, false, A, 0},
-    {"W_UV's output .transpose(0, 1).reshape(): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, A, 1},
+     SERVE_MLA_W_NOPE_LATENT_Q, false, A, 0, false},
+    {"W_UV's output .transpose(0, 1).reshape(): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, A, 1, false},
     {"output[:num_decode_tokens] = ...: into the graph's output buffer", SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN,
-     false, A, 1},
-    {"get_mla_metadata (FlashMLA's tile scheduler), once a step", SERVE_MLA_STEP, 1, SERVE_MLA_W_NONE, false, A, 1},
+     false, A, 1, false},
+    {"get_mla_metadata (FlashMLA's tile scheduler), once a step", SERVE_MLA_STEP, 1, SERVE_MLA_W_NONE, false, A, 1,
+     false},
 };
 
 static const strata_serve_mla_kernel sglang_045[] = {
     {"input_layernorm, post_attention_layernorm: two fused add + RMSNorm (one pass in serve_cost.c)",
-     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
     {"kv_a_proj_with_mqa's GEMM apart from q_a_proj's (one GEMM in serve_cost.c)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NONE, false, G, 0},
+     SERVE_MLA_W_NONE, false, G, 0, false},
     {"the quantization before kv_a_proj_with_mqa (serve_cost.c runs the one before q_a_proj)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_HIDDEN, true, G, 0},
+     SERVE_MLA_W_HIDDEN, true, G, 0, true},
     {"q_a_layernorm, kv_a_layernorm apart (one pass in serve_cost.c)", SERVE_MLA_EVERY, 1, SERVE_MLA_W_KV_LORA,
-     false, G, 0},
+     false, G, 0, false},
     {"v_input.contiguous() before kv_a_layernorm, k_input[..., :kv_lora_rank] = v_input", SERVE_MLA_EVERY, 2,
-     SERVE_MLA_W_KV_LORA, false, G, 0},
+     SERVE_MLA_W_KV_LORA, false, G, 0, false},
     {"input_to_float8 before the W_UK bmm_fp8 (on q_nope): 12 kernels", SERVE_MLA_EVERY, 12, SERVE_MLA_W_NOPE_Q,
-     false, G, 0},
+     false, G, 0, true},
     {"input_to_float8 before the W_UV bmm_fp8: 12 kernels", SERVE_MLA_EVERY, 12, SERVE_MLA_W_NOPE_LATENT_Q, false,
-     G, 0},
+     G, 0, true},
     {"q_input[..., :kv_lora_rank] = q_nope_out.transpose(0, 1)", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false,
-     G, 0},
+     G, 0, false},
     {"RoPE: cos_sin_cache[positions] and the two repeat_interleave", SERVE_MLA_EVERY, 3, SERVE_MLA_W_ROPE_K, false,
-     G, 0},
+     G, 0, false},
     {"RoPE on q_pe: -x2, stack, x * cos, rotated * sin, their sum", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_Q, false, G,
-     0},
-    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, G, 0},
+     0, false},
+    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, G, 0, false},
     {"q_input[..., kv_lora_rank:] = q_pe, k_input[..., kv_lora_rank:] = k_pe", SERVE_MLA_EVERY, 2,
-     SERVE_MLA_W_ROPE_Q, false, G, 0},
-    {"set_kv_buffer: the token's cache row written", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0},
-    {"the decode attention's split-KV combine", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0},
-    {"attn_bmm_output.transpose(0, 1).flatten(1, 2): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, G, 0},
+     SERVE_MLA_W_ROPE_Q, false, G, 0, false},
+    {"set_kv_buffer: the token's cache row written", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0, false},
+    {"the decode attention's split-KV combine", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"attn_bmm_output.transpose(0, 1).flatten(1, 2): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, G, 0,
+     false},
     {"biased_grouped_topk (torch.compile'd): 8 kernels, one routing pass in serve_cost.c", SERVE_MLA_MOE, 7,
-     SERVE_MLA_W_EXPERTS, false, G, 0},
-    {"experts(...) * routed_scaling_factor", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
-    {"final_hidden_states + shared_output", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
+     SERVE_MLA_W_EXPERTS, false, G, 0, false},
+    {"experts(...) * routed_scaling_factor", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
+    {"final_hidden_states + shared_output", SERVE_MLA_MOE, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
 };
 
 #undef G
@@ -213,9 +224,11 @@ static const strata_serve_mla_kernel sglang_045[] = {
 #undef T
 
 static const strata_serve_mla_kernels rows[] = {
-    {"vllm-0.8-mla", vllm_08, G_N_ELEMENTS(vllm_08)},
-    {"sglang-0.4.5-mla", sglang_045, G_N_ELEMENTS(sglang_045)},
-    {NULL, NULL, 0},
+    {"vllm-0.8-mla", vllm_08, G_N_ELEMENTS(vllm_08), NULL},
+    {"sglang-0.4.5-mla", sglang_045, G_N_ELEMENTS(sglang_045), NULL},
+    {"sglang-0.5-mla", strata_serve_mla_sglang05_sm90, STRATA_SERVE_MLA_SGLANG05_SM90_N, "sglang-0.5-mla-sm100"},
+    {"sglang-0.5-mla-sm100", strata_serve_mla_sglang05_sm100, STRATA_SERVE_MLA_SGLANG05_SM100_N, NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 const strata_serve_mla_kernels *strata_serve_mla_kernels_find(const char *name, GError **err)
@@ -231,6 +244,8 @@ strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kerne
     if (!r || i >= r->n_entries || !tokens)
         return p;
     const strata_serve_mla_kernel *e = &r->entries[i];
+    if (e->fp8_only && !s->block_fp8)
+        return p;
     p.times = (uint64_t)e->kernels * entry_layers(e, s->layers, s->moe_layers);
     uint64_t n = tokens * width_elements(e->width, s);
     p.elements = n ? n : 1;
@@ -250,11 +265,13 @@ double strata_serve_mla_kernels_time(const strata_serve_mla_kernels *r, const st
     return t;
 }
 
-uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers)
+uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers,
+                                        bool block_fp8)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; r && i < r->n_entries; i++)
-        n += (uint64_t)r->entries[i].kernels * entry_layers(&r->entries[i], layers, moe_layers);
+        if (block_fp8 || !r->entries[i].fp8_only)
+            n += (uint64_t)r->entries[i].kernels * entry_layers(&r->entries[i], layers, moe_layers);
     return n;
 }
 
@@ -265,13 +282,21 @@ double strata_serve_mla_host_call_s(serve_mla_launch l)
                                                                      : 0;
 }
 
-double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers)
+double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers,
+                                     bool block_fp8)
 {
     double t = 0;
     for (uint32_t i = 0; r && i < r->n_entries; i++) {
         const strata_serve_mla_kernel *e = &r->entries[i];
-        t += (double)e->calls * strata_serve_mla_host_call_s(e->launch) *
-             (double)entry_layers(e, layers, moe_layers);
+        if (block_fp8 || !e->fp8_only)
+            t += (double)e->calls * strata_serve_mla_host_call_s(e->launch) *
+                 (double)entry_layers(e, layers, moe_layers);
     }
     return t;
+}
+
+const strata_serve_mla_kernels *strata_serve_mla_kernels_on_blackwell(const strata_serve_mla_kernels *r)
+{
+    const strata_serve_mla_kernels *b = r && r->blackwell ? strata_serve_mla_kernels_find(r->blackwell, NULL) : NULL;
+    return b ? b : r;
 }

@@ -29,6 +29,13 @@
  * runs ahead of the GPU through the graphs and the queue: neither waits on
  * the other inside a forward).
  *
+ * An entry marked fp8_only runs only for a model with block-scaled FP8
+ * weights (weight_block > 0): the engines quantize a linear's or a bmm's
+ * input to FP8 only where its weights are FP8; a BF16 MLA model runs the
+ * same layer without them (the wave-34 rows charged them to every MLA
+ * model). A row names the row it becomes on Blackwell (sm100: the engine
+ * picks other kernels there, serve_engine.c), or NULL: the same.
+ *
  * Invariants: a row has at least one entry; widths are those of the enum;
  * the table ends with a NULL name.
  */
@@ -76,12 +83,14 @@ typedef struct strata_serve_mla_kernel {
     bool to_fp8;             /* writes FP8 (a quantization), else the activations' dtype */
     serve_mla_launch launch; /* GRAPH, or how it is launched eagerly */
     uint32_t calls;          /* host calls a layer (eager only) */
+    bool fp8_only;           /* runs only under block-scaled FP8 weights (above) */
 } strata_serve_mla_kernel;
 
 typedef struct strata_serve_mla_kernels {
     const char *name;
     const strata_serve_mla_kernel *entries;
     uint32_t n_entries;
+    const char *blackwell;   /* the row the engine runs instead on Blackwell (NULL: this one) */
 } strata_serve_mla_kernels;
 
 /* What an entry's kernels weigh in a step of `tokens` tokens on one rank:
@@ -99,6 +108,7 @@ typedef struct strata_serve_mla_shape {
     uint64_t hidden, kv_lora, rope, heads, v_head, experts;
     double act_bytes; /* the activations' bytes an element */
     uint64_t nope;    /* qk_nope_head_dim */
+    bool block_fp8;   /* block-scaled FP8 weights: the fp8_only entries run */
 } strata_serve_mla_shape;
 
 /* The row called name, or NULL with an error listing the known ones. */
@@ -113,11 +123,16 @@ typedef double (*strata_serve_mla_pass_fn)(const void *ctx, uint64_t elements, d
  * kernels priced by pass_fn (0 tokens: 0). */
 double strata_serve_mla_kernels_time(const strata_serve_mla_kernels *r, const strata_serve_mla_shape *s,
                                      uint64_t tokens, strata_serve_mla_pass_fn pass_fn, const void *ctx);
-/* The kernels row r adds to a step (all layers and the step's own). */
-uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers);
+/* The kernels row r adds to a step (all layers and the step's own) of a
+ * model with block-scaled FP8 weights or not (block_fp8). */
+uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers,
+                                        bool block_fp8);
 /* The host seconds of a step's eager launches under row r (0 for a row
  * launched wholly in graphs). */
-double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers);
+double strata_serve_mla_kernels_host(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers,
+                                     bool block_fp8);
+/* The row r becomes on Blackwell (r->blackwell's row; r where it names none). */
+const strata_serve_mla_kernels *strata_serve_mla_kernels_on_blackwell(const strata_serve_mla_kernels *r);
 /* The host seconds of one eager launch of kind l (GRAPH: 0; serve_mla_kernels.c cites each). */
 double strata_serve_mla_host_call_s(serve_mla_launch l);
 
