@@ -8,13 +8,13 @@
  * (NVIDIA/nccl v2.9.9-1 src/proxy.cc persistentThread l. 413-449 over
  * progressOps l. 336-351; v2.22.3-1 ncclProxyProgress l. 787-842), each
  * operation's progress making at most one network call a sub per pass
- * (src/transport/net.cc v2.9.9-1 netSendProxy l. 297-408 and netRecvProxy
- * l. 410-520: post, isend or test, then `continue`), and a pass that
+ * (src/transport/net.cc v2.9.9-1 netSendProxy l. 297-410 and netRecvProxy
+ * l. 412-526: post, isend or test, then `continue`), and a pass that
  * progressed nothing ends in sched_yield() (v2.9.9-1 l. 445-446; v2.22.3-1
  * l. 824-837, after ncclProxyGetPostedOps's trylock). A test that finds its
  * request incomplete progresses the library: aws-ofi-nccl's SENDRECV test
  * reads its endpoint's completion queue (v1.8.1-aws src/nccl_ofi_sendrecv.c
- * test l. 334-372, ofi_process_cq l. 160-205, fi_cq_read until empty), its
+ * test l. 334-372, ofi_process_cq l. 160-220, fi_cq_read until empty), its
  * RDMA protocol every rail's (v1.16.3 src/nccl_ofi_rdma.cpp test l.
  * 2625-2660, ofi_process_cq l. 1995-2016: one fi_cq_read a rail, then the
  * pending requests). libfabric's EFA RDM endpoint makes progress only there
@@ -26,7 +26,7 @@
  * proxy sees the GPU's data at its next visit and isends) and half a pass
  * at the receiver (its next test reads the arrival): one pass; Simple's
  * receiver also waits half a pass more to see its GPUDirect flush complete
- * (netRecvProxy's flush and its test, l. 465-505): 1.5 passes. A pass while
+ * (netRecvProxy's flush and its test, l. 456-505): 1.5 passes. A pass while
  * a step is in flight makes one test an operation, each reading the
  * library's queues (the row's cq_read_s, rails_per_test), and yields.
  *

@@ -88,7 +88,7 @@
  * A test's read of the queues (wave 35, nccl_proxy_pass.h). Each ncclNet
  * test of an incomplete request progresses the library: SENDRECV one
  * fi_cq_read of its endpoint's queue (aws-ofi-nccl v1.8.1-aws
- * src/nccl_ofi_sendrecv.c test l. 334-372, ofi_process_cq l. 160-205), the
+ * src/nccl_ofi_sendrecv.c test l. 334-372, ofi_process_cq l. 160-220), the
  * RDMA protocol one a rail and its pending requests (v1.16.3
  * src/nccl_ofi_rdma.cpp test l. 2625-2660, ofi_process_cq l. 1995-2016:
  * rails_per_test). fi_cq_read on the EFA RDM endpoint runs the provider's
