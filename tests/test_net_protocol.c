@@ -7,7 +7,8 @@
  * B copied from a host bounce buffer by a local read, its bytes at the
  * NIC's PCIe rate, else the RDMA write after the control message posted
  * ahead), NCCL's message of a network step, NCCL's own ends of a step on
- * a route that is the library's (EFA), and the nccl row's
+ * a route that is the library's (EFA), the step's wait on NCCL's proxy
+ * passes (nccl_proxy_pass.h), and the nccl row's
  * nccl_net_protocol key and the plugin rows' protocol as a network step's
  * charge.
  */
@@ -16,6 +17,7 @@
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
 #include "hw/net_protocol.h"
+#include "hw/nccl_proxy_pass.h"
 #include <glib/gstdio.h>
 #include <unistd.h>
 
@@ -184,14 +186,20 @@ END_TEST
  *   - LL: max(2.7 - 9.87, 1.5) + 2 = 3.5 us (before wave 34: 0);
  *   - LL128: max(4.0 - 9.87, 2.0) + 2 = 4.0 us (before: 0);
  *   - Simple: max(14 - 9.87, 3.0) + 2 = 6.13 us (before: 4.13).
- * One 8 B message over the path, NCCL's LL step: the route's 9.87 us + 3.5
- * = 13.37 us and its 2 wire bytes at 12.5 GB/s. The same all-reduce on
+ * And the proxies' pass (wave 35, nccl_proxy_pass.h): one channel (8 B is
+ * far below tune_channels' cut), a ring crossing 2 x 2 times over 16
+ * ranks, ceil(4 / 16) = 1 operation on a rank's proxy; a pass is its one
+ * test's queue read (efa-rdm-cuda: one queue, 0.5 us) and the yield's 0.3
+ * us, 0.8 us; LL and LL128 wait one pass, Simple 1.5 (1.2 us). So LL 3.5 +
+ * 0.8 = 4.3 us, LL128 4.0 + 0.8 = 4.8 us, Simple 6.13 + 1.2 = 7.33 us.
+ * One 8 B message over the path, NCCL's LL step: the route's 9.87 us + 4.3
+ * = 14.17 us and its 2 wire bytes at 12.5 GB/s. The same all-reduce on
  * h100-2x8-ib (no protocol: InfiniBand, 1 us a link) keeps NCCL's 2.7 - 2
  * = 0.7 us on LL. */
 START_TEST(efa_step_pays_nccls_ends_and_the_local_read)
 {
     const char *protos[] = {"LL", "LL128", "Simple"};
-    double want[] = {3.5e-6, 4.0e-6, 14e-6 - 9.87e-6 + 2e-6};
+    double want[] = {3.5e-6 + 0.8e-6, 4.0e-6 + 0.8e-6, 14e-6 - 9.87e-6 + 2e-6 + 1.2e-6};
     for (size_t i = 0; i < G_N_ELEMENTS(protos); i++) {
         char *proto = g_strdup_printf(NV "nccl_proto=%s", protos[i]);
         const char *set[] = {NV "nccl_algo=Ring", proto, NULL};
@@ -252,15 +260,76 @@ static double all_reduce_8b_s(const char *const *sets)
  * (0 -> 1, inside the node: both crossings) and every hop but the one into
  * position 0 in its all-gather (8 -> 0, a crossing: one), so 3 network hops.
  * Each pays, without the protocol, NCCL's 2.7 us less the route = 0.7 us;
- * with efa-rdm-cuda max(0.7, LL's ends 1.5) + the eager local read 2 =
- * 3.5 us (its 2 wire bytes at the NIC's PCIe rate, under 0.1 ns, within the
- * tolerance). So the collective takes 3 x (3.5 - 0.7) = 8.4 us more. */
+ * with efa-rdm-cuda max(0.7, LL's ends 1.5) + the eager local read 2 +
+ * the proxies' pass 0.8 (one operation a proxy: ceil(2 x 2 x 1 channel /
+ * 16); its test's 0.5 us and the yield's 0.3) = 4.3 us (its 2 wire bytes at
+ * the NIC's PCIe rate, under 0.1 ns, within the tolerance). So the
+ * collective takes 3 x (4.3 - 0.7) = 10.8 us more. */
 START_TEST(ring_path_pays_the_efa_step_on_its_three_hops)
 {
     const char *ib[] = {NV "nccl_version=2.25", NV "nccl_algo=Ring", NV "nccl_proto=LL", NULL};
     const char *efa[] = {NV "nccl_version=2.25", NV "nccl_algo=Ring", NV "nccl_proto=LL",
                          NV "nccl_net_protocol=efa-rdm-cuda", NULL};
-    ck_assert_double_eq_tol(all_reduce_8b_s(efa) - all_reduce_8b_s(ib), 8.4e-6, 1e-9);
+    ck_assert_double_eq_tol(all_reduce_8b_s(efa) - all_reduce_8b_s(ib), 10.8e-6, 1e-9);
+}
+END_TEST
+
+/* The proxy pass (nccl_proxy_pass.h), by hand:
+ *   - operations on a rank's proxy: a 2-node ring of 16 ranks on 8
+ *     channels crosses 2 x 2 times a channel, ceil(4 x 8 / 16) = 2; on 1
+ *     channel ceil(4 / 16) = 1; a tree over 4 nodes of 32 ranks on 16
+ *     channels, 3 edges each way at both ends, ceil(4 x 3 x 16 / 32) = 6;
+ *     one node: 1;
+ *   - a pass of 2 operations: efa-rdm-cuda (one queue a test, 0.5 us) 2 x
+ *     0.5 + the yield's 0.3 = 1.3 us, whatever the rails; aws-ofi-rdma over
+ *     4 rails (a queue each) 2 x 4 x 0.5 + 0.3 = 4.3 us, over 1 rail 1.3;
+ *   - a step: LL one pass, Simple 1.5: efa-rdm-cuda's 8-channel ring on 2
+ *     nodes 1.3 and 1.95 us; aws-ofi-rdma's on 4 rails, LL128, 4.3 us;
+ *   - no row, one node, or a row without queue reads (a copy of
+ *     efa-rdm-cuda with cq_read_s 0): 0. */
+START_TEST(proxy_pass_by_operations_and_rails)
+{
+    ck_assert_uint_eq(strata_nccl_proxy_pass_ops(STRATA_NCCL_RING, 16, 2, 8), 2);
+    ck_assert_uint_eq(strata_nccl_proxy_pass_ops(STRATA_NCCL_RING, 16, 2, 1), 1);
+    ck_assert_uint_eq(strata_nccl_proxy_pass_ops(STRATA_NCCL_TREE, 32, 4, 16), 6);
+    ck_assert_uint_eq(strata_nccl_proxy_pass_ops(STRATA_NCCL_RING, 8, 1, 8), 1);
+    const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
+    const strata_net_protocol *rdma = strata_net_protocol_find("aws-ofi-rdma");
+    ck_assert_ptr_nonnull(efa);
+    ck_assert_ptr_nonnull(rdma);
+    ck_assert_double_eq_tol(strata_nccl_proxy_pass_s(efa, 2, 4), 1.3e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_proxy_pass_s(rdma, 2, 4), 4.3e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_nccl_proxy_pass_s(rdma, 2, 1), 1.3e-6, 1e-12);
+    ck_assert_double_eq_tol(
+        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 1.3e-6, 1e-12);
+    ck_assert_double_eq_tol(
+        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 16, 2, 8, 1), 1.95e-6, 1e-12);
+    ck_assert_double_eq_tol(
+        strata_nccl_proxy_pass_step_s(rdma, STRATA_NCCL_LL128, STRATA_NCCL_RING, 16, 2, 8, 4), 4.3e-6, 1e-12);
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(NULL, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 0);
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 8, 1, 8, 1), 0);
+    strata_net_protocol none = *efa;
+    none.cq_read_s = 0;
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(&none, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 0);
+}
+END_TEST
+
+/* p5-efa.ini (2 x 8 H100, aws-ofi-p5: the RDMA protocol, NIC groups of 4;
+ * 5 us a link, a route of 10 us), an 8 B Ring/LL all-reduce of 16 ranks:
+ * NCCL's LL hwLatency less the route is below 0, so NCCL's LL ends 1.5 us;
+ * the eager message's local read 2 us (its 2 wire bytes at the NIC's PCIe
+ * rate under 0.1 ns, within the tolerance); the proxies' pass, one
+ * operation (ceil(4 x 1 channel / 16)) whose test reads the group's 4
+ * rails' queues: 4 x 0.5 + 0.3 = 2.3 us. So 1.5 + 2 + 2.3 = 5.8 us. */
+START_TEST(p5_step_pays_a_pass_over_four_rails)
+{
+    const char *set[] = {NV "nccl_algo=Ring", NV "nccl_proto=LL", NULL};
+    strata_hw *hw = strata_test_load_hw_file("validation/hw/p5-efa.ini", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8, 0, &t, NULL));
+    ck_assert_uint_eq(t.channels, 1);
+    ck_assert_double_eq_tol(t.net_step_s, 5.8e-6, 1e-9);
+    strata_hw_free(hw);
 }
 END_TEST
 
@@ -274,6 +343,8 @@ static Suite *net_protocol_suite(void)
     tcase_add_test(tc, p4d_file_pays_the_read_flights);
     tcase_add_test(tc, efa_step_pays_nccls_ends_and_the_local_read);
     tcase_add_test(tc, ring_path_pays_the_efa_step_on_its_three_hops);
+    tcase_add_test(tc, proxy_pass_by_operations_and_rails);
+    tcase_add_test(tc, p5_step_pays_a_pass_over_four_rails);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -38,6 +38,7 @@
 #include "hw/hw_internal.h"
 #include "hw/nccl_net_plugin.h"
 #include "hw/net_protocol.h"
+#include "hw/nccl_proxy_pass.h"
 #include "hw/nccl_plugin.h"
 
 /* The block load() reads. */
@@ -513,6 +514,11 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
         comm.nodes > 1 ? p->net_proto : NULL, ch.proto, ch.net_step_us * 1e-6, route, &nics,
         strata_net_protocol_nccl_message(ch.proto, ch.algo, bytes, comm.ranks, ch.run_channels,
                                          p->buffsize / STRATA_NCCL_STEPS));
+    /* and the step's wait on the two ends' proxy passes, where the library
+     * progresses only from NCCL's tests (nccl_proxy_pass.h; a test reads
+     * each NIC of the plugin's group on aws-ofi-nccl's RDMA protocol) */
+    net_step_s += strata_nccl_proxy_pass_step_s(p->net_proto, ch.proto, ch.algo, comm.ranks, comm.nodes,
+                                                ch.run_channels, p->nic_group);
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],

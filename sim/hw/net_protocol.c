@@ -84,6 +84,20 @@
  * message (l. 3196-3222), sent when NCCL posts the receive, which NCCL
  * posts ahead (a connection's 8 slots): in a pipeline it is there before
  * the data, and the RDMA write lands in one flight.
+ *
+ * A test's read of the queues (wave 35, nccl_proxy_pass.h). Each ncclNet
+ * test of an incomplete request progresses the library: SENDRECV one
+ * fi_cq_read of its endpoint's queue (aws-ofi-nccl v1.8.1-aws
+ * src/nccl_ofi_sendrecv.c test l. 334-372, ofi_process_cq l. 160-220), the
+ * RDMA protocol one a rail and its pending requests (v1.16.3
+ * src/nccl_ofi_rdma.cpp test l. 2625-2660, ofi_process_cq l. 1995-2016:
+ * rails_per_test). fi_cq_read on the EFA RDM endpoint runs the provider's
+ * progress (the device queue's poll, the endpoint's queued packets and
+ * reads, the receive buffers' repost). cq_read_s ESTIMATE 0.5 us: such a
+ * read that finds nothing. Its bound: libfabric PR #9675 (ofiwg/libfabric,
+ * 2023-12-27): 40-55 ns less "to progress a message", "3-5% on 1k msg
+ * sizes", a message's progress of 0.8-1.8 us, which a read that handles
+ * no packet stays under.
  */
 #include "hw/net_protocol.h"
 #include <string.h>
@@ -92,9 +106,9 @@
 
 static const strata_net_protocol protocols[] = {
     {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true},
+     .library_route = true, .cq_read_s = 0.5e-6},
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true},
+     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = true},
 };
 
 /* NCCL's ends of a network step outside the library, by NCCL protocol

@@ -26,7 +26,9 @@
  * through the network library (osu_latency over libfabric: docs/clusters.md,
  * "What one message costs over EFA"), so a network step also pays NCCL's
  * own links outside the library (strata_net_protocol_nccl_ends_s: "The EFA
- * step (wave 34)").
+ * step (wave 34)") and its wait on the proxies' passes, whose tests are the
+ * library's only progress (cq_read_s: nccl_proxy_pass.h, "The EFA proxy
+ * pass (wave 35)").
  *
  * Invariant: the table is constant; the functions are pure.
  */
@@ -45,6 +47,9 @@ typedef struct strata_net_protocol {
     bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
     double local_read_s;   /* seconds: that copy's fixed time, a local RDMA read (ESTIMATE) */
     bool library_route;    /* the network's route is one message through the library, NCCL's ends not in it */
+    double cq_read_s;      /* seconds: one ncclNet test's read of a completion queue that finds nothing (ESTIMATE;
+                            * 0: the proxy's pass is in NCCL's hwLatencies[NET]), nccl_proxy_pass.h */
+    bool rails_per_test;   /* a test reads every rail's queue (aws-ofi-nccl's RDMA protocol), else one */
 } strata_net_protocol;
 
 /* The row of a protocol by name; NULL for an unknown name. */
