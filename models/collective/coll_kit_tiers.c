@@ -72,6 +72,9 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
         bool net = !coll_same_domain(s, st->src, st->dst);
         uint64_t wire = ceil_frac(st->bytes, net ? w->net_num : w->num, net ? w->net_den : w->den);
         st->wire_bytes = MAX(1, MIN(wire, buffer_bytes(s, in_bytes, st->src_buf)));
+        /* the packets' headers are the NIC's, beyond the buffer's bytes */
+        if (net)
+            st->wire_bytes = strata_ib_frame_wire_bytes(w->net_frame, w->net_mtu, st->wire_bytes);
         st->handshake = !net && w->handshake;
         st->fused = st->reduce;
         st->delay_s = st->pipelined ? 0 : net ? w->net_delay_s : st->handshake ? w->sync_delay_s : 0;
