@@ -130,7 +130,8 @@ bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t a
  * Every reduction runs alongside its copy (fused). A copy between domains
  * also carries its link layer's packet headers where net_frame is set
  * (hw/ib_frame.h: per net_mtu bytes of its wire bytes and per message, the
- * copy taken as one message). */
+ * copy taken as one message), within its source buffer's size as every
+ * copy's wire bytes. */
 typedef struct coll_wire {
     uint64_t num, den, net_num, net_den;
     bool handshake;
