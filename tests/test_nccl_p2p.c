@@ -227,7 +227,10 @@ END_TEST
  * network's p2p connections have no LL buffer under NCCL_ALLOC_P2P_NET_LL_
  * BUFFERS=0), its 4,096 bytes as they are after NCCL's Simple network step
  * hwLatencies[NET][Ring][Simple] 14 us less the route's 2 x 1 us: 12 us
- * (LL's 2.7 us would have left 0.7 us). */
+ * (LL's 2.7 us would have left 0.7 us), in one InfiniBand packet of the
+ * 4096-byte MTU (the file's nccl_ib_link_layer: LRH, BTH, ICRC and VCRC 26
+ * bytes, the RDMA write's RETH and immediate 20; hw/ib_frame.h): 4,142
+ * wire bytes. */
 START_TEST(nccl_p2p_across_nodes_runs_simple_after_a_network_step)
 {
     const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
@@ -253,7 +256,7 @@ START_TEST(nccl_p2p_across_nodes_runs_simple_after_a_network_step)
         bool across = st->src / 8 != st->dst / 8;
         net += across;
         local += !across;
-        ck_assert_uint_eq(st->wire_bytes, across ? 4096 : 10240);
+        ck_assert_uint_eq(st->wire_bytes, across ? 4096 + 26 + 20 : 10240);
         ck_assert_double_eq_tol(st->delay_s, across ? 12e-6 : 0, 1e-12);
         ck_assert(!st->handshake);
     }

@@ -127,11 +127,17 @@ bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t a
  * algorithm, not per chunk) (no flag: the proxy's protocol is in that
  * cost). A handshake copy inside a domain waits sync_delay_s before it
  * (Simple's fence and poll per step, shape->tune.simple_sync_s; 0: none).
- * Every reduction runs alongside its copy (fused). */
+ * Every reduction runs alongside its copy (fused). A copy between domains
+ * also carries its link layer's packet headers where net_frame is set
+ * (hw/ib_frame.h: per net_mtu bytes of its wire bytes and per message, the
+ * copy taken as one message), within its source buffer's size as every
+ * copy's wire bytes. */
 typedef struct coll_wire {
     uint64_t num, den, net_num, net_den;
     bool handshake;
     double net_delay_s, sync_delay_s;
+    const strata_ib_frame *net_frame;
+    uint32_t net_mtu;
 } coll_wire;
 
 /* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol

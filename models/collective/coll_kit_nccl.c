@@ -24,7 +24,10 @@
  * protocol's format as it is (LL's lines, LL128's, Simple's data) and the
  * proxy's completion, not a flag store, ends a step (coll_wire), after, on
  * Simple below compute capability 9.0, the receiver's GPUDirect flush
- * (shape->tune.net_flush_s: hw/coll_impl_nccl.c nccl_gdr_flush).
+ * (shape->tune.net_flush_s: hw/coll_impl_nccl.c nccl_gdr_flush). Where
+ * the file names the link layer of NCCL's IB transport
+ * (nccl_ib_link_layer), a copy between domains also carries its packets'
+ * headers (shape->tune.net_frame at net_mtu: hw/ib_frame.h).
  *
  * Invariant: pure functions of their arguments.
  */
@@ -48,7 +51,8 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
     return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
                        .handshake = p == STRATA_NCCL_SIMPLE,
                        .net_delay_s = shape->tune.net_step_s + shape->tune.net_flush_s,
-                       .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0};
+                       .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0,
+                       .net_frame = shape->tune.net_frame, .net_mtu = shape->tune.net_mtu};
 }
 
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step)

@@ -71,6 +71,12 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
             continue; /* a local copy crosses no link */
         bool net = !coll_same_domain(s, st->src, st->dst);
         uint64_t wire = ceil_frac(st->bytes, net ? w->net_num : w->num, net ? w->net_den : w->den);
+        /* between domains, the link layer's packet headers too (hw/ib_frame.h);
+         * a copy's wire bytes stay within its source buffer, as every
+         * format's (the op stream's bound on a copy), so a copy of a whole
+         * small buffer carries at most the buffer */
+        if (net)
+            wire = strata_ib_frame_wire_bytes(w->net_frame, w->net_mtu, wire);
         st->wire_bytes = MAX(1, MIN(wire, buffer_bytes(s, in_bytes, st->src_buf)));
         st->handshake = !net && w->handshake;
         st->fused = st->reduce;

@@ -53,6 +53,7 @@
 #include "core/mesh.h"
 #include "hw/hw.h"
 #include "hw/coll_host.h"
+#include "hw/ib_frame.h"
 #include "hw/nccl_tuning.h"
 #include "hw/nccl_p2p.h"
 
@@ -99,6 +100,12 @@ typedef struct strata_coll_tuning {
      * step as net_step_s is, and on RCCL's rings, which pay no
      * net_step_s; 0: none */
     double net_flush_s;
+    /* Across domains: the link layer whose packets carry a network step's
+     * message (ib_frame.h: its headers per path MTU of payload and per
+     * message, on the wire beside the data) and that path MTU; NULL: the
+     * data alone */
+    const strata_ib_frame *net_frame;
+    uint32_t net_mtu;
     /* Inside a domain, on the Simple protocol: the wait a step's flag adds
      * beyond the links' flight (the sender's fence before it posts the
      * flag, the receiver's poll that sees it); 0: the flight alone */

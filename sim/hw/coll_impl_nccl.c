@@ -65,6 +65,8 @@ typedef struct nccl_params {
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
     const strata_net_protocol *net_proto; /* nccl_net_protocol or the net plugin's (NULL: none) */
     bool ring_own_channel;     /* nccl_ring_wait = channel */
+    const strata_ib_frame *frame; /* nccl_ib_link_layer (NULL: unset, no framing) */
+    uint32_t mtu;              /* nccl_ib_mtu: the QPs' path MTU, bytes */
 } nccl_params;
 
 /* nccl_gdr_flush: NCCL's receive proxy flushes every Simple step it
@@ -172,6 +174,12 @@ static const strata_coll_impl_key nccl_keys[] = {
                               "across nodes (a 1-byte RDMA read of it through its NIC), 0 to 1 s (default 2us, "
                               "ESTIMATE, on volta and ampere; 0: no GPUDirect RDMA, or the flush disabled); NCCL "
                               "flushes below compute capability 9.0 only (nccl_arch volta or ampere)"},
+    {"nccl_ib_link_layer", false, "collectives = nccl: the link layer NCCL's IB transport runs on across nodes, "
+                                  "infiniband or roce-v2 (ib_frame.h): each packet of a network step's message "
+                                  "carries its headers on the wire (26 or 82 bytes a packet, 20 a message); "
+                                  "default: unset, the data alone"},
+    {"nccl_ib_mtu", false, "collectives = nccl: the QPs' path MTU across nodes, 256, 512, 1024, 2048 or 4096 bytes "
+                           "(the ports' active MTU; default 4096); only with nccl_ib_link_layer"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -223,6 +231,42 @@ static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p,
         hw_fail_value(ctx, err, group, "nccl_ring_wait", "round or channel", v);
     g_free(v);
     return ok;
+}
+
+/* nccl_ib_link_layer and nccl_ib_mtu (p->frame, p->mtu). The path MTU:
+ * NCCL's QPs take the lower of both ports' active_mtu (NVIDIA/nccl
+ * v2.19.3-1 src/transport/net_ib.cc l. 565, 668, 807); ESTIMATE 4096 where
+ * the file says none: InfiniBand's switches run 4096, and NVIDIA's RoCE
+ * guidance sets the port's MTU to 4200 for an active MTU of 4096 (NVIDIA
+ * Enterprise Support, "MTU Considerations for RoCE based Applications") */
+static bool ib_frame_keys(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
+{
+    char *name = hw_get_text(ctx, group, "nccl_ib_link_layer");
+    bool has_mtu = strata_keyfile_has_key(ctx->k, group, "nccl_ib_mtu");
+    if (!name) {
+        if (has_mtu)
+            hw_fail(ctx, err, group, "nccl_ib_mtu", "expected nccl_ib_link_layer beside it (the link "
+                    "layer whose packets the MTU cuts), got none");
+        return !has_mtu;
+    }
+    p->frame = strata_ib_frame_find(g_strstrip(name));
+    if (!p->frame) {
+        refuse_unknown_row(ctx, err, group, "nccl_ib_link_layer", "a link layer strata has the frames of",
+                           strata_ib_frame_list(), name);
+        g_free(name);
+        return false;
+    }
+    g_free(name);
+    if (!hw_get_count(ctx, group, "nccl_ib_mtu", 256, 4096, 4096, "256, 512, 1024, 2048 or 4096 bytes", &p->mtu,
+                      err))
+        return false;
+    if (!strata_ib_frame_mtu_ok(p->mtu)) {
+        char *got = g_strdup_printf("%u", p->mtu);
+        hw_fail_value(ctx, err, group, "nccl_ib_mtu", "256, 512, 1024, 2048 or 4096 bytes", got);
+        g_free(got);
+        return false;
+    }
+    return true;
 }
 
 static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_params *p, GError **err)
@@ -322,8 +366,10 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
          optional_size(ctx, group, "nccl_p2p_net_chunksize", 4u << 10, 16u << 20, &p->p2p_net_chunk, err) &&
          net_plugin_defaults(ctx, group, p, err) && ring_wait(ctx, group, p, err) &&
+         ib_frame_keys(ctx, group, p, err) &&
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
-                               "nccl_net_plugin", "nccl_p2p_net_chunksize", NULL}, err) &&
+                               "nccl_net_plugin", "nccl_p2p_net_chunksize", "nccl_ib_link_layer",
+                               "nccl_ib_mtu", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
@@ -458,6 +504,7 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
                                 .chunk_bytes = plan.step_bytes,
                                 .net_step_s = net_step_s,
                                 .net_flush_s = comm->nodes > 1 ? p->gdr_flush_s : 0,
+                                .net_frame = p->frame, .net_mtu = p->mtu,
                                 .simple_sync_s = proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .p2p = plan, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
@@ -531,6 +578,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .net_step_s = net_step_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
+                                .net_frame = p->frame, .net_mtu = p->mtu,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .ring_own_channel = p->ring_own_channel,
