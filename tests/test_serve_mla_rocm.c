@@ -25,10 +25,12 @@ START_TEST(rocm_row_kernels_by_hand)
     GError *err = NULL;
     const strata_serve_mla_kernels *r = strata_serve_mla_rocm_find("sglang-0.5-rocm-mla", &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 1), 20);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 0), 20);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58), 1220);
-    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(r, 61, 58), 0.0, 1e-15);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 1, true), 20);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 0, true), 20);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58, true), 1220);
+    /* No entry of the ROCm row is FP8-only: a bf16 model is charged the same 1,220. */
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58, false), 1220);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(r, 61, 58, true), 0.0, 1e-15);
     ck_assert_ptr_null(strata_serve_mla_rocm_find("sglang-0.4.5-mla", &err));
     ck_assert_msg(err && strstr(err->message, "sglang-0.5-rocm-mla"), "the error lists the known rows");
     g_clear_error(&err);

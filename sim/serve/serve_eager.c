@@ -2,7 +2,7 @@
  * serve_eager.c: the host chain of an eager forward (serve_eager.h), one
  * row an engine whose layers were counted.
  *
- * SGLang (sglang-v0.3, sglang-v0.4): a step with prefill tokens runs
+ * SGLang (sglang-v0.3, sglang-v0.4, sglang-v0.5): a step with prefill tokens runs
  * ModelRunner.forward_extend, no CUDA graph (graphs are captured for decode
  * batches only: cuda_graph_runner.py; docs/serving.md, "TTFT at low load",
  * for 0.3.0). Counted in the sglang 0.5.6 wheel (PyPI), Qwen3-MoE as TP

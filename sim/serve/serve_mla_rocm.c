@@ -50,28 +50,28 @@
 
 static const strata_serve_mla_kernel sglang_05_rocm[] = {
     {"input_layernorm, post_attention_layernorm: two fused add + RMSNorm (one pass in serve_cost.c)",
-     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0},
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
     {"q_a_layernorm, kv_a_layernorm apart (one pass in serve_cost.c; fused with the quantization on gfx950 only)",
-     SERVE_MLA_EVERY, 1, SERVE_MLA_W_KV_LORA, false, G, 0},
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_KV_LORA, false, G, 0, false},
     {"RoPE (forward_native on HIP): cos_sin_cache[positions] and the two repeat_interleave", SERVE_MLA_EVERY, 3,
-     SERVE_MLA_W_ROPE_K, false, G, 0},
+     SERVE_MLA_W_ROPE_K, false, G, 0, false},
     {"RoPE on q_pe: x * cos, -x2, stack, rotated * sin, their sum", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_Q, false, G,
-     0},
-    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, G, 0},
+     0, false},
+    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, G, 0, false},
     {"q = torch.cat([q_nope_out, q_pe]) (fused with RoPE on gfx950 only)", SERVE_MLA_EVERY, 1, SERVE_MLA_W_LATENT_Q,
-     false, G, 0},
-    {"k = torch.cat([k_nope, k_pe])", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0},
-    {"set_kv_buffer: the token's cache row written", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0},
+     false, G, 0, false},
+    {"k = torch.cat([k_nope, k_pe])", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0, false},
+    {"set_kv_buffer: the token's cache row written", SERVE_MLA_EVERY, 1, SERVE_MLA_W_CACHE_ROW, false, G, 0, false},
     {"mla_decode_fwd's split-KV reduce (_fwd_kernel_stage2_asm, launched by the same call)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0},
-    {"attn_bmm_output.transpose(0, 1).flatten(1, 2): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, G, 0},
+     SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"attn_bmm_output.transpose(0, 1).flatten(1, 2): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, G, 0, false},
 };
 
 #undef G
 
 static const strata_serve_mla_kernels rows[] = {
-    {"sglang-0.5-rocm-mla", sglang_05_rocm, G_N_ELEMENTS(sglang_05_rocm)},
-    {NULL, NULL, 0},
+    {"sglang-0.5-rocm-mla", sglang_05_rocm, G_N_ELEMENTS(sglang_05_rocm), NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 const strata_serve_mla_kernels *strata_serve_mla_rocm_find(const char *name, GError **err)
