@@ -322,7 +322,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          optional_size(ctx, group, "nccl_p2p_net_chunksize", 4u << 10, 16u << 20, &p->p2p_net_chunk, err) &&
          net_plugin_defaults(ctx, group, p, err) && ring_wait(ctx, group, p, err) &&
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
-                               "nccl_net_plugin", "nccl_p2p_net_chunksize", NULL}, err) &&
+                               "nccl_net_plugin", "nccl_p2p_net_chunksize", "nccl_net_protocol", "nccl_ring_wait",
+                               "nccl_cpu", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
