@@ -119,7 +119,8 @@ STRATA_ROWS_TEST(found_by_the_hunt,
      HR_SERVE("h100.ini") "--config c.json --poisson n=2 --json out.json", 0, NULL},
     {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --json out.json --engine trtllm-cpp-0.7", 2,
      "--engine trtllm-cpp-0.7: its decode attention kernel xqa-v0.7 is CUDA's (TensorRT-LLM and LMDeploy "
-     "TurboMind build for NVIDIA GPUs only), and this hardware's collectives are RCCL's (ROCm): expected a row "
+     "TurboMind build for NVIDIA GPUs only), and this hardware is AMD's (ROCm: vendor = amd or collectives = rccl): "
+     "expected a row "
      "that runs on ROCm (none, vllm-v0, vllm-v0.5, sglang-v0.3, sglang-v0.4, sglang-v0.5, overlap) or NVIDIA "
      "hardware"},
     {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --json out.json --engine turbomind", 2,

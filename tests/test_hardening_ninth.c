@@ -95,10 +95,10 @@ STRATA_ROWS_TEST(serve_times_within_a_trace_range,
 STRATA_ROWS_TEST(serve_prefill_decode_attention,
     {SERVE "--poisson n=2 --prefill-decode-attention", 2,
      "serve: --prefill-decode-attention: expected no --engine (vLLM V1, which reads "
-     "VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on hardware whose collectives are RCCL's (vLLM's ROCm build), got "
-     "vllm-v1 on non-RCCL collectives"},
+     "VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on AMD hardware (vendor = amd or collectives = rccl: vLLM's ROCm "
+     "build), got vllm-v1 on non-AMD hardware"},
     {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --engine vllm-v0 --prefill-decode-attention", 2,
-     "got vllm-v0 on RCCL collectives"},
+     "got vllm-v0 on AMD hardware"},
     {HR_SERVE("mi300x-8.ini") "--model llama-3-8b --poisson n=2 --prefill-decode-attention", 0, NULL},
 )
 

@@ -784,9 +784,10 @@ START_TEST(serve_inputs_refused)
          "--sweep: num_scheduler_steps: expected at most 2^20 (block_size, tp: 4096; num_scheduler_steps: 1024)"},
         /* --num-scheduler-steps where nothing reads it (no engine, the vllm-v1 scheduler): ignored */
         {SERVE "--poisson n=2 --num-scheduler-steps 8", 2,
-         "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 scheduler, which read it; "
-         "--engine none with --scheduler vllm-v1 reads neither"},
-        {SERVE "--poisson n=2 --sweep num_scheduler_steps=1,4", 2, "--sweep: --num-scheduler-steps: expected an --engine"},
+         "--num-scheduler-steps 8: expected --engine vllm-v0 or vllm-v0.5 (vLLM V0's multi-step scheduling) or a "
+         "vllm-v0 scheduler, which read it; --engine vllm-v1 with --scheduler vllm-v1 reads neither"},
+        {SERVE "--poisson n=2 --sweep num_scheduler_steps=1,4", 2,
+         "--sweep: --num-scheduler-steps 4: expected --engine vllm-v0"},
         {SERVE "--poisson n=2 --engine vllm-v0 --num-scheduler-steps 8", 0, NULL},
         /* a --poisson key twice: the last one kept */
         {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},

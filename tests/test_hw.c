@@ -385,7 +385,7 @@ START_TEST(unknown_key)
                "dram, bus_width, source, allocator.KEY)");
     load_fails(BASE "colour = red\n", NULL, "bad.ini:21: [compute core] unknown key 'colour'",
                "flops.KEY");
-    load_fails("[hardware]\nname = t\nvendor = x\n", NULL, "bad.ini:3: [hardware] unknown key 'vendor'",
+    load_fails("[hardware]\nname = t\nmaker = x\n", NULL, "bad.ini:3: [hardware] unknown key 'maker'",
                NULL);
     load_fails(BASE "flops.bfloat16 = 1TFLOP/s\n", NULL,
                "bad.ini:21: [compute core] flops.bfloat16: unknown dtype 'bfloat16'", "bf16");

@@ -102,6 +102,33 @@ START_TEST(deepseek_step_at_batch_one_by_hand)
 }
 END_TEST
 
+/* The host's eager chain where it is the longer (mla_step's fmax, the
+ * branch the step above does not reach): the same decode on hgx-h200 with
+ * no launch cost (kernel_launch = 0) and HBM at 1 PB/s, so the GPU's step
+ * (its weights' bytes at 0.9 PB/s, the all-reduces' latencies; asserted
+ * below the chain) is under the host's 8,422 us (host_chain_by_hand): the
+ * step with vLLM's row is that chain, 8.422 ms, whatever the GPU's time;
+ * without the row (no eager chain) it is the GPU's, below it. A step that
+ * added the chain to the GPU's, or took the GPU's alone, fails. */
+START_TEST(host_chain_binds_on_a_fast_gpu)
+{
+    GError *err = NULL;
+    const char *const fast[] = {"compute.sm.kernel_launch=0", "memory.hbm.bandwidth=1PB/s", NULL};
+    strata_hw *hw = strata_test_load_hw("hgx-h200", fast);
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("vllm-0.8-mla", NULL));
+    double with = strata_serve_cost_step(c, &d, 1);
+    ck_assert_double_lt(without, 8.422e-3);
+    ck_assert_double_eq_tol(with, 8.422e-3, 1e-12);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* A GQA model (no kv_lora_rank) takes no MLA row: Llama-3-8B's step is
  * the same with the row set. */
 START_TEST(gqa_model_takes_no_mla_row)
@@ -239,6 +266,7 @@ int main(void)
     tcase_add_test(tc, kernels_a_layer_and_a_step_by_hand);
     tcase_add_test(tc, host_chain_by_hand);
     tcase_add_test(tc, deepseek_step_at_batch_one_by_hand);
+    tcase_add_test(tc, host_chain_binds_on_a_fast_gpu);
     tcase_add_test(tc, gqa_model_takes_no_mla_row);
     tcase_add_test(tc, engine_rows_name_their_kernels);
     tcase_add_test(tc, sglang05_rows_by_hand);

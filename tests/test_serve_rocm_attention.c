@@ -199,7 +199,7 @@ START_TEST(prefill_decode_only_for_v1_on_rccl)
     ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
     const char *files[2] = {"mi300x-8.ini", "dgx-h100.ini"};
     const char *engines[2] = {"vllm-v0", NULL};
-    const char *want[2] = {"got vllm-v0 on RCCL collectives", "got vllm-v1 on non-RCCL collectives"};
+    const char *want[2] = {"got vllm-v0 on AMD hardware", "got vllm-v1 on non-AMD hardware"};
     for (int i = 0; i < 2; i++) {
         strata_hw *hw = hw_load(files[i]);
         GError *err = NULL;

@@ -33,7 +33,7 @@ struct strata_keyfile {
 typedef struct scan_state {
     strata_keyfile *k;
     const char *example_group;
-    strata_lines *lines; /* NULL: text from the program (load_data), whose last line may end without newline */
+    strata_lines *lines;
     char *group; /* current group, NULL before the first header */
     GString *text;
 } scan_state;
@@ -124,9 +124,10 @@ static bool check_line(scan_state *s, char *line, size_t len, guint64 lineno, GE
     if (*l == '[')
         return check_header(s, l, lineno, err);
     /* a file cut inside its last key line reads as another value ("capacity = 80GiB" cut to "= 8" is 8
-     * bytes); GLib writes every line with its newline (g_key_file_to_data), as every file here has one. A
-     * header cut short has no ']' and is refused above; a last comment or blank line loses nothing. */
-    if (s->lines && !strata_lines_terminated(s->lines, "a key file", "every KEY = VALUE line ends with one", err))
+     * bytes); GLib writes every line with its newline (g_key_file_to_data), as every file here has one, and
+     * so does every text handed to load_data (calibrate's output, a derived file's). A header cut short has
+     * no ']' and is refused above; a last comment or blank line loses nothing. */
+    if (!strata_lines_terminated(s->lines, "a key file", "every KEY = VALUE line ends with one", err))
         return false;
     return check_key_line(s, l, lineno, err);
 }
@@ -170,12 +171,11 @@ static strata_keyfile *keyfile_new(const char *origin, unsigned flags)
     return k;
 }
 
-/* Reads every line of fp (taken) into k; false with err. file: fp is a
- * file, whose last key line must end with a newline. */
-static bool read_all(strata_keyfile *k, FILE *fp, const char *example_group, bool file, GError **err)
+/* Reads every line of fp (taken) into k; false with err. */
+static bool read_all(strata_keyfile *k, FILE *fp, const char *example_group, GError **err)
 {
     strata_lines *lines = strata_lines_new(fp, k->origin);
-    scan_state s = {.k = k, .example_group = example_group, .lines = file ? lines : NULL,
+    scan_state s = {.k = k, .example_group = example_group, .lines = lines,
                     .text = g_string_new(NULL)};
     char *line = NULL;
     size_t len = 0;
@@ -223,9 +223,9 @@ static bool keyfile_ok(const strata_keyfile *k)
 }
 #endif
 
-static strata_keyfile *finish(strata_keyfile *k, FILE *fp, const char *example_group, bool file, GError **err)
+static strata_keyfile *finish(strata_keyfile *k, FILE *fp, const char *example_group, GError **err)
 {
-    if (!read_all(k, fp, example_group, file, err)) {
+    if (!read_all(k, fp, example_group, err)) {
         strata_keyfile_free(k);
         return NULL;
     }
@@ -243,7 +243,7 @@ strata_keyfile *strata_keyfile_load_data(const char *data, const char *origin, c
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", origin, g_strerror(errno));
         return NULL;
     }
-    return finish(keyfile_new(origin, flags), fp, example_group, false, err);
+    return finish(keyfile_new(origin, flags), fp, example_group, err);
 }
 
 strata_keyfile *strata_keyfile_load(const char *path, const char *what, const char *example_group,
@@ -256,7 +256,7 @@ strata_keyfile *strata_keyfile_load(const char *path, const char *what, const ch
                     what, path, g_strerror(e));
         return NULL;
     }
-    return finish(keyfile_new(path, flags), fp, example_group, true, err);
+    return finish(keyfile_new(path, flags), fp, example_group, err);
 }
 
 void strata_keyfile_free(strata_keyfile *k)

@@ -10,9 +10,9 @@
  * an overlong line, a NUL byte or a file that never ends (a device, a FIFO)
  * fails at its line; a leading UTF-8 BOM is skipped. Each line is checked
  * as it is read: text that is not UTF-8, a malformed header or key line, a
- * key before the first group, a group or a key given twice, and in a file
- * (not load_data's text) a key line last with no newline after it (a file
- * cut inside it, core/lines.h strata_lines_terminated) are errors
+ * key before the first group, a group or a key given twice, and a key line
+ * last with no newline after it (a file cut inside it, core/lines.h
+ * strata_lines_terminated; load_data's text too) are errors
  * "FILE:LINE: what was expected". Values are then held by a GKeyFile (so
  * escapes read as GLib reads them). With STRATA_KEYFILE_INLINE_COMMENTS a
  * '#' after a blank starts a comment inside a value ("16GiB  # per core").

@@ -291,7 +291,7 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          check_ring_len(ctx, group, "rccl_rings", p->ring_len, domain, err) &&
          get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err) &&
          check_ring_len(ctx, group, "rccl_net_rings", p->net_ring_len, domain, err) &&
-         hw_network_keys_unset(ctx, group, (const char *const[]){"rccl_net_rings", NULL}, err) &&
+         hw_network_keys_unset(ctx, group, (const char *const[]){"rccl_net_rings", "rccl_cpu", NULL}, err) &&
          /* no stream op: with one user stream, uncaptured, RCCL skips both waits (tasks->numStreams == 1), and
           * hipExtLaunchKernel records doneEvent in the dispatch (rocm-5.7.0 to develop 2.21.5 src/enqueue.cc) */
          hw_coll_host_load(ctx, group, "rccl", 0, &p->host, err);

@@ -44,6 +44,7 @@ static const strata_key_def hardware_keys[] = {
                             "TPU ICI arbitrate) or latency (SimGrid CM02's TCP model: each transfer's share in "
                             "inverse proportion to its route's latency)"},
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
+    {"vendor", false, "amd, nvidia or google: whose device it is (default: amd where collectives = rccl)"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
 static const strata_key_def memory_keys[] = {
@@ -693,7 +694,8 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
         else if (defs[g]->kind == GROUP_COMPUTE)
             ok = hw_load_compute(ctx, hw, groups[g], names[g], err);
     }
-    ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err) && links_one_a_pair(ctx, hw, err);
+    ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err) && links_one_a_pair(ctx, hw, err) &&
+         hw_vendor_load(ctx, hw, err);
     g_free(defs);
     g_free(names);
     g_strfreev(groups);

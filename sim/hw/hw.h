@@ -5,6 +5,7 @@
  *                   first memory of kind device), sched = xla|cuda (the
  *                   execution model the copy policies default to; cuda),
  *                   devices (default 1), devices_per_host (default devices),
+ *                   vendor = amd|nvidia|google (hw_vendor.c),
  *                   base (a file this one changes: its keys over that file's)
  *   [memory NAME]   kind = device|host|onchip, capacity, bandwidth, latency,
  *                   allocator (NAME, default best-fit), alignment (default 256),
@@ -261,6 +262,12 @@ bool strata_hw_sched_xla(const strata_hw *hw);
  * docs/engine.md, "How transfers share a link"). The latency delays each
  * transfer's start the same either way. */
 bool strata_hw_flow_sharing_latency(const strata_hw *hw);
+/* Whose device the file describes: [hardware] vendor (amd, nvidia or
+ * google), else "amd" where the collectives are RCCL's, else NULL (not
+ * said). strata_hw_rocm: the vendor is amd (ROCm's software runs there;
+ * hw_vendor.c). */
+const char *strata_hw_vendor(const strata_hw *hw);
+bool strata_hw_rocm(const strata_hw *hw);
 const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 /* The collective implementation the device interconnect declares

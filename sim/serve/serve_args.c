@@ -297,10 +297,18 @@ bool strata_serve_config_check_scheduler(const strata_serve_config *c, uint32_t 
     const strata_serve_scheduler *p = c->scheduler;
     if (!block_size_ok(c, block_size_name, err))
         return false;
-    if (c->num_scheduler_steps > 1 && !c->engine && !(p && g_str_has_prefix(p->name, "vllm-v0")))
-        return fail(err, "--num-scheduler-steps: expected an --engine (its CPU time per step) or a vllm-v0 "
-                    "scheduler, which read it; --engine none with --scheduler %s reads neither",
-                    p ? p->name : "vllm-v1");
+    /* Multi-step scheduling is vLLM V0's alone (--num-scheduler-steps, vllm-project/vllm PR #7000, merged
+     * August 2024 for 0.5.5): SGLang's server_args, TensorRT-LLM's and LMDeploy's have no such option. A row
+     * without it (every mode but MULTI_STEP) and a scheduler other than vllm-v0's read it nowhere. */
+    bool v0 = p && g_str_has_prefix(p->name, "vllm-v0");
+    if (c->num_scheduler_steps > 1 && !v0 && !(c->engine && c->engine->mode == SERVE_ENGINE_MULTI_STEP)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--num-scheduler-steps %u: expected --engine vllm-v0 or "
+                    "vllm-v0.5 (vLLM V0's multi-step scheduling) or a vllm-v0 scheduler, which read it; --engine %s "
+                    "with --scheduler %s reads neither (its engine has no multi-step scheduling)",
+                    c->num_scheduler_steps,
+                    c->engine ? c->engine->name : "vllm-v1", p ? p->name : "vllm-v1");
+        return false;
+    }
     if (!p)
         return vllm_budget_ok(c, p, err);
     if (p->v0_chunk_rules && c->num_scheduler_steps > 1)

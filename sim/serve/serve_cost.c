@@ -811,7 +811,7 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
 }
 
 static double pass_cb(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
-/* pass_cb: stream_pass as the tables take it (serve_sampler.h, serve_mla_kernels.h). sampler_time: the decoder's
+/* pass_cb: stream_pass as the tables take it (serve_pass.h). sampler_time: the decoder's
  * kernels (serve_sampler.h) over `rows` sampled rows of the whole vocabulary on one rank. */
 static double sampler_time(const strata_serve_cost *c, uint64_t rows)
 {

@@ -688,7 +688,7 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
                               "--engine: unknown engine '%s' (known: %s)");
 }
 
-bool strata_serve_hw_rocm(const strata_hw *hw) { return strata_hw_coll_impl(hw) == strata_coll_impl_find("rccl"); }
+bool strata_serve_hw_rocm(const strata_hw *hw) { return strata_hw_rocm(hw); }
 
 /* A kernel's name on this platform: the ROCm build's where the engine
  * names one and the hardware is ROCm's, else the CUDA build's (may be NULL). */
@@ -722,18 +722,19 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     bool rocm = strata_serve_hw_rocm(hw);
     if (prefill_decode && (!e->decode_rocm_pd || !rocm)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prefill-decode-attention: expected no --engine (vLLM "
-                    "V1, which reads VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on hardware whose collectives are RCCL's "
-                    "(vLLM's ROCm build), got %s on %s collectives", e == &vllm_v1 ? "vllm-v1" : e->name,
-                    rocm ? "RCCL" : "non-RCCL");
+                    "V1, which reads VLLM_V1_USE_PREFILL_DECODE_ATTENTION) on AMD hardware (vendor = amd or "
+                    "collectives = rccl: vLLM's ROCm build), got %s on %s hardware",
+                    e == &vllm_v1 ? "vllm-v1" : e->name, rocm ? "AMD" : "non-AMD");
         return false;
     }
     /* a row with a decode kernel and no ROCm one is TensorRT-LLM's or TurboMind's, CUDA builds only: its XQA,
      * masked MHA or TurboMind kernel was priced on RCCL hardware at exit 0 */
     if (rocm && e->decode && !e->decode_rocm) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its decode attention kernel %s is CUDA's "
-                    "(TensorRT-LLM and LMDeploy TurboMind build for NVIDIA GPUs only), and this hardware's "
-                    "collectives are RCCL's (ROCm): expected a row that runs on ROCm (none, vllm-v0, vllm-v0.5, "
-                    "sglang-v0.3, sglang-v0.4, sglang-v0.5, overlap) or NVIDIA hardware", e->name, e->decode);
+                    "(TensorRT-LLM and LMDeploy TurboMind build for NVIDIA GPUs only), and this hardware is AMD's "
+                    "(ROCm: vendor = amd or collectives = rccl): expected a row that runs on ROCm (none, vllm-v0, "
+                    "vllm-v0.5, sglang-v0.3, sglang-v0.4, sglang-v0.5, overlap) or NVIDIA hardware",
+                    e->name, e->decode);
         return false;
     }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);

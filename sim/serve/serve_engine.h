@@ -144,9 +144,9 @@ typedef struct strata_serve_cost strata_serve_cost;
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
-/* Whether the hardware stands for vLLM's ROCm build: its collectives are
- * RCCL's ([interconnect] collectives = rccl; hw files have no vendor key).
- * A single-device file without that key (mi300x.ini) reads as CUDA. */
+/* Whether the hardware stands for vLLM's ROCm build: it is AMD's
+ * (strata_hw_rocm: [hardware] vendor = amd, or collectives = rccl where
+ * the file gives no vendor; mi300x.ini, of one device, says amd). */
 bool strata_serve_hw_rocm(const strata_hw *hw);
 /* Sets the row's kernels on a step's cost model: FlashAttention-3's prefill
  * bytes, its decode kernel, the kernels around its attention, its TP

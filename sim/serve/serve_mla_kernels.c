@@ -254,7 +254,7 @@ strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kerne
 }
 
 double strata_serve_mla_kernels_time(const strata_serve_mla_kernels *r, const strata_serve_mla_shape *s,
-                                     uint64_t tokens, strata_serve_mla_pass_fn pass_fn, const void *ctx)
+                                     uint64_t tokens, strata_serve_pass_fn pass_fn, const void *ctx)
 {
     double t = 0;
     for (uint32_t i = 0; r && tokens && i < r->n_entries; i++) {

@@ -45,6 +45,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "serve/serve_pass.h"
 
 typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP } serve_mla_where;
 
@@ -116,13 +117,10 @@ const strata_serve_mla_kernels *strata_serve_mla_kernels_find(const char *name, 
 /* Entry i of row r in a step of `tokens` tokens (0 tokens: nothing). */
 strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kernels *r, uint32_t i,
                                                     const strata_serve_mla_shape *s, uint64_t tokens);
-/* A pass's time (the caller's pricing of one kernel over `elements`
- * elements moving `bytes`). */
-typedef double (*strata_serve_mla_pass_fn)(const void *ctx, uint64_t elements, double bytes);
 /* The GPU seconds row r adds to a step of `tokens` tokens: each entry's
- * kernels priced by pass_fn (0 tokens: 0). */
+ * kernels priced by pass_fn (serve_pass.h; 0 tokens: 0). */
 double strata_serve_mla_kernels_time(const strata_serve_mla_kernels *r, const strata_serve_mla_shape *s,
-                                     uint64_t tokens, strata_serve_mla_pass_fn pass_fn, const void *ctx);
+                                     uint64_t tokens, strata_serve_pass_fn pass_fn, const void *ctx);
 /* The kernels row r adds to a step (all layers and the step's own) of a
  * model with block-scaled FP8 weights or not (block_fp8). */
 uint64_t strata_serve_mla_kernels_count(const strata_serve_mla_kernels *r, uint32_t layers, uint32_t moe_layers,

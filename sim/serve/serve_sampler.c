@@ -131,7 +131,7 @@ double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t
 }
 
 double strata_serve_sampler_time(const strata_serve_sampler *s, uint64_t rows, uint32_t vocab,
-                                 strata_serve_sampler_pass_fn pass, const void *ctx)
+                                 strata_serve_pass_fn pass, const void *ctx)
 {
     if (!s || !rows)
         return 0;

@@ -34,6 +34,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "serve/serve_pass.h"
 
 typedef struct strata_serve_sampler_pass {
     const char *kernel;     /* what runs it (its source) */
@@ -59,12 +60,9 @@ const strata_serve_sampler *strata_serve_sampler_find(const char *name, GError *
  * slot_bytes_vocab + slot_bytes). */
 double strata_serve_sampler_buffer_bytes(const strata_serve_sampler *s, uint64_t slots, uint32_t vocab, uint32_t tp);
 
-/* One kernel's time over `elements` elements moving `bytes`, as the caller's cost model prices a pass (ctx). */
-typedef double (*strata_serve_sampler_pass_fn)(const void *ctx, uint64_t elements, double bytes);
-
 /* The decoder's kernels over `rows` sampled rows of a vocabulary of `vocab` on one rank, each pass one kernel
  * priced by `pass` (over the logits when the pass moves bytes, else over the rows); 0 for no sampler or no rows. */
 double strata_serve_sampler_time(const strata_serve_sampler *s, uint64_t rows, uint32_t vocab,
-                                 strata_serve_sampler_pass_fn pass, const void *ctx);
+                                 strata_serve_pass_fn pass, const void *ctx);
 
 #endif

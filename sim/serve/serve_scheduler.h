@@ -62,7 +62,7 @@ struct serve_state;
 /* What a row's pick reads of a run's setup. */
 typedef struct strata_serve_pick_setup {
     uint32_t max_model_len;
-    bool rocm;           /* vLLM's ROCm build (strata_serve_hw_rocm: the hw file's collectives are RCCL's) */
+    bool rocm;           /* vLLM's ROCm build (strata_serve_hw_rocm: the hw file's device is AMD's) */
     bool sliding_window; /* the model's config gives a sliding window (vLLM's get_sliding_window() not None) */
     bool mla;            /* the model's attention is MLA */
 } strata_serve_pick_setup;
