@@ -283,8 +283,10 @@ END_TEST
  *   - a pass of 2 operations: efa-rdm-cuda (one queue a test, 0.5 us) 2 x
  *     0.5 + the yield's 0.3 = 1.3 us, whatever the rails; aws-ofi-rdma over
  *     4 rails (a queue each) 2 x 4 x 0.5 + 0.3 = 4.3 us, over 1 rail 1.3;
- *   - a step: LL one pass, Simple 1.5: efa-rdm-cuda's 8-channel ring on 2
- *     nodes 1.3 and 1.95 us; aws-ofi-rdma's on 4 rails, LL128, 4.3 us;
+ *   - a step: LL one pass, Simple 1.5 where the receiver flushes (below
+ *     compute capability 9.0), else 1: efa-rdm-cuda's 8-channel ring on 2
+ *     nodes 1.3 and 1.95 us; aws-ofi-rdma's on 4 rails, LL128, 4.3 us,
+ *     Simple 4.3 without a flush (Hopper), 6.45 with one;
  *   - no row, one node, or a row without queue reads (a copy of
  *     efa-rdm-cuda with cq_read_s 0): 0. */
 START_TEST(proxy_pass_by_operations_and_rails)
@@ -301,16 +303,21 @@ START_TEST(proxy_pass_by_operations_and_rails)
     ck_assert_double_eq_tol(strata_nccl_proxy_pass_s(rdma, 2, 4), 4.3e-6, 1e-12);
     ck_assert_double_eq_tol(strata_nccl_proxy_pass_s(rdma, 2, 1), 1.3e-6, 1e-12);
     ck_assert_double_eq_tol(
-        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 1.3e-6, 1e-12);
+        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1, true), 1.3e-6, 1e-12);
     ck_assert_double_eq_tol(
-        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 16, 2, 8, 1), 1.95e-6, 1e-12);
+        strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 16, 2, 8, 1, true), 1.95e-6, 1e-12);
     ck_assert_double_eq_tol(
-        strata_nccl_proxy_pass_step_s(rdma, STRATA_NCCL_LL128, STRATA_NCCL_RING, 16, 2, 8, 4), 4.3e-6, 1e-12);
-    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(NULL, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 0);
-    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 8, 1, 8, 1), 0);
+        strata_nccl_proxy_pass_step_s(rdma, STRATA_NCCL_LL128, STRATA_NCCL_RING, 16, 2, 8, 4, true), 4.3e-6, 1e-12);
+    /* Hopper on (no flush): Simple one pass, as LL: aws-ofi-rdma on 4 rails 4.3 us, not 6.45 */
+    ck_assert_double_eq_tol(
+        strata_nccl_proxy_pass_step_s(rdma, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 16, 2, 8, 4, false), 4.3e-6, 1e-12);
+    ck_assert_double_eq_tol(
+        strata_nccl_proxy_pass_step_s(rdma, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 16, 2, 8, 4, true), 6.45e-6, 1e-12);
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(NULL, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1, true), 0);
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_LL, STRATA_NCCL_RING, 8, 1, 8, 1, true), 0);
     strata_net_protocol none = *efa;
     none.cq_read_s = 0;
-    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(&none, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1), 0);
+    ck_assert_double_eq(strata_nccl_proxy_pass_step_s(&none, STRATA_NCCL_LL, STRATA_NCCL_RING, 16, 2, 8, 1, true), 0);
 }
 END_TEST
 

@@ -19,16 +19,17 @@
  * second latent norm) + RoPE 3 + 5 + 5 + 1 (cat q) + 1 (cat k) + 1
  * (set_kv_buffer) + 1 (aiter's MLA reduce) + 1 (the output copy) = 20; an
  * MoE layer nothing more. DeepSeek-V3 (61 layers, 58 MoE): 20 x 61 =
- * 1,220. All in the HIP graph: no host chain. */
+ * 1,220. FP8 weights add gfx942's dequantization of W_UK and W_UV, a
+ * cast and a multiply each, 4 a layer: 24, x 61 = 1,464 (a bf16 model:
+ * 1,220). All in the HIP graph: no host chain. */
 START_TEST(rocm_row_kernels_by_hand)
 {
     GError *err = NULL;
     const strata_serve_mla_kernels *r = strata_serve_mla_rocm_find("sglang-0.5-rocm-mla", &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 1, true), 20);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 0, true), 20);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58, true), 1220);
-    /* No entry of the ROCm row is FP8-only: a bf16 model is charged the same 1,220. */
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 1, true), 24);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 1, 0, true), 24);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58, true), 1464);
     ck_assert_uint_eq(strata_serve_mla_kernels_count(r, 61, 58, false), 1220);
     ck_assert_double_eq_tol(strata_serve_mla_kernels_host(r, 61, 58, true), 0.0, 1e-15);
     ck_assert_ptr_null(strata_serve_mla_rocm_find("sglang-0.4.5-mla", &err));
@@ -66,11 +67,14 @@ static double engine_row_adds(const char *hw_file, const char *engine)
  * 768, 5 x 16 x 64 x 4 = 20,480, 5 x 64 x 4 = 1,280; cat q 16 x 576 x 4 =
  * 36,864; cat k 576 x 4 = 2,304; set_kv_buffer 2,304; the reduce 16 x 512
  * x 4 = 32,768; the output copy 16 x 128 x 4 = 8,192: 135,680 B a layer,
- * x 61 = 8,276,480 B. The step adds 1,220 x 1.9 us = 2.318 ms and
- * 8,276,480 B / (0.6 x 5.3e12 B/s) = 2.6027 us: 2.320603 ms. */
+ * x 61 = 8,276,480 B. The weights' dequantization (a step's, whatever the
+ * tokens): W_UK 16 x 128 x 512 = 1,048,576 elements and W_UV 16 x 512 x
+ * 128 as many, 2 kernels each at 4 B an element: 16,777,216 B a layer, x
+ * 61 = 1,023,410,176 B. The step adds 1,464 x 1.9 us = 2.7816 ms and
+ * 1,031,686,656 B / (0.6 x 5.3e12 B/s) = 324.43 us: 3.10603 ms. */
 START_TEST(sglang_rocm_deepseek_step_by_hand)
 {
-    double expect = 1220 * 1.9e-6 + 8276480.0 / (0.6 * 5.3e12);
+    double expect = 1464 * 1.9e-6 + (8276480.0 + 1023410176.0) / (0.6 * 5.3e12);
     ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", "sglang-v0.5"), expect,
                             1e-10);
 }

@@ -565,7 +565,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * progresses only from NCCL's tests (nccl_proxy_pass.h; a test reads
      * each NIC of the plugin's group on aws-ofi-nccl's RDMA protocol) */
     net_step_s += strata_nccl_proxy_pass_step_s(p->net_proto, ch.proto, ch.algo, comm.ranks, comm.nodes,
-                                                ch.run_channels, p->nic_group);
+                                                ch.run_channels, p->nic_group, p->gdr_flush_s > 0);
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],

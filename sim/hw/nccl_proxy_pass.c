@@ -16,7 +16,9 @@
 #define PROXY_YIELD_S 0.3e-6
 
 /* passes a network step waits on, by NCCL protocol (LL, LL128, Simple):
- * half at each end, and Simple's flush completion half more */
+ * half at each end, and Simple's flush completion half more where the
+ * receiver flushes (below compute capability 9.0: NCCL v2.22.3-1
+ * src/graph/paths.cc l. 433-434; strata's nccl_gdr_flush) */
 static const double step_passes[STRATA_NCCL__PROTOS] = {1.0, 1.0, 1.5};
 
 uint32_t strata_nccl_proxy_pass_ops(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels)
@@ -39,10 +41,11 @@ double strata_nccl_proxy_pass_s(const strata_net_protocol *proto, uint32_t ops, 
 
 double strata_nccl_proxy_pass_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto,
                                      strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels,
-                                     uint32_t rails)
+                                     uint32_t rails, bool flushes)
 {
     if (!proto || nodes < 2)
         return 0;
     uint32_t ops = strata_nccl_proxy_pass_ops(algo, ranks, nodes, channels);
-    return step_passes[nccl_proto] * strata_nccl_proxy_pass_s(proto, ops, rails);
+    double passes = nccl_proto == STRATA_NCCL_SIMPLE && !flushes ? 1.0 : step_passes[nccl_proto];
+    return passes * strata_nccl_proxy_pass_s(proto, ops, rails);
 }

@@ -43,6 +43,7 @@
 #ifndef STRATA_HW_NCCL_PROXY_PASS_H
 #define STRATA_HW_NCCL_PROXY_PASS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "hw/net_protocol.h"
 #include "hw/nccl_tuning.h"
@@ -57,10 +58,11 @@ uint32_t strata_nccl_proxy_pass_ops(strata_nccl_algo algo, uint32_t ranks, uint3
 double strata_nccl_proxy_pass_s(const strata_net_protocol *proto, uint32_t ops, uint32_t rails);
 
 /* A network step's wait on the two ends' proxies: 1 pass on LL and LL128,
- * 1.5 on Simple (the flush's completion), of the proxy holding
+ * 1.5 on Simple where the receiver flushes (`flushes`: the flush's
+ * completion; 1 where it does not, Hopper on), of the proxy holding
  * strata_nccl_proxy_pass_ops's operations. One node, proto NULL: 0. */
 double strata_nccl_proxy_pass_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto,
                                      strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels,
-                                     uint32_t rails);
+                                     uint32_t rails, bool flushes);
 
 #endif

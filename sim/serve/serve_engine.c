@@ -757,9 +757,14 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
         const strata_serve_mla_kernels *mk = strata_serve_mla_kernels_find(e->mla_kernels, err);
         if (!mk)
             return false;
+        /* a row naming a Blackwell variant is a Hopper build's list (SGLang 0.5.6 picks fa3 on Hopper only, the
+         * triton backend, not read, below it: server_args.py l. 1310-1324): no list on Ampere or Volta */
         strata_nccl_arch arch;
-        if (strata_hw_nccl_arch(hw, &arch) && arch == STRATA_NCCL_BLACKWELL)
+        bool known = strata_hw_nccl_arch(hw, &arch);
+        if (known && arch == STRATA_NCCL_BLACKWELL)
             mk = strata_serve_mla_kernels_on_blackwell(mk);
+        else if (known && arch != STRATA_NCCL_HOPPER && mk->blackwell)
+            mk = NULL;
         strata_serve_cost_set_mla_kernels(cost, mk);
     } else if (e->mla_kernels_rocm && rocm) { /* the ROCm build's own (serve_mla_rocm.h) */
         const strata_serve_mla_kernels *mk = strata_serve_mla_rocm_find(e->mla_kernels_rocm, err);

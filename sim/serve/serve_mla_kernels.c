@@ -130,9 +130,16 @@ static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *
         return s->experts;
     case SERVE_MLA_W_NOPE_Q:
         return s->heads * s->nope;
+    case SERVE_MLA_W_UK_WEIGHT:
+        return s->heads * s->nope * s->kv_lora;
+    case SERVE_MLA_W_UV_WEIGHT:
+        return s->heads * s->kv_lora * s->v_head;
     }
     return 0;
 }
+
+/* Whether width w is a step's (a weight read whole), not a token's. */
+static bool width_per_step(serve_mla_width w) { return w == SERVE_MLA_W_UK_WEIGHT || w == SERVE_MLA_W_UV_WEIGHT; }
 
 #define HOST_ATEN_S 4e-6
 #define HOST_TRITON_S 11e-6
@@ -247,7 +254,7 @@ strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kerne
     if (e->fp8_only && !s->block_fp8)
         return p;
     p.times = (uint64_t)e->kernels * entry_layers(e, s->layers, s->moe_layers);
-    uint64_t n = tokens * width_elements(e->width, s);
+    uint64_t n = (width_per_step(e->width) ? 1 : tokens) * width_elements(e->width, s);
     p.elements = n ? n : 1;
     p.bytes = (double)n * (s->act_bytes + (e->to_fp8 ? 1.0 : s->act_bytes));
     return p;

@@ -55,7 +55,11 @@ typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP }
  * rank's absorbed queries (heads x (kv_lora + rope)), their latent part
  * (heads x kv_lora), the rank's attention output (heads x v_head_dim),
  * the router's logits (experts), the rank's queries without RoPE
- * (heads x qk_nope_head_dim: the W_UK product's input). */
+ * (heads x qk_nope_head_dim: the W_UK product's input); and two widths
+ * a step, not a token: the rank's W_UK (heads x qk_nope x kv_lora) and
+ * W_UV (heads x kv_lora x v_head) weights, which an engine that
+ * dequantizes them every call (SGLang 0.5's gfx942 path) reads whole
+ * whatever the batch. */
 typedef enum {
     SERVE_MLA_W_NONE,
     SERVE_MLA_W_HIDDEN,
@@ -67,7 +71,9 @@ typedef enum {
     SERVE_MLA_W_NOPE_LATENT_Q,
     SERVE_MLA_W_V_OUT,
     SERVE_MLA_W_EXPERTS,
-    SERVE_MLA_W_NOPE_Q
+    SERVE_MLA_W_NOPE_Q,
+    SERVE_MLA_W_UK_WEIGHT,
+    SERVE_MLA_W_UV_WEIGHT
 } serve_mla_width;
 
 /* How an entry is launched: replayed in a CUDA graph (no host time), or

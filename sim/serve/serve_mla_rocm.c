@@ -27,11 +27,18 @@
  *   _is_hip: self._forward_method = self.forward_native"): the
  *   cos_sin_cache[positions] gather, the two repeat_interleave, and for
  *   q_pe and for k_pe x * cos, _rotate_gptj's negation and stack, rotated *
- *   sin and the sum (5 each): 13 kernels. W_UK and W_UV: under graph
- *   capture on gfx942 one Triton batched GEMM each with the input's
- *   quantization inside (batched_gemm_a8w8_a_per_token_group_prequant_
- *   w_per_batched_tensor_quant, "cudagraph-only on gfx942"), the bmm
- *   serve_cost.c prices: nothing added. forward_absorb_core off gfx950:
+ *   sin and the sum (5 each): 13 kernels. W_UK and W_UV (corrected at
+ *   the wave-35 merge after review, read in the sglang 0.5.6 and 0.5.7
+ *   wheels from PyPI, deepseek_v2.py l. 1860-1877 and 1972-1989): only
+ *   under _use_aiter_gfx95 one Triton batched GEMM each
+ *   (batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_
+ *   quant); on gfx942 the FP8 weights stay FP8 and each call runs
+ *   torch.bmm(q_nope.to(bf16), self.w_kc.to(torch.bfloat16) *
+ *   self.w_scale), and the same for w_vc: a cast and a multiply over the
+ *   rank's whole weight every step, whatever the batch (2 kernels each;
+ *   charged at the activations' 2 + 2 B an element each, where the cast
+ *   reads 1 B: 8 B an element against 7), FP8 models only; the bmm is
+ *   serve_cost.c's. forward_absorb_core off gfx950:
  *   q = torch.cat([q_nope_out, q_pe]) and k = torch.cat([k_nope, k_pe])
  *   (gfx950 fuses them with RoPE and the cache write), the attention
  *   backend's set_kv_buffer, aiter's mla_decode_fwd (its assembly stage-1
@@ -65,6 +72,10 @@ static const strata_serve_mla_kernel sglang_05_rocm[] = {
     {"mla_decode_fwd's split-KV reduce (_fwd_kernel_stage2_asm, launched by the same call)", SERVE_MLA_EVERY, 1,
      SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
     {"attn_bmm_output.transpose(0, 1).flatten(1, 2): a copy", SERVE_MLA_EVERY, 1, SERVE_MLA_W_V_OUT, false, G, 0, false},
+    {"W_UK off gfx950: self.w_kc.to(torch.bfloat16) * self.w_scale, a cast and a multiply over the FP8 weight",
+     SERVE_MLA_EVERY, 2, SERVE_MLA_W_UK_WEIGHT, false, G, 0, true},
+    {"W_UV off gfx950: self.w_vc.to(torch.bfloat16) * self.w_scale, the same two", SERVE_MLA_EVERY, 2,
+     SERVE_MLA_W_UV_WEIGHT, false, G, 0, true},
 };
 
 #undef G
