@@ -4,6 +4,8 @@
 #include "serve_fixture.h"
 
 #include "testutil.h"
+#include "hw/hw.h"
+#include "serve/serve_cost.h"
 
 strata_serve_model strata_test_serve_tiny(void)
 {
@@ -45,4 +47,23 @@ strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block)
     if (block)
         ck_assert_msg(strata_serve_model_set(&m, "weight_block", "128", &err), "%s", err ? err->message : "");
     return m;
+}
+
+double strata_test_deepseek_row_adds(const char *hw_file, const char *engine)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
+    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
+    double with = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_mla_kernels(c, NULL);
+    double without = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    return with - without;
 }

@@ -39,4 +39,10 @@ strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_ser
  * fails where a key does not take. */
 strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block);
 
+/* A decode of one request (context 2,000) of strata_test_deepseek_v3(true,
+ * true) at TP8 under an engine's row (NULL: vLLM V1's) on hw_file, less the
+ * same step with its MLA kernels taken off again (test_serve_mla_kernels,
+ * test_serve_mla_rocm). */
+double strata_test_deepseek_row_adds(const char *hw_file, const char *engine);
+
 #endif

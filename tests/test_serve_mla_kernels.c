@@ -16,6 +16,9 @@
 #include "testutil.h"
 #include "serve_fixture.h"
 
+#define HW_FILE(name) STRATA_SOURCE_DIR "/configs/hw/" name
+#define ROW_ADDS strata_test_deepseek_row_adds
+
 /* vllm-0.8-mla, by where they run: every layer 1 (the second add +
  * RMSNorm) + 1 (kv_a's GEMM) + 2 (two quantizations) + 1 (the second
  * latent norm) + RoPE 3 + 5 + 5 + 2 + 1 (concat_and_cache_mla) + 1 (cat) +
@@ -162,32 +165,14 @@ END_TEST
  * decode runs in one
  * CUDA graph: no host chain). On mi300x-8 (RCCL: vLLM's ROCm build, which
  * runs no FlashMLA) vLLM V1's row is not set: 0. */
-static double engine_row_adds(const char *hw_file, const char *engine)
-{
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m = strata_test_deepseek_v3(true, true);
-    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
-    double with = strata_serve_cost_step(c, &d, 1);
-    strata_serve_cost_set_mla_kernels(c, NULL);
-    double without = strata_serve_cost_step(c, &d, 1);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw);
-    return with - without;
-}
 
 START_TEST(engine_rows_name_their_kernels)
 {
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", NULL),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), NULL),
                             2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.4"),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), "sglang-v0.4"),
                             3511 * 3e-6 + 43671808.0 / (0.9 * 4.8e12), 1e-10);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", NULL), 0.0, 1e-15);
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("mi300x-8.ini"), NULL), 0.0, 1e-15);
 }
 END_TEST
 
@@ -228,11 +213,11 @@ END_TEST
  * x 7.67 TB/s. sglang-v0.4 on hgx-b200 keeps 0.4.5's row (3,511 kernels, as on the H200 above). */
 START_TEST(sglang05_step_at_batch_one_by_hand)
 {
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.5"),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), "sglang-v0.5"),
                             610 * 3e-6 + 8510720.0 / (0.9 * 4.8e12), 1e-10);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-b200.ini", "sglang-v0.5"),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-b200.ini"), "sglang-v0.5"),
                             729 * 3e-6 + 10423552.0 / (0.9 * 7.67e12), 1e-10);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-b200.ini", "sglang-v0.4"),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-b200.ini"), "sglang-v0.4"),
                             3511 * 3e-6 + 43671808.0 / (0.9 * 7.67e12), 1e-10);
 }
 END_TEST

@@ -15,6 +15,9 @@
 #include "testutil.h"
 #include "serve_fixture.h"
 
+#define HW_FILE(name) STRATA_SOURCE_DIR "/configs/hw/" name
+#define ROW_ADDS strata_test_deepseek_row_adds
+
 /* sglang-0.5-rocm-mla, every layer: 1 (the second add + RMSNorm) + 1 (the
  * second latent norm) + RoPE 3 + 5 + 5 + 1 (cat q) + 1 (cat k) + 1
  * (set_kv_buffer) + 1 (aiter's MLA reduce) + 1 (the output copy) = 20; an
@@ -41,24 +44,6 @@ END_TEST
 /* A DeepSeek-V3 FP8 decode of one request (context 2,000) at TP8 under an
  * engine's row on hw_file, less the same step with its MLA kernels taken
  * off again. */
-static double engine_row_adds(const char *hw_file, const char *engine)
-{
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m = strata_test_deepseek_v3(true, true);
-    const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
-    double with = strata_serve_cost_step(c, &d, 1);
-    strata_serve_cost_set_mla_kernels(c, NULL);
-    double without = strata_serve_cost_step(c, &d, 1);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw);
-    return with - without;
-}
 
 /* mi300x-8 (mi300x.ini: kernel_launch 1.9 us, HBM 5.3 TB/s at
  * stream_efficiency 0.6, bf16 activations), 16 query heads a rank, one
@@ -75,7 +60,7 @@ static double engine_row_adds(const char *hw_file, const char *engine)
 START_TEST(sglang_rocm_deepseek_step_by_hand)
 {
     double expect = 1464 * 1.9e-6 + (8276480.0 + 1023410176.0) / (0.6 * 5.3e12);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", "sglang-v0.5"), expect,
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("mi300x-8.ini"), "sglang-v0.5"), expect,
                             1e-10);
 }
 END_TEST
@@ -87,9 +72,9 @@ END_TEST
  * mi300x-8. */
 START_TEST(rows_follow_the_platform)
 {
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/hgx-h200.ini", "sglang-v0.4"),
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), "sglang-v0.4"),
                             3511 * 3e-6 + 43671808.0 / (0.9 * 4.8e12), 1e-10);
-    ck_assert_double_eq_tol(engine_row_adds(STRATA_SOURCE_DIR "/configs/hw/mi300x-8.ini", NULL), 0.0, 1e-15);
+    ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("mi300x-8.ini"), NULL), 0.0, 1e-15);
 }
 END_TEST
 

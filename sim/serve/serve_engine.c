@@ -502,6 +502,14 @@ enum { GRAPH_ALIGN = 8 };
     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
     .logits_gather = true, .embed_allreduce = true, .triton_moe = true
 
+/* SGLang's overlap loop as 0.4 and 0.5 run it: sglang-v0.4's scheduler, its
+ * FlashInfer GQA path, the one-step lag, the pool of mem_fraction_static. */
+#define SGLANG_OVERLAP                                                                                             \
+    .mode = SERVE_ENGINE_OVERLAP, .scheduler = "sglang-v0.4", .attn_aux = "sglang-0.4-flashinfer",                 \
+    .overlap_lag = true, .recv_lag = true, .lengths = SERVE_LENGTH_SGLANG_04, SGLANG_SHARED,                       \
+    .default_utilization = sglang_v04_mem_fraction, .default_max_running = sglang_v04_max_running,                 \
+    .pool_of_static = true
+
 /* TensorRT-LLM's C++ executor on a TensorRT engine, by release: what
  * differs is its decode kernel's dispatch and its decoder (serve_sampler.h;
  * NULL: none charged). */
@@ -587,37 +595,19 @@ static const strata_serve_engine engines[] = {
      .lengths = SERVE_LENGTH_SGLANG_03,
      SGLANG_SHARED},
     {.name = "sglang-v0.4",
-     .mode = SERVE_ENGINE_OVERLAP,
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
-     .scheduler = "sglang-v0.4",
      .graph_max = SGLANG_V04_GRAPH_MAX,
-     .attn_aux = "sglang-0.4-flashinfer",
      .mla_kernels = "sglang-0.4.5-mla",
-     .overlap_lag = true,
-     .recv_lag = true,
-     .lengths = SERVE_LENGTH_SGLANG_04,
-     SGLANG_SHARED,
-     .default_utilization = sglang_v04_mem_fraction,
-     .default_max_running = sglang_v04_max_running,
-     .pool_of_static = true},
+     SGLANG_OVERLAP},
     {.name = "sglang-v0.5",
-     .mode = SERVE_ENGINE_OVERLAP,
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
-             "decode kernels on Hopper (fa3) and Blackwell (trtllm_mla), TensorRT-LLM's MoE on Blackwell, graphs to "
-             "512",
-     .scheduler = "sglang-v0.4",
+             "decode kernels on Hopper (fa3), Blackwell (trtllm_mla) and gfx942 (aiter), TensorRT-LLM's MoE on "
+             "Blackwell, graphs to 512",
      .graph_max = SGLANG_V05_GRAPH_MAX,
-     .attn_aux = "sglang-0.4-flashinfer",
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
-     .overlap_lag = true,
-     .recv_lag = true,
-     .lengths = SERVE_LENGTH_SGLANG_04,
-     SGLANG_SHARED,
-     .default_utilization = sglang_v04_mem_fraction,
-     .default_max_running = sglang_v04_max_running,
-     .pool_of_static = true},
+     SGLANG_OVERLAP},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
      .step_s = 4e-3,
