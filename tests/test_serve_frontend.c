@@ -20,10 +20,10 @@
  * the default (vLLM V1): nothing. */
 START_TEST(sglang_hops_by_hand)
 {
-    const char *sgl[] = {"sglang-v0.3", "sglang-v0.4"};
+    const char *sgl[] = {"sglang-v0.3", "sglang-v0.4", "sglang-v0.5"};
     for (size_t i = 0; i < G_N_ELEMENTS(sgl); i++) {
-        const strata_serve_frontend *f = strata_serve_frontend_of(sgl[i]);
-        ck_assert_msg(f && strata_serve_engine_find(sgl[i], NULL), "%s", sgl[i]);
+        const strata_serve_frontend *f = strata_serve_engine_frontend(strata_serve_engine_find(sgl[i], NULL));
+        ck_assert_msg(f, "%s", sgl[i]);
         ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 0), 2.636e-3, 1e-15);
         ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 1000), 2.716e-3, 1e-15);
         ck_assert_double_eq_tol(strata_serve_frontend_emit(f), 3.954e-3, 1e-15);
@@ -32,8 +32,10 @@ START_TEST(sglang_hops_by_hand)
     }
     const char *none[] = {"none", "vllm-v0", "vllm-v0.5", "trtllm", "trtllm-cpp", "lmdeploy-turbomind"};
     for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
-        ck_assert_msg(!strata_serve_frontend_of(none[i]) && strata_serve_engine_find(none[i], NULL), "%s", none[i]);
-    ck_assert(!strata_serve_frontend_of(NULL));
+        ck_assert_msg(strata_serve_engine_find(none[i], NULL) &&
+                          !strata_serve_engine_frontend(strata_serve_engine_find(none[i], NULL)),
+                      "%s", none[i]);
+    ck_assert(!strata_serve_engine_frontend(NULL) && !strata_serve_frontend_find(NULL));
     ck_assert(strata_serve_frontend_recv(NULL, 1000) == 0 && strata_serve_frontend_emit(NULL) == 0);
 }
 END_TEST
@@ -57,8 +59,9 @@ static strata_serve_model model_of(const char *preset)
  * - DeepSeek-V3 (MLA): not counted, 0; an engine without a row: 0. */
 START_TEST(eager_chain_by_hand)
 {
-    const strata_serve_eager *r = strata_serve_eager_of("sglang-v0.4");
-    ck_assert(r && strata_serve_eager_of("sglang-v0.3"));
+    const strata_serve_eager *r = strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.4", NULL));
+    ck_assert(r && r == strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.3", NULL)) &&
+              r == strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.5", NULL)));
     strata_serve_model q = model_of("llama-3-8b");
     q.layers = 94, q.qk_norm = true, q.experts = 128, q.top_k = 8;
     ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 20634e-6, 1e-12);
@@ -70,7 +73,9 @@ START_TEST(eager_chain_by_hand)
     strata_serve_model d = model_of("deepseek-v3");
     ck_assert(d.kv_lora_rank > 0 && strata_serve_eager_host(r, &d, 58, 8) == 0);
     ck_assert(strata_serve_eager_host(NULL, &l, 0, 1) == 0);
-    ck_assert(!strata_serve_eager_of(NULL) && !strata_serve_eager_of("vllm-v0") && !strata_serve_eager_of("none"));
+    ck_assert(!strata_serve_engine_eager(NULL) &&
+              !strata_serve_engine_eager(strata_serve_engine_find("vllm-v0", NULL)) &&
+              !strata_serve_engine_eager(strata_serve_engine_find("none", NULL)));
 }
 END_TEST
 

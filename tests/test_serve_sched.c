@@ -363,9 +363,10 @@ START_TEST(overlap_lag_runs_one_decode_more)
     ck_assert_uint_eq(r->decode_tokens, 4);
     /* the client reads each token the row's emit hops after its step (serve_frontend.h: sglang-v0.4 3.954 ms,
      * trtllm none), and A's first step starts when A is received (sglang-v0.4: its recv hops, 2.63632 ms) */
-    double emit = strata_serve_frontend_emit(strata_serve_frontend_of(engine));
+    const strata_serve_frontend *front = strata_serve_engine_frontend(strata_serve_engine_find(engine, NULL));
+    double emit = strata_serve_frontend_emit(front);
     double a_end = step(r, 2)->t + step(r, 2)->dt, b_end = step(r, 6)->t + step(r, 6)->dt;
-    ck_assert_double_eq_tol(step(r, 0)->t, strata_serve_frontend_recv(strata_serve_frontend_of(engine), 4), 1e-15);
+    ck_assert_double_eq_tol(step(r, 0)->t, strata_serve_frontend_recv(front, 4), 1e-15);
     ck_assert_double_eq_tol(r->makespan, b_end + emit, 1e-12);
     ck_assert_double_eq_tol(r->e2e.mean, (a_end + b_end) / 2 + emit, 1e-12);
     ck_assert_double_eq_tol(r->ttft.mean,
@@ -864,10 +865,11 @@ START_TEST(sglang_v04_finished_request_skips_a_prefill)
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2;
-    /* the row's scheduling alone: a copy under another name, which has no server hops (serve_frontend.c prices
-     * rows by name; with them A, the shorter prompt, is received 0.16 us of tokenization before B) */
+    /* the row's scheduling alone: a copy that names no server hops nor eager chain (with the hops A, the shorter
+     * prompt, is received 0.16 us of tokenization before B) */
     strata_serve_engine row = *strata_serve_engine_find("sglang-v0.4", NULL);
     row.name = "sglang-v0.4-no-hops";
+    row.frontend = NULL, row.eager = NULL;
     c.engine = &row;
     strata_serve_result *r = run_config(&c, "sglang-v0.4", pre, 2);
     const uint32_t skip[][3] = {{8, 2, 0}, {2, 1, 0}, {1, 0, 1}};

@@ -1,8 +1,8 @@
 /*
  * serve_eager.c: the host chain of an eager forward (serve_eager.h), one
- * row an engine whose layers were counted.
+ * row an engine whose layers were counted, named by its engine rows.
  *
- * SGLang (sglang-v0.3, sglang-v0.4, sglang-v0.5): a step with prefill tokens runs
+ * "sglang" (the sglang-v0.3, -v0.4 and -v0.5 rows): a step with prefill tokens runs
  * ModelRunner.forward_extend, no CUDA graph (graphs are captured for decode
  * batches only: cuda_graph_runner.py; docs/serving.md, "TTFT at low load",
  * for 0.3.0). Counted in the sglang 0.5.6 wheel (PyPI), Qwen3-MoE as TP
@@ -46,19 +46,14 @@
 #include "serve/serve_mla_kernels.h"
 
 static const strata_serve_eager rows[] = {
-#define SGLANG_EAGER(name)                                                                                           \
-    {name, .attn = {5, 0, 4}, .qk_norm = {2, 0, 2}, .dense = {2, 0, 1}, .moe = {12, 3, 3}, .tp = {0, 0, 2},          \
-     .step = {7, 0, 2}}
-    SGLANG_EAGER("sglang-v0.3"),
-    SGLANG_EAGER("sglang-v0.4"),
-    SGLANG_EAGER("sglang-v0.5"),
-#undef SGLANG_EAGER
+    {"sglang", .attn = {5, 0, 4}, .qk_norm = {2, 0, 2}, .dense = {2, 0, 1}, .moe = {12, 3, 3}, .tp = {0, 0, 2},
+     .step = {7, 0, 2}},
 };
 
-const strata_serve_eager *strata_serve_eager_of(const char *engine)
+const strata_serve_eager *strata_serve_eager_find(const char *name)
 {
-    for (size_t i = 0; engine && i < sizeof rows / sizeof rows[0]; i++)
-        if (!strcmp(rows[i].engine, engine))
+    for (size_t i = 0; name && i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(rows[i].name, name))
             return &rows[i];
     return NULL;
 }

@@ -1,8 +1,8 @@
 /*
  * serve_eager.h: the host's chain of an eager forward pass, a step with
  * prefill tokens that an engine runs outside any CUDA graph, its PyTorch
- * ops issued one at a time from Python. A row (by the engine row's name,
- * serve_eager.c) counts the host calls of a GQA decoder layer's halves by
+ * ops issued one at a time from Python. A row (named by the engine row's
+ * eager field, serve_eager.c) counts the host calls of a GQA decoder layer's halves by
  * how each is launched (serve_mla_kernels.h's kinds: an ATen operator, a
  * Triton kernel from Python, a registered custom op's entry), each kind at
  * its host time (strata_serve_mla_host_call_s); the step's chain is the
@@ -28,7 +28,7 @@ typedef struct strata_serve_eager_calls {
 } strata_serve_eager_calls;
 
 typedef struct strata_serve_eager {
-    const char *engine;               /* the engine row it prices (serve_engine.h) */
+    const char *name;                 /* what engine rows name it by (serve_engine.h's eager) */
     strata_serve_eager_calls attn;    /* a layer's norms, projections, RoPE and attention */
     strata_serve_eager_calls qk_norm; /* added where the model norms q and k */
     strata_serve_eager_calls dense;   /* a dense layer's MLP */
@@ -37,8 +37,9 @@ typedef struct strata_serve_eager {
     strata_serve_eager_calls step;    /* once a step: embedding, final norm, LM head, sampling */
 } strata_serve_eager;
 
-/* The row for the engine called `engine` (NULL: none), or NULL. */
-const strata_serve_eager *strata_serve_eager_of(const char *engine);
+/* The row called name, or NULL (name NULL or unknown). An engine row names
+ * its own (serve_engine.h's eager; strata_serve_engine_eager). */
+const strata_serve_eager *strata_serve_eager_find(const char *name);
 /* The seconds of a calls' launches. */
 double strata_serve_eager_calls_s(strata_serve_eager_calls c);
 /* The host chain of one eager forward of model m at tp ranks, moe_layers of

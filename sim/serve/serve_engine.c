@@ -468,6 +468,8 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_eager.h"
+#include "serve/serve_frontend.h"
 #include "serve/serve_mla_rocm.h"
 #include "serve/serve_names.h"
 
@@ -495,12 +497,13 @@ enum { GRAPH_ALIGN = 8 };
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
     .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
 
-/* What both SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
- * logits gathered and the embedding all-reduced. */
+/* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
+ * logits gathered and the embedding all-reduced, the server's hops and the eager prefill's calls. */
 #define SGLANG_SHARED                                                                                              \
     .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
-    .logits_gather = true, .embed_allreduce = true, .triton_moe = true
+    .logits_gather = true, .embed_allreduce = true, .triton_moe = true, .frontend = "sglang",                     \
+    .eager = "sglang"
 
 /* SGLang's overlap loop as 0.4 and 0.5 run it: sglang-v0.4's scheduler, its
  * FlashInfer GQA path, the one-step lag, the pool of mem_fraction_static. */
@@ -696,6 +699,16 @@ static bool triton_moe_tiles(const strata_hw *hw, bool rocm)
 {
     strata_nccl_arch arch;
     return rocm || !strata_hw_nccl_arch(hw, &arch) || arch == STRATA_NCCL_HOPPER;
+}
+
+const strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e)
+{
+    return e ? strata_serve_frontend_find(e->frontend) : NULL;
+}
+
+const strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e)
+{
+    return e ? strata_serve_eager_find(e->eager) : NULL;
 }
 
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,

@@ -84,6 +84,8 @@ typedef struct strata_serve_engine {
     bool pool_of_free;     /* the KV pool is gpu_memory_utilization of the memory left after the
                             * weights and the profile run (TensorRT-LLM's free_gpu_memory_fraction);
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
+    const char *frontend;  /* its server hops (serve_frontend.h; NULL: none priced) */
+    const char *eager;     /* its eager prefill's host calls (serve_eager.h; NULL: none counted) */
     const char *attn_aux;  /* the kernels it runs around GQA attention (serve_attn_aux.h; NULL:
                             * one fused QKV preprocessing pass over the prefill tokens) */
     const char *mla_kernels; /* an MLA model's layer kernels beyond serve_cost.c's ops, and which it launches
@@ -144,6 +146,10 @@ typedef struct strata_serve_cost strata_serve_cost;
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
+/* The server hops and the eager prefill's host calls row e names (e NULL,
+ * vLLM V1's default, or a row naming none: NULL). */
+const struct strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e);
+const struct strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e);
 /* Whether the hardware stands for vLLM's ROCm build: it is AMD's
  * (strata_hw_rocm: [hardware] vendor = amd, or collectives = rccl where
  * the file gives no vendor; mi300x.ini, of one device, says amd). */

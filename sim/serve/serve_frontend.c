@@ -1,8 +1,8 @@
 /*
  * serve_frontend.c: the engines' server hops (serve_frontend.h), one row
- * an engine that has a figure.
+ * an engine that has a figure, named by its engine rows.
  *
- * SGLang (the sglang-v0.3 and sglang-v0.4 rows). Its server is three
+ * "sglang" (the sglang-v0.3, -v0.4 and -v0.5 rows). Its server is three
  * processes since 0.2: the HTTP server and TokenizerManager, the Scheduler
  * (one a TP rank), the DetokenizerManager, joined by ZMQ sockets. As read
  * in the sglang 0.4.0 wheel (docs/serving.md, "SGLang 0.4's online TTFT")
@@ -27,9 +27,8 @@
  * - Its split (ESTIMATE): recv two of five parts (the HTTP request's end,
  *   the hop to the Scheduler) = 2.636 ms; emit three (the hops to and from
  *   the DetokenizerManager, the HTTP chunk's end) = 3.954 ms.
- * sglang-v0.4 and sglang-v0.5 take it (the latter added at the wave-35
- * merge); SGLang 0.3 is given 0.5's figure (ESTIMATE: the same three
- * processes and hops; no measurement of 0.3's).
+ * sglang-v0.4 and sglang-v0.5 name it; SGLang 0.3 is given 0.5's figure
+ * (ESTIMATE: the same three processes and hops; no measurement of 0.3's).
  *
  * Not priced (no row): vLLM V1 (AsyncLLM and its detokenizer in the API
  * server's process, one ZMQ hop each way to the EngineCore process;
@@ -48,15 +47,13 @@
 #define HF_TOKENIZE_S 0.08e-6 /* 20 s a GB, 4 bytes a token */
 
 static const strata_serve_frontend rows[] = {
-    {"sglang-v0.3", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
-    {"sglang-v0.4", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
-    {"sglang-v0.5", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
 };
 
-const strata_serve_frontend *strata_serve_frontend_of(const char *engine)
+const strata_serve_frontend *strata_serve_frontend_find(const char *name)
 {
-    for (size_t i = 0; engine && i < sizeof rows / sizeof rows[0]; i++)
-        if (!strcmp(rows[i].engine, engine))
+    for (size_t i = 0; name && i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(rows[i].name, name))
             return &rows[i];
     return NULL;
 }

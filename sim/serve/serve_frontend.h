@@ -1,8 +1,9 @@
 /*
  * serve_frontend.h: an engine's server hops, what a request passes outside
  * the forward passes between the benchmark client's send and the client's
- * reading of a streamed token, chosen by the engine row's name (a table of
- * rows in serve_frontend.c, each figure with its source or ESTIMATE).
+ * reading of a streamed token, a row named by the engine row's frontend
+ * field (a table of rows in serve_frontend.c, each figure with its source
+ * or ESTIMATE).
  *
  * Two parts a request:
  *   recv  from the client's send to the engine's scheduler holding it: the
@@ -26,15 +27,15 @@
 #include <stdint.h>
 
 typedef struct strata_serve_frontend {
-    const char *engine;  /* the engine row it prices (serve_engine.h) */
+    const char *name;    /* what engine rows name it by (serve_engine.h's frontend) */
     double recv_s;       /* send to the scheduler's receipt, tokenization's per-token part excepted */
     double tokenize_s;   /* the tokenizer's seconds a prompt token */
     double emit_s;       /* the sampling step's end to the client's chunk */
 } strata_serve_frontend;
 
-/* The row for the engine called `engine` (NULL: the default row, vLLM V1),
- * or NULL where none is priced. */
-const strata_serve_frontend *strata_serve_frontend_of(const char *engine);
+/* The row called name, or NULL (name NULL or unknown). An engine row names
+ * its own (serve_engine.h's frontend; strata_serve_engine_frontend). */
+const strata_serve_frontend *strata_serve_frontend_find(const char *name);
 /* Seconds from send to the scheduler's receipt of a prompt of `prompt`
  * tokens (f NULL: 0). */
 double strata_serve_frontend_recv(const strata_serve_frontend *f, uint32_t prompt);

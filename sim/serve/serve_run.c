@@ -430,13 +430,12 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
  * recv hops after its arrival (a closed loop's again when sent). */
 static void front_and_eager(serve_state *st, const strata_serve_model *m)
 {
-    const char *name = st->cfg->engine ? st->cfg->engine->name : NULL;
-    st->front = strata_serve_frontend_of(name);
+    st->front = strata_serve_engine_frontend(st->cfg->engine);
     for (uint32_t i = 0; i < st->n_req; i++)
         st->req[i].recv = st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
     strata_model_shape shape;
     strata_serve_model_shape(m, &shape);
-    st->eager_host_s = strata_serve_eager_host(strata_serve_eager_of(name), m,
+    st->eager_host_s = strata_serve_eager_host(strata_serve_engine_eager(st->cfg->engine), m,
                                                (uint32_t)strata_model_moe_layers(&shape),
                                                st->cfg->tp);
 }
