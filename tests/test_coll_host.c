@@ -2,8 +2,8 @@
  * test_coll_host.c: the host side of a collective's launch when one
  * process drives several GPUs (sim/hw/coll_host.h): the keys
  * (`rccl_ranks_per_process`, `_host_launch`, `_host_plan`, `_host_channel`,
- * `_host_overlap`; the nccl row's alike), each GPU's start delay, and the
- * all-reduce's time derived by hand.
+ * `_host_overlap`, `_launch`; the nccl row's alike), each GPU's start delay,
+ * and the all-reduce's time derived by hand.
  *
  * doLaunches (NCCL's src/group.cc; RCCL's is NCCL's) prepares every
  * communicator's plan, then launches their kernels one after another, on
@@ -402,6 +402,56 @@ START_TEST(nccls_runtime_calls_priced_by_the_sources_counts)
 }
 END_TEST
 
+/* A graph launch (`rccl_launch = graph`, nccl-tests / rccl-tests -G N,
+ * coll_host.h): the timed calls are captured once and replayed, so no
+ * host work is paid a call. By hand, 8 B on 8 MI300X (the header's
+ * figures): -g 8 back to back took H = 8 x (0.12 + 5.17 + 0.12) = 43.28
+ * us, one call alone 60.2313 us; replayed, both take the GPUs' own time,
+ * one rank per GPU's 23.2013 us, and no host_launch is needed. One rank
+ * per GPU already pays no host term: the graph leaves its 23.2013 us (12
+ * us RCCL base latency, 14 x 0.8 us ring steps, kept: the tuning model's
+ * kernel). NCCL likewise: dgx-h100.ini's -g 8 floor of 32.8 us is gone,
+ * the call takes its one-rank-per-GPU time. */
+START_TEST(a_graph_replay_pays_no_host_work_a_call)
+{
+    strata_coll_host h = {.ranks_per_process = 8, .launch_s = 5e-6, .plan_s = 1e-6, .overlap = true, .graph = true};
+    ck_assert_double_eq(strata_coll_host_floor(&h), 0); /* was 8 x (1 + 5) = 48 us */
+    h.overlap = false;
+    ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0); /* was 7 x 1 + 7 x 5 = 42 us */
+    const double one = all_reduce_8b(NULL);
+    const char *const g1[] = {"interconnect.xgmi.rccl_launch=graph", NULL};
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_launch=graph",
+                              NULL};
+    const char *const g8_alone[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
+                                    "interconnect.xgmi.rccl_launch=graph", ALONE, NULL};
+    const char *const stream[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_launch=stream",
+                                  NULL};
+    ck_assert_double_eq_tol(one, 23.2e-6, 2e-9);
+    ck_assert_double_eq(all_reduce_8b(g1), one);
+    ck_assert_double_eq(all_reduce_8b(g8), one);
+    ck_assert_double_eq(all_reduce_8b(g8_alone), one);
+    ck_assert_double_eq_tol(all_reduce_8b(stream), 43.28e-6, 2e-9); /* the default, named */
+    strata_hw *hw = strata_test_load_hw("mi300x-8", g8);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8, 0, &t, NULL));
+    strata_hw_free(hw);
+    ck_assert(t.host.graph);
+    ck_assert_double_eq_tol(t.launch_s, 12e-6, 1e-15); /* RCCL's LL base latency stays */
+    const char *const n1[] = {"interconnect.nvlink.nccl_algo=Ring", NULL};
+    const char *const n8[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_ranks_per_process=8",
+                              "interconnect.nvlink.nccl_launch=graph", NULL};
+    const double h100 = all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, n1);
+    ck_assert(h100 < 32.8e-6);
+    ck_assert_double_eq(all_reduce_on("configs/hw/dgx-h100.ini", 8, 2, n8), h100);
+    /* -g 4 replayed from a graph needs no host_launch */
+    GError *err = NULL;
+    hw = strata_test_load_hw_text(STRATA_TEST_NCCL_HW_HEAD, "nccl_ranks_per_process = 4\nnccl_launch = graph\n",
+                                  &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* Bad values are refused at their line. */
 START_TEST(bad_values_at_their_line)
 {
@@ -436,6 +486,13 @@ START_TEST(bad_values_at_their_line)
     strata_test_hw_text_refused(rccl, "rccl_host_stream_op = -1us\n", "t.ini:14: [interconnect x] rccl_host_stream_op");
     strata_test_hw_text_refused(rccl, "rccl_host_overlap = yes\n",
                                 "t.ini:14: [interconnect x] rccl_host_overlap: expected true or false, got 'yes'");
+    strata_test_hw_text_refused(head, "nccl_launch = capture\n",
+                                "t.ini:15: [interconnect x] nccl_launch: expected stream (each call launched by the "
+                                "host) or graph (the calls replayed from a CUDA/HIP graph, nccl-tests/rccl-tests -G N), "
+                                "got 'capture'");
+    strata_test_hw_text_refused(rccl, "rccl_launch = 1\n", "t.ini:14: [interconnect x] rccl_launch: expected stream");
+    strata_test_hw_text_refused(head, "rccl_launch = graph\n",
+                                "t.ini:15: [interconnect x] rccl_launch: expected only with collectives = rccl");
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw_text(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\n", &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
@@ -456,6 +513,7 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, delay_by_device);
     tcase_add_test(tc, the_hosts_floor_counts_the_calls_channels);
     tcase_add_test(tc, nccls_runtime_calls_priced_by_the_sources_counts);
+    tcase_add_test(tc, a_graph_replay_pays_no_host_work_a_call);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);
     return s;

@@ -1,9 +1,11 @@
 /*
  * coll_host.c: the host side of a collective's launch when one process
  * drives several GPUs (coll_host.h): the layout and the per-communicator
- * host cost, read for the nccl and rccl rows, and each GPU's start delay.
+ * host cost, read for the nccl and rccl rows, and each GPU's start delay
+ * (none where the calls are replayed from a graph).
  */
 #include "hw/coll_host.h"
+#include <string.h>
 #include "hw/hw_internal.h"
 
 static bool load_times(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
@@ -21,11 +23,24 @@ static bool load_times(const hw_load_ctx *ctx, const char *group, const char *pr
     return ok;
 }
 
+/* `<prefix>_launch`: stream (the default) or graph, into *graph. */
+static bool get_mode(const hw_load_ctx *ctx, const char *group, const char *key, bool *graph, GError **err)
+{
+    char *v = hw_get_text(ctx, group, key);
+    const char *s = v ? g_strstrip(v) : "stream";
+    *graph = strcmp(s, "graph") == 0;
+    bool ok = *graph || strcmp(s, "stream") == 0 ||
+              hw_fail_value(ctx, err, group, key, "stream (each call launched by the host) or graph (the calls "
+                            "replayed from a CUDA/HIP graph, nccl-tests/rccl-tests -G N)", v);
+    g_free(v);
+    return ok;
+}
+
 bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, uint32_t stream_ops,
                        strata_coll_host *out, GError **err)
 {
     char *layout = g_strdup_printf("%s_ranks_per_process", prefix), *launch = g_strdup_printf("%s_host_launch", prefix),
-         *overlap = g_strdup_printf("%s_host_overlap", prefix);
+         *overlap = g_strdup_printf("%s_host_overlap", prefix), *mode = g_strdup_printf("%s_launch", prefix);
     *out = (strata_coll_host){.ranks_per_process = 1, .plan_stream_ops = stream_ops, .finish_stream_ops = stream_ops};
     bool has_launch = strata_keyfile_has_key(ctx->k, group, launch);
     bool ok = hw_get_count(ctx, group, layout, 1, STRATA_COLL_HOST_MAX, 1,
@@ -33,8 +48,8 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
                            &out->ranks_per_process, err) &&
               load_times(ctx, group, prefix, out, err);
     out->overlap = out->ranks_per_process > 1; /* a `-g N` benchmark times calls back to back */
-    ok = ok && hw_get_flag(ctx, group, overlap, &out->overlap, err);
-    if (ok && out->ranks_per_process > 1 && !has_launch) {
+    ok = ok && hw_get_flag(ctx, group, overlap, &out->overlap, err) && get_mode(ctx, group, mode, &out->graph, err);
+    if (ok && out->ranks_per_process > 1 && !has_launch && !out->graph) {
         hw_fail(ctx, err, group, layout, "%s = %u: expected %s too (the host's time per communicator)", layout,
                 out->ranks_per_process, launch);
         ok = false;
@@ -42,6 +57,7 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
     g_free(layout);
     g_free(launch);
     g_free(overlap);
+    g_free(mode);
     return ok;
 }
 
@@ -58,8 +74,8 @@ static void loops(const strata_coll_host *h, double *plan, double *launch, doubl
 
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
 {
-    if (!h || h->ranks_per_process <= 1 || h->overlap)
-        return 0.0; /* back to back: the floor instead (strata_coll_host_floor) */
+    if (!h || h->ranks_per_process <= 1 || h->overlap || h->graph)
+        return 0.0; /* back to back: the floor instead (strata_coll_host_floor); a graph: no host work a call */
     uint32_t n = h->ranks_per_process, p = device % n;
     double plan, launch, finish;
     loops(h, &plan, &launch, &finish);
@@ -68,7 +84,7 @@ double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
 
 double strata_coll_host_floor(const strata_coll_host *h)
 {
-    if (!h || h->ranks_per_process <= 1 || !h->overlap)
+    if (!h || h->ranks_per_process <= 1 || !h->overlap || h->graph)
         return 0.0;
     double plan, launch, finish;
     loops(h, &plan, &launch, &finish);

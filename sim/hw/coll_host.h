@@ -67,8 +67,29 @@
  * host_overlap = false gives one call alone. Every collective alike: an
  * all-to-all's grouped p2p, whose library model has no estimate, too.
  *
+ * A graph launch (launch = graph; nccl-tests / rccl-tests -G N): the
+ * benchmark captures its timed loop into one graph per GPU and replays
+ * it (NVIDIA/nccl-tests @a0b82b2 src/common.cu l. 707-773: each stream
+ * captured with cudaStreamBeginCapture, the `iters` startColl calls, each
+ * ncclGroupStart / one call per GPU / ncclGroupEnd, issued into the
+ * capture, cudaStreamEndCapture and cudaGraphInstantiate per GPU, the
+ * timer reset, then N cudaGraphLaunch a replay, the time divided by
+ * iters x N; ROCm/rccl-tests @ae3e635 src/common.cu l. 536-587 the same
+ * with HIP). So the library's host work (doLaunches' three loops above,
+ * uploadWork, the launch call and the runtime calls around it) runs once,
+ * during the capture, outside the timer; a replay runs the captured kernel
+ * nodes with their captured arguments. What a call keeps is the GPUs':
+ * the kernel's start and the collective inside it, the library's base
+ * latency (its tuning model's fixed cost, which has no graph term:
+ * NVIDIA/nccl @5067397 src/graph/tuning.cc ncclTopoGetAlgoTime l. 630-655
+ * prices a call alike whether captured or not). The host's per-call share
+ * of a replay, N cudaGraphLaunch over iters calls (20 by default,
+ * nccl-tests common.cu l. 98, rccl-tests l. 89), is not priced. So with graph neither the delay nor the
+ * floor applies: a call takes its GPUs' time, whatever the layout, and
+ * host_launch is not needed.
+ *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
- * delay) to STRATA_COLL_HOST_MAX; with it above 1 host_launch is given
+ * delay) to STRATA_COLL_HOST_MAX; with it above 1 and a stream launch host_launch is given
  * (host_plan, host_channel, host_set_device and host_stream_op may be
  * left out: 0, not priced); all are times from 0 to 1 s; a bad value is
  * refused at its line.
@@ -105,6 +126,10 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
     {prefix "_host_stream_op", false,                                                                                \
      "collectives = " prefix ": the host thread's time for one cudaEventRecord or cudaStreamWaitEvent around a "    \
      "communicator's launch (NCCL: four a communicator; RCCL with one stream: none), 0 to 1 s (default 0)"},       \
+    {prefix "_launch", false,                                                                                        \
+     "collectives = " prefix ": stream (default) or graph: how the timed calls are launched; graph as "            \
+     "nccl-tests/rccl-tests -G N, the calls captured once and replayed from a CUDA/HIP graph, no host work a call "  \
+     "(no " prefix "_host_* cost, whatever " prefix "_ranks_per_process)"},                                         \
     {prefix "_host_overlap", false,                                                                                  \
      "collectives = " prefix ": true or false: calls issued back to back (nccl-tests/rccl-tests), the host's "      \
      "launches of a call overlapping the previous call's kernels, a call's time in steady state; default true "      \
@@ -121,16 +146,17 @@ typedef struct strata_coll_host {
     uint32_t finish_stream_ops; /* ... in the finish loop (nccl 2, rccl 0) */
     uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
     bool overlap;               /* back-to-back calls: the steady state's floor */
+    bool graph;                 /* replayed from a CUDA/HIP graph: no host work a call */
 } strata_coll_host;
 
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
- * `_host_channel`, `_host_set_device`, `_host_stream_op` and
- * `_host_overlap` of group into out (defaults: 1, 0, 0, 0, 0, 0, and
- * overlap when the layout is above 1), and stream_ops, the library's
+ * `_host_channel`, `_host_set_device`, `_host_stream_op`,
+ * `_host_overlap` and `_launch` of group into out (defaults: 1, 0, 0, 0,
+ * 0, 0, overlap when the layout is above 1, stream), and stream_ops, the library's
  * stream ops a communicator in each of the plan and finish loops (NCCL 2,
  * RCCL with one stream 0: above), into plan_stream_ops and
  * finish_stream_ops; false with err at the key's line when a value is bad,
- * or the layout is above 1 without a host_launch. */
+ * or the layout is above 1 without a host_launch (unless launch = graph). */
 bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, uint32_t stream_ops,
                        strata_coll_host *out, GError **err);
 
@@ -139,11 +165,12 @@ bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const c
  * launch_s + C x channel_s (the launch loop's; C = channels, at least 1)
  * and F = S + k_f O (the finish loop's), S = set_device_s, O =
  * stream_op_s: (N - 1) x P + (d mod N) x L with N GPUs per process, 0
- * with one (or h NULL), and 0 with overlap (strata_coll_host_floor). */
+ * with one (or h NULL), 0 with overlap (strata_coll_host_floor) and 0
+ * with a graph launch. */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 /* With overlap and N above 1, the least time of a call from its start on
  * each GPU, the host's H = N (P + L + F) (the call takes max(H, its
- * GPUs' time)); else 0. */
+ * GPUs' time)); else 0 (and 0 with a graph launch). */
 double strata_coll_host_floor(const strata_coll_host *h);
 
 #endif
