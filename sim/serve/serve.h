@@ -76,6 +76,9 @@ typedef struct strata_serve_config {
      * size that holds it (none above the last); n_graph_sizes 0: no padding */
     uint32_t graph_sizes[STRATA_SERVE_GRAPH_SIZES];
     uint32_t n_graph_sizes;
+    /* --cuda-graph-max-bs: the largest decode batch a rank captures, for an engine row with a graph limit
+     * (serve_graph_limit.h); 0: the row's rule from the device's memory and tp */
+    uint32_t cuda_graph_max_bs;
     /* the hardware at its sustained clock (serve_args.h --clock; NULL: the peak's everywhere): the step's
      * compute-bound ops run on it (serve_cost.h strata_serve_cost_set_sustained) */
     const strata_hw *sustained_hw;

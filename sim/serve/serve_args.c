@@ -12,7 +12,7 @@
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
     a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = a->kv_blocks = STRATA_SERVE_UNSET;
-    a->shared_prefix = a->concurrency = a->scheduler_steps = STRATA_SERVE_UNSET;
+    a->shared_prefix = a->concurrency = a->scheduler_steps = a->graph_max_bs = STRATA_SERVE_UNSET;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
@@ -79,6 +79,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"cuda-graph-batch-sizes", 0, 0, G_OPTION_ARG_STRING, &a->graph_sizes, "pad a decode-only step's batch per "
          "rank to the first of these sizes that holds it (TensorRT-LLM cuda_graph_config, enable_padding)",
          "N1,N2,..."},
+        {"cuda-graph-max-bs", 0, 0, G_OPTION_ARG_INT, &a->graph_max_bs, "sglang-v0.4, sglang-v0.5: the largest "
+         "decode batch a rank captures in a CUDA graph, 1 to 2^20 (SGLang's --cuda-graph-max-bs; default: the "
+         "release's rule by the GPU's memory and --tp); a larger decode batch runs eagerly", "N"},
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"kv-blocks", 0, 0, G_OPTION_ARG_INT, &a->kv_blocks, "the KV pool as this many blocks of --block-size per "
@@ -182,6 +185,28 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-batch-sizes: expected up to %d increasing "
                     "sizes from 1 to 2^20, comma-separated, got '%s'", STRATA_SERVE_GRAPH_SIZES, list);
     return ok;
+}
+
+/* --cuda-graph-max-bs: SGLang 0.4's and 0.5's server argument (server_args.py's cuda_graph_max_bs), read by the
+ * rows with a graph limit by hardware (serve_graph_limit.h); 1 to 2^20. The other rows have no such option
+ * (vLLM, TensorRT-LLM and TurboMind rows; SGLang 0.3.0's server_args has none): it was not read there. */
+static bool graph_max_bs_of(const strata_serve_args *a, strata_serve_config *c, GError **err)
+{
+    if (a->graph_max_bs == STRATA_SERVE_UNSET)
+        return true;
+    if (!strata_serve_engine_graph_limit(c->engine)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-max-bs: --engine %s has no such option "
+                    "(SGLang 0.4's and 0.5's server argument); expected --engine sglang-v0.4 or sglang-v0.5, or "
+                    "--cuda-graph-batch-sizes for padding alone", c->engine ? c->engine->name : "none given (vLLM v1)");
+        return false;
+    }
+    if (a->graph_max_bs < 1 || a->graph_max_bs > (1 << 20)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-max-bs: expected a whole number from 1 to "
+                    "2^20 (1048576), got %d", a->graph_max_bs);
+        return false;
+    }
+    c->cuda_graph_max_bs = (uint32_t)a->graph_max_bs;
+    return true;
 }
 
 /* The block sizes vLLM takes. vLLM 0.6 (the vllm-v0 rows): its CLI's
@@ -423,6 +448,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
+        return false;
+    if (!graph_max_bs_of(a, c, err))
         return false;
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");

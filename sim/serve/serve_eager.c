@@ -38,7 +38,10 @@
  * Python work that launches nothing (ForwardBatch and the communicator's
  * branches), so the chain is a lower bound. SGLang 0.3 is given the 0.5.6
  * count (ESTIMATE: 0.3.0's Llama layer launches the same kernels, read in
- * wave 23). MLA models (DeepSeek's prefill layer) are not counted: 0.
+ * wave 23). A decode batch above the graph limit (serve_graph_limit.c; 0.5.6's
+ * forward_decode, the same layer with the backend's decode kernel in the
+ * attention's entry) is given the same chain (ESTIMATE: its calls not
+ * counted apart). MLA models (DeepSeek's prefill layer) are not counted: 0.
  */
 #include "serve/serve_eager.h"
 #include <stddef.h>

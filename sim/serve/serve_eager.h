@@ -1,7 +1,8 @@
 /*
- * serve_eager.h: the host's chain of an eager forward pass, a step with
- * prefill tokens that an engine runs outside any CUDA graph, its PyTorch
- * ops issued one at a time from Python. A row (named by the engine row's
+ * serve_eager.h: the host's chain of an eager forward pass, a step that
+ * an engine runs outside any CUDA graph (one with prefill tokens, or a
+ * decode batch above its largest captured one: serve_graph_limit.h), its
+ * PyTorch ops issued one at a time from Python. A row (named by the engine row's
  * eager field, serve_eager.c) counts the host calls of a GQA decoder layer's halves by
  * how each is launched (serve_mla_kernels.h's kinds: an ATen operator, a
  * Triton kernel from Python, a registered custom op's entry), each kind at

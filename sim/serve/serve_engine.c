@@ -138,7 +138,7 @@
  *   0.6.0's world sizes 2, 4, 6, 8, max_size 8 MiB and selection, its
  *   compiled kernels' 1-/2-stage choice not re-read),
  *   CUDA graphs for decode batches up to 160 padded to 1, 2, 4 or a
- *   multiple of 8 (SGLANG_V04_GRAPH_MAX), the last rows' logits
+ *   multiple of 8 (SGLANG_V03_GRAPH_MAX), the last rows' logits
  *   all-gathered at tp > 1 (LogitsProcessor, srt/layers/logits_processor.
  *   py:183-184) and the embedding all-reduced (its own VocabParallel
  *   Embedding.forward, srt/layers/vocab_parallel_embedding.py:457-476).
@@ -156,9 +156,10 @@
  *   620-632). Where --max-num-seqs is not given, max_running_requests'
  *   default (default_max_running): min(pool tokens // 2, the request
  *   pool, min(max(pool tokens / context_len x 512, 2048), 4096) + 1;
- *   tp_worker.py:92-99, model_runner.py:505-517). Not modelled:
- *   chunked_prefill_size 2048 and cuda_graph_max_bs 8 on a GPU under 25 GB
- *   (server_args.py:171-182), FlashInfer's tensor-core decode for large
+ *   tp_worker.py:92-99, model_runner.py:505-517). CUDA graphs to
+ *   cuda_graph_max_bs 160, 8 under 25,000 MiB (serve_graph_limit.c's
+ *   sglang-0.4). Not modelled: chunked_prefill_size 2048 there
+ *   (server_args.py:171-176), FlashInfer's tensor-core decode for large
  *   GQA groups.
  * sglang-v0.5: SGLang 0.5.6 (its PyPI wheel, the v0.5.6 tag; wave 35),
  *   sglang-v0.4's overlap loop and scheduler (event_loop_overlap and the
@@ -171,10 +172,10 @@
  *   flashinfer_trtllm, server_args.py:1028-1057 for DeepSeek, :1214-1232
  *   for Qwen3-MoE FP8): the grouped path, not Triton's fused_moe (which
  *   set_kernels keeps to Hopper and ROCm for every row); CUDA graphs up to
- *   cuda_graph_max_bs 512 (server_args.py:776-808: 512 on an H100/H200 at
- *   TP >= 4 and on a B200; 256 below TP 4 there, not modelled), padded to
- *   multiples of 8 (0.5.6 captures [1, 2, 4, 8, 12] + 16..256 by 8 + 272..496
- *   by 16 + 512, :880-886: 12 and the steps of 16 not modelled). Not
+ *   cuda_graph_max_bs by the GPU's memory and TP (serve_graph_limit.c's
+ *   sglang-0.5: 512 on an H100/H200 at TP >= 4 and on a B200, 256 below TP
+ *   4 there, 160 on an A100 40 GB at TP >= 4), padded to its capture list
+ *   ([1, 2, 4, 8, 12] + 16..256 by 8 + 272..496 by 16 + 512 on by 32). Not
  *   modelled: mem_fraction_static from the GPU's memory (:700-720; 0.4's
  *   by TP kept), the FlashInfer all-reduce + RMSNorm fusion on Blackwell,
  *   the shared expert on a second stream, Qwen3-MoE's q/k norms on two.
@@ -470,6 +471,7 @@
 #include "serve/serve_cost.h"
 #include "serve/serve_eager.h"
 #include "serve/serve_frontend.h"
+#include "serve/serve_graph_limit.h"
 #include "serve/serve_mla_rocm.h"
 #include "serve/serve_names.h"
 
@@ -477,12 +479,6 @@
  * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
  * with padding, the default) */
 enum { SGLANG_V03_GRAPH_MAX = 160 };
-/* SGLang 0.4.0's (cuda_graph_runner.py:128-150: capture_bs [1, 2, 4] + 8 x
- * (1..20), those <= cuda_graph_max_bs, 160 on a GPU of 25 GB or more,
- * server_args.py:177-182; replay pads to the next, bisect_left, :341-346) */
-enum { SGLANG_V04_GRAPH_MAX = 160 };
-/* SGLang 0.5.6's (server_args.py:776-808, cuda_graph_max_bs at TP >= 4 on 80-160 GB parts and on a B200) */
-enum { SGLANG_V05_GRAPH_MAX = 512 };
 /* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
  * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
  * above) and pad a decode batch to the next captured size. */
@@ -600,14 +596,14 @@ static const strata_serve_engine engines[] = {
     {.name = "sglang-v0.4",
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
-     .graph_max = SGLANG_V04_GRAPH_MAX,
+     .graph_limit = "sglang-0.4",
      .mla_kernels = "sglang-0.4.5-mla",
      SGLANG_OVERLAP},
     {.name = "sglang-v0.5",
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
              "decode kernels on Hopper (fa3), Blackwell (trtllm_mla) and gfx942 (aiter), TensorRT-LLM's MoE on "
-             "Blackwell, graphs to 512",
-     .graph_max = SGLANG_V05_GRAPH_MAX,
+             "Blackwell, graphs to 512 by memory and TP",
+     .graph_limit = "sglang-0.5",
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      SGLANG_OVERLAP},
@@ -709,6 +705,11 @@ const strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_eng
 const strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e)
 {
     return e ? strata_serve_eager_find(e->eager) : NULL;
+}
+
+const strata_serve_graph_limit *strata_serve_engine_graph_limit(const strata_serve_engine *e)
+{
+    return e ? strata_serve_graph_limit_find(e->graph_limit) : NULL;
 }
 
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, const strata_hw *hw, strata_serve_cost *cost,

@@ -81,6 +81,8 @@ typedef struct strata_serve_engine {
                             * graph_max (0 there: max_num_seqs rounded up): a decode-only
                             * step pads to the next one; 0: no padding unless
                             * --cuda-graph-batch-sizes */
+    const char *graph_limit; /* its CUDA graph limit by memory and TP, its capture list and padding
+                              * (serve_graph_limit.h; NULL: graph_max and graph_align) */
     bool pool_of_free;     /* the KV pool is gpu_memory_utilization of the memory left after the
                             * weights and the profile run (TensorRT-LLM's free_gpu_memory_fraction);
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
@@ -150,6 +152,8 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
  * vLLM V1's default, or a row naming none: NULL). */
 const struct strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e);
 const struct strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e);
+/* The CUDA graph limit row e names (serve_graph_limit.h; e NULL or naming none: NULL). */
+const struct strata_serve_graph_limit *strata_serve_engine_graph_limit(const strata_serve_engine *e);
 /* Whether the hardware stands for vLLM's ROCm build: it is AMD's
  * (strata_hw_rocm: [hardware] vendor = amd, or collectives = rccl where
  * the file gives no vendor; mi300x.ini, of one device, says amd). */

@@ -46,7 +46,7 @@
  *   buffer (output[:num_decode_tokens] = ...). Once a step, the metadata
  *   builder runs FlashMLA's get_mla_metadata.
  * sglang-0.4.5-mla: SGLang 0.4.5 (sglang-v0.4's row), decode in one CUDA
- *   graph up to 160 requests (serve_engine.c's SGLANG_V04_GRAPH_MAX):
+ *   graph up to 160 requests (serve_graph_limit.c's sglang-0.4):
  *   DeepseekV2AttentionMLA.forward_absorb runs q_a_proj and
  *   kv_a_proj_with_mqa as two block-FP8 linears (serve_cost.c's sglang-v0.4
  *   row already quantizes once before them), q_a_layernorm, the latent's

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_eager.h"
+#include "serve/serve_graph_limit.h"
 #include "serve/serve_fields.h"
 #include "serve/serve_links.h"
 #include "serve/serve_run.h"
@@ -427,7 +428,8 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
 }
 
 /* The engine's server hops and eager host chain (serve_frontend.h, serve_eager.h): each request received its
- * recv hops after its arrival (a closed loop's again when sent). */
+ * recv hops after its arrival (a closed loop's again when sent); its CUDA graph limit (serve_graph_limit.h), from
+ * --cuda-graph-max-bs or the device's memory and tp. */
 static void front_and_eager(serve_state *st, const strata_serve_model *m)
 {
     st->front = strata_serve_engine_frontend(st->cfg->engine);
@@ -438,6 +440,13 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m)
     st->eager_host_s = strata_serve_eager_host(strata_serve_engine_eager(st->cfg->engine), m,
                                                (uint32_t)strata_model_moe_layers(&shape),
                                                st->cfg->tp);
+    st->graph_limit = strata_serve_engine_graph_limit(st->cfg->engine);
+    uint32_t max_bs = st->cfg->cuda_graph_max_bs;
+    if (st->graph_limit)
+        st->graph_largest = strata_serve_graph_limit_largest(
+            st->graph_limit, max_bs ? max_bs
+                                    : strata_serve_graph_limit_default(st->graph_limit, st->res->capacity_bytes,
+                                                                       st->cfg->tp));
 }
 
 /* The step's cost models: at the peak clock, or at the sustained one, or under --clock duty at both

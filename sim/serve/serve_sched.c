@@ -39,6 +39,7 @@
 #include "core/error.h"
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_graph_limit.h"
 #include "serve/serve_run.h"
 
 void serve_deque_push(serve_deque *d, uint32_t v, bool front)
@@ -298,13 +299,26 @@ static void finish_step(serve_state *st)
     st->n_running = k;
 }
 
-/* The engine's own captured sizes (serve_engine.h graph_align): 1, 2, 4,
- * then multiples of a; the largest graph_max, or max_num_seqs rounded up
- * to a multiple of a (vLLM 0.6 _get_max_graph_batch_size); a batch
- * above it runs eagerly, unpadded. */
-static uint32_t engine_graph_pad(const strata_serve_config *c, uint32_t n)
+/* A decode batch of n as a rank's CUDA graph sees it: under attention DP
+ * the largest rank's, ceil(n / ranks) (SGLang's can_run and replay read
+ * max(global_num_tokens)), else n. */
+static uint32_t graph_ranks(const strata_serve_config *c) { return c->attention_dp && c->tp > 1 ? c->tp : 1; }
+
+/* The engine's own captured sizes: under a graph limit by hardware
+ * (serve_graph_limit.h) its capture list up to st->graph_largest, padded
+ * per rank; else (serve_engine.h graph_align) 1, 2, 4, then multiples of
+ * a, the largest graph_max, or max_num_seqs rounded up to a multiple of a
+ * (vLLM 0.6 _get_max_graph_batch_size). A batch above it runs eagerly,
+ * unpadded. */
+static uint32_t engine_graph_pad(const serve_state *st, uint32_t n)
 {
+    const strata_serve_config *c = st->cfg;
     const strata_serve_engine *e = c->engine;
+    if (st->graph_limit) {
+        uint32_t ranks = graph_ranks(c), size = strata_serve_graph_limit_size(st->graph_limit, st->graph_largest,
+                                                                              (n + ranks - 1) / ranks);
+        return size ? size * ranks - n : 0;
+    }
     if (!e || !e->graph_align || n <= 2)
         return 0;
     uint32_t a = e->graph_align, max = e->graph_max ? e->graph_max : (c->max_num_seqs + a - 1) / a * a;
@@ -318,13 +332,14 @@ static uint32_t engine_graph_pad(const strata_serve_config *c, uint32_t n)
  * to the largest rank's batch, then to the first captured size that holds
  * it): the dummy decodes added over all ranks, n decodes' batch per rank
  * ceil(n / ranks); 0 above the last size or without sizes. */
-static uint32_t graph_pad(const strata_serve_config *c, uint32_t n)
+static uint32_t graph_pad(const serve_state *st, uint32_t n)
 {
-    uint32_t ranks = c->attention_dp && c->tp > 1 ? c->tp : 1, per = (n + ranks - 1) / ranks;
+    const strata_serve_config *c = st->cfg;
+    uint32_t ranks = graph_ranks(c), per = (n + ranks - 1) / ranks;
     for (uint32_t i = 0; n && i < c->n_graph_sizes; i++)
         if (c->graph_sizes[i] >= per)
             return c->graph_sizes[i] * ranks - n;
-    return c->n_graph_sizes ? 0 : engine_graph_pad(c, n);
+    return c->n_graph_sizes || !n ? 0 : engine_graph_pad(st, n);
 }
 
 static uint64_t step_tokens(const serve_state *st)
@@ -337,11 +352,16 @@ static uint64_t step_tokens(const serve_state *st)
 
 /* Whether the engine runs this step outside a CUDA graph: a step with
  * prefill tokens, or a decode batch above the engine's largest captured
- * one (serve_engine.h graph_max; vLLM 0.6's _use_captured_graph). */
+ * one (its graph limit by hardware, serve_graph_limit.h, a rank's batch
+ * against st->graph_largest; else serve_engine.h graph_max; vLLM 0.6's
+ * _use_captured_graph). */
 static bool step_eager(const serve_state *st, bool prefill)
 {
     const strata_serve_engine *e = st->cfg->engine;
-    return e && (prefill || (e->graph_max && st->n_chunks > e->graph_max));
+    uint32_t ranks = graph_ranks(st->cfg), per = (st->n_chunks + ranks - 1) / ranks;
+    if (!e || prefill)
+        return e != NULL;
+    return st->graph_limit ? per > st->graph_largest : e->graph_max && st->n_chunks > e->graph_max;
 }
 
 /* The step's requests, their prompts, what they had generated and the
@@ -421,13 +441,15 @@ bool serve_step(serve_state *st)
     bool prefill = false;
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
-    uint32_t pad = prefill ? 0 : graph_pad(st->cfg, st->n_chunks);
+    uint32_t pad = prefill ? 0 : graph_pad(st, st->n_chunks);
     double gpu = step_gpu(st, pad);
-    if (step_eager(st, prefill))
+    bool eager = step_eager(st, prefill);
+    if (eager)
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
     const strata_serve_engine *e = st->cfg->engine;
-    /* an eager step with prefill tokens: its launches from the host's chain (serve_eager.h) when that is longer */
-    double fwd = prefill && step_eager(st, prefill) ? fmax(gpu, st->eager_host_s) : gpu;
+    /* an eager step (prefill tokens, or a decode batch above the graphs): its launches from the host's chain
+     * (serve_eager.h) when that is longer */
+    double fwd = eager ? fmax(gpu, st->eager_host_s) : gpu;
     double t = fwd + st->step_swap_s + input_copies(st), cpu = 0;
     if (st->n_chunks && e) {
         strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */

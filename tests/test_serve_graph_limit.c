@@ -1,0 +1,172 @@
+/*
+ * test_serve_graph_limit.c: SGLang's CUDA graph limit by the GPU's memory
+ * and TP, its capture lists (serve_graph_limit.h), a decode step above the
+ * limit run eagerly in a run, and --cuda-graph-max-bs, against values
+ * derived by hand from the releases' rules (serve_graph_limit.c).
+ */
+#include <string.h>
+#include "serve/serve.h"
+#include "serve/serve_engine.h"
+#include "serve/serve_graph_limit.h"
+#include "serve/serve_scheduler.h"
+#include "testutil.h"
+
+#define GIB (1ull << 30)
+#define MIB (1ull << 20)
+
+/* SGLang 0.5.6 (_handle_gpu_memory_settings), the memory in MiB (capacity / 2^20):
+ * - 80 GiB = 81,920 MiB (H100, A100 80 GB): under 90 x 1024 = 92,160: TP 8 -> 512, TP 2 -> 256;
+ * - 141 GiB = 144,384 MiB (H200): under 160 x 1024 = 163,840: TP 1 -> 256, TP 4 -> 512;
+ * - 179 GiB = 183,296 MiB (B200): the last bracket: 512 at TP 1;
+ * - 40 GiB = 40,960 MiB (A100 40 GB): under 60 x 1024: TP 8 -> 160, TP 1 -> 32;
+ * - 24 GiB = 24,576 MiB (A10): under 35 x 1024: TP 1 -> 24, TP 4 -> 80; 20 GiB = 20,480 MiB is not under
+ *   20 x 1024, so the same bracket: 24 at TP 1;
+ * - 16 GiB (T4): under 20 x 1024: 8 at any TP.
+ * SGLang 0.4.0: 8 under 25,000 MiB (24 GiB = 24,576), else 160 (25,000 MiB exactly; 80 GiB), whatever the TP. */
+START_TEST(default_limit_by_memory_and_tp)
+{
+    const strata_serve_graph_limit *v5 = strata_serve_graph_limit_find("sglang-0.5");
+    const strata_serve_graph_limit *v4 = strata_serve_graph_limit_find("sglang-0.4");
+    ck_assert(v5 && v4 && !strata_serve_graph_limit_find("sglang-0.3") && !strata_serve_graph_limit_find(NULL));
+    const struct {
+        uint64_t bytes;
+        uint32_t tp, v5, v4;
+    } rows[] = {{80 * GIB, 8, 512, 160},  {80 * GIB, 2, 256, 160}, {141 * GIB, 1, 256, 160}, {141 * GIB, 4, 512, 160},
+                {179 * GIB, 1, 512, 160}, {40 * GIB, 8, 160, 160}, {40 * GIB, 1, 32, 160},   {24 * GIB, 1, 24, 8},
+                {24 * GIB, 4, 80, 8},     {20 * GIB, 1, 24, 8},    {16 * GIB, 8, 8, 8},      {25000 * MIB, 1, 24, 160}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        ck_assert_uint_eq(strata_serve_graph_limit_default(v5, rows[i].bytes, rows[i].tp), rows[i].v5);
+        ck_assert_uint_eq(strata_serve_graph_limit_default(v4, rows[i].bytes, rows[i].tp), rows[i].v4);
+    }
+    /* the engine rows name them; SGLang 0.3 and vLLM keep their fixed rules */
+    ck_assert(strata_serve_engine_graph_limit(strata_serve_engine_find("sglang-v0.5", NULL)) == v5);
+    ck_assert(strata_serve_engine_graph_limit(strata_serve_engine_find("sglang-v0.4", NULL)) == v4);
+    ck_assert(!strata_serve_engine_graph_limit(strata_serve_engine_find("sglang-v0.3", NULL)));
+    ck_assert(!strata_serve_engine_graph_limit(strata_serve_engine_find("vllm-v0", NULL)));
+    ck_assert(!strata_serve_engine_graph_limit(NULL));
+}
+END_TEST
+
+/* The capture lists: 0.5.6's [1, 2, 4, 8, 12] + 16..256 by 8 + 272..496 by 16 + 512 on by 32, 0.4.0's [1, 2, 4]
+ * + 8..160 by 8; the largest captured under a limit is the list's last at or under it:
+ * - 0.5: 512 -> 512; 100 -> 96 (16 + 8k); 300 -> 288 (272 + 16); 1000 -> 992 (512 + 15 x 32); 11 -> 8; 3 -> 2;
+ * - 0.4: 200 -> 160 (the list ends there); 100 -> 96; 8 -> 8; 3 -> 2.
+ * A batch replays the first size that holds it, 0 above the largest:
+ * - 0.5 under 512: 1 -> 1, 3 -> 4, 9 -> 12, 13 -> 16, 100 -> 104, 257 -> 272, 497 -> 512, 513 -> 0; under 1000
+ *   (992): 513 -> 544; under 100 (96): 97 -> 0;
+ * - 0.4 under 160: 150 -> 152, 161 -> 0. */
+START_TEST(capture_lists_by_hand)
+{
+    const strata_serve_graph_limit *v5 = strata_serve_graph_limit_find("sglang-0.5");
+    const strata_serve_graph_limit *v4 = strata_serve_graph_limit_find("sglang-0.4");
+    const uint32_t largest5[][2] = {{512, 512}, {100, 96}, {300, 288}, {1000, 992}, {11, 8}, {3, 2}, {1, 1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(largest5); i++)
+        ck_assert_uint_eq(strata_serve_graph_limit_largest(v5, largest5[i][0]), largest5[i][1]);
+    const uint32_t largest4[][2] = {{200, 160}, {100, 96}, {8, 8}, {3, 2}};
+    for (size_t i = 0; i < G_N_ELEMENTS(largest4); i++)
+        ck_assert_uint_eq(strata_serve_graph_limit_largest(v4, largest4[i][0]), largest4[i][1]);
+    const uint32_t size5[][3] = {{512, 1, 1},   {512, 3, 4},     {512, 9, 12},    {512, 13, 16},
+                                 {512, 100, 104}, {512, 257, 272}, {512, 497, 512}, {512, 513, 0},
+                                 {1000, 513, 544}, {100, 97, 0}};
+    for (size_t i = 0; i < G_N_ELEMENTS(size5); i++)
+        ck_assert_uint_eq(strata_serve_graph_limit_size(v5, size5[i][0], size5[i][1]), size5[i][2]);
+    ck_assert_uint_eq(strata_serve_graph_limit_size(v4, 160, 150), 152);
+    ck_assert_uint_eq(strata_serve_graph_limit_size(v4, 160, 161), 0);
+}
+END_TEST
+
+/* Three requests of 4 prompt tokens and 3 outputs at 0 on the tiny model (one dense layer, hidden 8) on
+ * test-simple.ini with 1 MiB of memory, under the sglang-v0.5 row run serially (mode SYNC: step = forward + CPU),
+ * cuda_graph_max_bs max_bs (0: the row's rule). */
+static strata_serve_result *run_three(uint32_t max_bs)
+{
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
+                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    strata_serve_engine row = *strata_serve_engine_find("sglang-v0.5", NULL);
+    row.mode = SERVE_ENGINE_SYNC;
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 16, c.max_num_seqs = 4, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.record_steps = true, c.engine = &row, c.cuda_graph_max_bs = max_bs;
+    c.scheduler = strata_serve_scheduler_find(row.scheduler, &err);
+    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 3}, {0, 4, 3}};
+    strata_serve_stream s = {req, 3, 0, (char *)"tiny", NULL, NULL};
+    const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}
+
+/* The second step decodes the three (each has its prefill's token). Its CPU time (sglang's figures): 1 ms + 3 x
+ * 1.6 us + 12 prompt tokens x 5.4 ns + 3 generated x 25 ns = 1.0049398 ms.
+ * - cuda_graph_max_bs 2 (the largest captured 2): 3 > 2, eager: the forward is the eager host chain, the tiny
+ *   layer's attention 60 + dense MLP 18 + the step's 48 = 126 us (TP 1, test_serve_frontend.c), longer than its
+ *   GPU time (a few us); dt = 126 us + 1.0049398 ms = 1.1309398 ms;
+ * - the row's rule on 1 MiB (under 20 GiB: 8): the 3 replay the graph of 4, no chain: dt = GPU + CPU, under the
+ *   eager step's and over the CPU alone. */
+START_TEST(decode_above_the_limit_runs_eager)
+{
+    strata_serve_result *r = run_three(2);
+    ck_assert_uint_ge(r->steps_log->len, 2);
+    const strata_serve_step *d = &g_array_index(r->steps_log, strata_serve_step, 1);
+    ck_assert_uint_eq(d->decodes, 3);
+    ck_assert_uint_eq(d->prefills, 0);
+    ck_assert_double_eq_tol(d->dt, 1.1309398e-3, 1e-12);
+    strata_serve_result_free(r);
+    r = run_three(0);
+    d = &g_array_index(r->steps_log, strata_serve_step, 1);
+    ck_assert_uint_eq(d->decodes, 3);
+    ck_assert_double_lt(d->dt, 1.1309398e-3 - 60e-6);
+    ck_assert_double_gt(d->dt, 1.0049398e-3);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+static strata_cli_result serve(const char *engine, const char *max_bs)
+{
+    return strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                           "--poisson", "n=4,rate=0,prompt=100,output=4", "-q", "--engine", engine,
+                           "--cuda-graph-max-bs", max_bs, NULL);
+}
+
+/* --cuda-graph-max-bs: SGLang 0.4's and 0.5's option; refused (exit 2) for a row without it and out of 1..2^20. */
+START_TEST(cli_option_where_sglang_has_it)
+{
+    strata_cli_result r = serve("sglang-v0.5", "64");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("vllm-v0", "64");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--cuda-graph-max-bs: --engine vllm-v0 has no such option"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("sglang-v0.3", "64");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--engine sglang-v0.3 has no such option"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("sglang-v0.4", "0");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--cuda-graph-max-bs: expected a whole number from 1 to 2^20 (1048576), got 0"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_graph_limit");
+    TCase *tc = tcase_create("serve_graph_limit");
+    tcase_add_test(tc, default_limit_by_memory_and_tp);
+    tcase_add_test(tc, capture_lists_by_hand);
+    tcase_add_test(tc, decode_above_the_limit_runs_eager);
+    tcase_add_test(tc, cli_option_where_sglang_has_it);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
