@@ -83,6 +83,7 @@ typedef struct serve_state {
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
     const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
     double eager_host_s;           /* the host chain of its eager forward with prefill tokens (serve_eager.h) */
+    double piecewise_host_s;       /* the host chain of its piecewise-graph forward (serve_piecewise.h; 0: none) */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)
