@@ -199,6 +199,47 @@ START_TEST(trtllm_cpp_011_pool)
 }
 END_TEST
 
+/* The default row (vllm-v1, e NULL) names vllm-v1-greedy: V1's Sampler at
+ * temperature 0, the 16-bit logits cast to float32 (2 B read, 4 written:
+ * 6 B), argmax over them (4 B) and the sampled ids' cast to int32 (0 B a
+ * logit: one element a row; sampled.long() is a no-op on argmax's int64 and
+ * no pass). The same 256 Llama-3-70B decodes on h100.ini (3.015e12 B/s, 3 us
+ * a launch): 256 x 128,256 = 32,833,536 logits x 10 B = 328,335,360 B, +
+ * 256 x 4 B = 328,336,384 B / 3.015e12 = 108.900956 us, + 3 x 3 us =
+ * 117.900956 us. */
+START_TEST(vllm_v1_greedy_step)
+{
+    GError *err = NULL;
+    const strata_serve_sampler *s = strata_serve_sampler_find("vllm-v1-greedy", &err);
+    ck_assert_msg(s, "%s", err ? err->message : "");
+    const double bytes[3] = {6, 4, 0};
+    ck_assert_uint_eq(s->n_passes, 3);
+    for (uint32_t i = 0; i < 3; i++)
+        ck_assert(s->passes[i].bytes_per_logit == bytes[i]);
+    ck_assert_str_eq(strata_serve_engine_row(NULL)->sampler, "vllm-v1-greedy");
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.layers = 1;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 1024, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(NULL, hw, c, &err));
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
+    for (uint32_t i = 0; i < 256; i++)
+        d[i] = (strata_serve_chunk){i, 1, 1000, true};
+    double with = strata_serve_cost_step(c, d, 256);
+    strata_serve_cost_set_sampler(c, NULL);
+    double without = strata_serve_cost_step(c, d, 256);
+    const double expect = (32833536.0 * 10 + 256 * 4) / (0.9 * 3.35e12) + 3 * 3e-6;
+    ck_assert_msg(fabs(expect - 117.900956e-6) < 1e-12, "%.17g", expect);
+    ck_assert_msg(fabs(with - without - expect) < 1e-12, "%.17g vs %.17g", with - without, expect);
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* trtllm-cpp names the row, trtllm-cpp-0.11 its v0.11 row; trtllm-cpp-0.9
  * (v0.9.0's layers not read), the PyTorch backend's trtllm (its own
  * sampler, not read) and the others none. */
@@ -231,6 +272,7 @@ int main(void)
     tcase_add_test(tc, attention_dp_rank_runs_its_rows);
     tcase_add_test(tc, trtllm_decoder_011_buffers);
     tcase_add_test(tc, trtllm_cpp_011_pool);
+    tcase_add_test(tc, vllm_v1_greedy_step);
     tcase_add_test(tc, engines_name_the_decoder);
     tcase_add_test(tc, unknown_sampler_refused);
     suite_add_tcase(s, tc);

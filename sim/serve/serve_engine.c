@@ -659,7 +659,7 @@ static const strata_serve_engine engines[] = {
 static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .mode = SERVE_ENGINE_SYNC,
                                             .what = "vLLM v1 (no --engine): no CPU time per step, its input "
-                                                    "copies over the host link, FlashAttention-3 prefill",
+                                                    "copies, piecewise graphs' host chain, greedy sampler, FA3 prefill",
                                             .fa3_prefill = true,
                                             .triton_moe = true,
                                             .mla_kernels = "vllm-0.8-mla",
@@ -669,7 +669,9 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .window_blocks = true,
                                             .logits_gather = true,
                                             .embed_allreduce = true,
-                                            .input_copies = true};
+                                            .input_copies = true,
+                                            .sampler = "vllm-v1-greedy",
+                                            .piecewise = true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
@@ -678,6 +680,7 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
 }
 
 bool strata_serve_hw_rocm(const strata_hw *hw) { return strata_hw_rocm(hw); }
+const strata_serve_engine *strata_serve_engine_row(const strata_serve_engine *e) { return e ? e : &vllm_v1; }
 
 /* A kernel's name on this platform: the ROCm build's where the engine
  * names one and the hardware is ROCm's, else the CUDA build's (may be NULL). */

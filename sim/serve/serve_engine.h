@@ -142,12 +142,16 @@ typedef struct strata_serve_engine {
                             * vLLM V1's _prepare_inputs copies them: the persistent batch's block table in
                             * whole rows of max_model_len / block_size entries a request, then five arrays
                             * of the step's tokens and requests (strata_serve_engine_input_copies) */
+    bool piecewise;        /* it runs a GQA/MHA forward in piecewise CUDA graphs, its attention op eagerly
+                            * between them: a step takes at least that host chain (serve_piecewise.h) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
+/* Row e, or the default row (vllm-v1) where e is NULL (no --engine). */
+const strata_serve_engine *strata_serve_engine_row(const strata_serve_engine *e);
 /* The server hops and the eager prefill's host calls row e names (e NULL,
  * vLLM V1's default, or a row naming none: NULL). */
 const struct strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e);

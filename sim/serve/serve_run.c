@@ -27,6 +27,7 @@
 #include "core/units.h"
 #include "serve/serve_eager.h"
 #include "serve/serve_graph_limit.h"
+#include "serve/serve_piecewise.h"
 #include "serve/serve_fields.h"
 #include "serve/serve_links.h"
 #include "serve/serve_run.h"
@@ -427,10 +428,10 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
     return req;
 }
 
-/* The engine's server hops and eager host chain (serve_frontend.h, serve_eager.h): each request received its
- * recv hops after its arrival (a closed loop's again when sent); its CUDA graph limit (serve_graph_limit.h), from
- * --cuda-graph-max-bs or the device's memory and tp. */
-static void front_and_eager(serve_state *st, const strata_serve_model *m)
+/* The engine's server hops and eager host chains (serve_frontend.h, serve_eager.h, serve_piecewise.h): each
+ * request received its recv hops after its arrival (a closed loop's again when sent); its CUDA graph limit
+ * (serve_graph_limit.h), from --cuda-graph-max-bs or the device's memory and tp. */
+static void front_and_eager(serve_state *st, const strata_serve_model *m, const strata_hw *hw)
 {
     st->front = strata_serve_engine_frontend(st->cfg->engine);
     for (uint32_t i = 0; i < st->n_req; i++)
@@ -447,6 +448,8 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m)
             st->graph_limit, max_bs ? max_bs
                                     : strata_serve_graph_limit_default(st->graph_limit, st->res->capacity_bytes,
                                                                        st->cfg->tp));
+    if (strata_serve_engine_row(st->cfg->engine)->piecewise)
+        st->piecewise_host_s = strata_serve_piecewise_host(m, strata_serve_hw_rocm(hw));
 }
 
 /* The step's cost models: at the peak clock, or at the sustained one, or under --clock duty at both
@@ -600,7 +603,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         r->pool_blocks = scheme == &strata_serve_kv_paged ? strata_serve_pool_blocks(&kc) : 0;
         st.req = make_requests(s, c->engine, m->max_model_len,
                                r->kv_bytes_per_token ? r->pool_bytes / r->kv_bytes_per_token : 0, r);
-        front_and_eager(&st, m);
+        front_and_eager(&st, m, hw);
         st.running = g_new(uint32_t, c->max_num_seqs + 1);
         st.chunks = g_new(strata_serve_chunk, c->max_num_seqs + 1);
         if (c->engine && c->engine->context_passes) { /* serve_turbomind_gpu's scratch */

@@ -87,6 +87,7 @@ typedef struct serve_state {
      * largest decode batch a rank replays in a graph under it (cuda_graph_max_bs's captured size) */
     const struct strata_serve_graph_limit *graph_limit;
     uint32_t graph_largest;
+    double piecewise_host_s;       /* the host chain of its piecewise-graph forward (serve_piecewise.h; 0: none) */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)

@@ -108,7 +108,20 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
     {"topKStage2Sampling: the 8 blocks' candidates a row", 0.0},
 };
 
+/* vLLM V1's Sampler.forward at greedy sampling (temperature 0, benchmark_serving's default: benchmarks/
+ * backend_request_func.py:272, 383), read in the vllm-0.10.1.1 sdist (vllm/v1/sample/sampler.py): no logprobs asked,
+ * no allowed or bad words, no penalties (apply_penalties skips them, :207), all_greedy returns greedy_sample's
+ * argmax (:115-122). Run eagerly after the forward's graphs (gpu_model_runner.py:1647-1675). sampled.long() (:73)
+ * launches nothing: argmax returns int64 already (vLLM's comment above it says so), so it is no pass. */
+static const strata_serve_sampler_pass vllm_v1_greedy[] = {
+    {"logits.to(torch.float32): the 16-bit logits read, float32 written (sampler.py:47)", 6.0},
+    {"greedy_sample: logits.argmax(dim=-1) over the float32 row (sampler.py:101-102)", 4.0},
+    {"sampled.to(torch.int32) (sampler.py:81)", 0.0},
+};
+
 static const strata_serve_sampler rows[] = {
+    {"vllm-v1-greedy", "vLLM V1's Sampler at greedy sampling: the logits cast to float32, argmax, the ids cast to int32",
+     vllm_v1_greedy, G_N_ELEMENTS(vllm_v1_greedy), 0.0, 0.0, 0.0},
     {"trtllm-decoder", "TensorRT-LLM's C++ runtime decoder, greedy: penalties, softmax, top-k 1 over float32 logits",
      trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0, 0.0},
     {"trtllm-decoder-0.11",

@@ -450,6 +450,8 @@ bool serve_step(serve_state *st)
     /* an eager step (prefill tokens, or a decode batch above the graphs): its launches from the host's chain
      * (serve_eager.h) when that is longer */
     double fwd = eager ? fmax(gpu, st->eager_host_s) : gpu;
+    if (st->n_chunks) /* vLLM V1's piecewise graphs: the host's chain (serve_piecewise.h) */
+        fwd = fmax(fwd, st->piecewise_host_s);
     double t = fwd + st->step_swap_s + input_copies(st), cpu = 0;
     if (st->n_chunks && e) {
         strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */

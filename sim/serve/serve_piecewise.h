@@ -1,0 +1,43 @@
+/*
+ * serve_piecewise.h: the host's chain of a forward that vLLM V1 runs in
+ * piecewise CUDA graphs on a GQA/MHA decoder: torch.compile splits the
+ * model at the attention op, each piece between two attention ops is a
+ * CUDA graph replayed from Python, and the attention op itself runs
+ * eagerly between them (vLLM 0.10.1.1: serve_piecewise.c gives the
+ * source). Per layer the host pays the attention op's entry, its cache
+ * write and its flash call launched through the dispatcher, and the next
+ * piece's replay; once a step, the first piece's replay. Each call is
+ * priced at its launch kind's host time (serve_mla_kernels.h,
+ * strata_serve_mla_host_call_s).
+ *
+ * The host runs ahead of the GPU (every launch is asynchronous; the
+ * step's one synchronisation is after the sampler), so a step takes the
+ * longer of its GPU time and this chain; at the published shapes the GPU
+ * is longer and the chain changes nothing (docs/serving.md, wave 36).
+ *
+ * Release: 0.10's default (PIECEWISE). The default row also stands for
+ * later V1 releases, where from 0.11 FULL_AND_PIECEWISE is the default
+ * (vllm-project/vllm PR #25444): a pure-decode step is one full graph with
+ * no eager attention, so this chain overcharges such steps there. It binds
+ * only where the GPU step is shorter than the chain (small models at
+ * small batch); a version field on the row would separate them (not built).
+ *
+ * Invariants: the chain is >= 0; an MLA model (serve_mla_kernels.c prices
+ * its own eager attention op) and ROCm's build (its attention op is V1's
+ * Triton kernel, not read here) give 0.
+ */
+#ifndef STRATA_SERVE_PIECEWISE_H
+#define STRATA_SERVE_PIECEWISE_H
+
+#include <stdbool.h>
+#include "serve/serve_eager.h"
+#include "serve/serve_model.h"
+
+/* A layer's host calls and the step's own (serve_piecewise.c cites each). */
+strata_serve_eager_calls strata_serve_piecewise_layer_calls(void);
+strata_serve_eager_calls strata_serve_piecewise_step_calls(void);
+/* The host chain of one piecewise forward of model m (rocm: vLLM's ROCm
+ * build, 0; an MLA model, 0). */
+double strata_serve_piecewise_host(const strata_serve_model *m, bool rocm);
+
+#endif
