@@ -151,6 +151,12 @@ START_TEST(cli_option_where_sglang_has_it)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "--engine sglang-v0.3 has no such option"), "%s", r.err);
     strata_cli_result_clear(&r);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b", "--poisson",
+                        "n=4,rate=0,prompt=100,output=4", "-q", "--engine", "sglang-v0.5", "--cuda-graph-max-bs", "64",
+                        "--cuda-graph-batch-sizes", "1,2,4", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--cuda-graph-max-bs: expected it or --cuda-graph-batch-sizes, not both"), "%s", r.err);
+    strata_cli_result_clear(&r);
     r = serve("sglang-v0.4", "0");
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "--cuda-graph-max-bs: expected a whole number from 1 to 2^20 (1048576), got 0"),

@@ -200,6 +200,12 @@ static bool graph_max_bs_of(const strata_serve_args *a, strata_serve_config *c, 
                     "--cuda-graph-batch-sizes for padding alone", c->engine ? c->engine->name : "none given (vLLM v1)");
         return false;
     }
+    if (a->graph_sizes) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-max-bs: expected it or "
+                    "--cuda-graph-batch-sizes, not both (a given list is captured as listed; its last size is the "
+                    "largest graph)");
+        return false;
+    }
     if (a->graph_max_bs < 1 || a->graph_max_bs > (1 << 20)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-max-bs: expected a whole number from 1 to "
                     "2^20 (1048576), got %d", a->graph_max_bs);

@@ -443,7 +443,9 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
                                                st->cfg->tp);
     st->graph_limit = strata_serve_engine_graph_limit(st->cfg->engine);
     uint32_t max_bs = st->cfg->cuda_graph_max_bs;
-    if (st->graph_limit)
+    if (st->graph_limit && st->cfg->n_graph_sizes) /* a given list is captured as listed: its last size is max */
+        st->graph_largest = st->cfg->graph_sizes[st->cfg->n_graph_sizes - 1];
+    else if (st->graph_limit)
         st->graph_largest = strata_serve_graph_limit_largest(
             st->graph_limit, max_bs ? max_bs
                                     : strata_serve_graph_limit_default(st->graph_limit, st->res->capacity_bytes,
