@@ -868,6 +868,52 @@ START_TEST(ring_pays_the_network_step_on_a_chunks_path)
 }
 END_TEST
 
+/* The network step's fixed cost (NCCL's ends, EFA's proxy pass: the tune's
+ * net_step_s) is the pipeline's fill, paid once a collective, not once a
+ * round or a loop: NCCL keeps up to NCCL_STEPS (8) steps in flight a
+ * connection (NVIDIA/nccl v2.27.7-1 src/transport/net.cc sendProxyProgress
+ * l. 1139 `posted < done + maxDepth`, l. 1162 `transmitted < done +
+ * NCCL_STEPS`; src/device/prims_simple.h l. 115, waitPeer), so later
+ * steps' costs overlap the transfers before them. 4 ranks in 2 domains of
+ * 2, Simple, one channel, 64 MiB: a loop moves 4 chunks of 2 MiB
+ * (STRATA_COLL_NCCL_CHUNK), so 8 loops of 2 x 3 steps x 2 slices, 96
+ * rounds. The rail ring is 0, 1, 3, 2 (coll_rail_ring); it crosses into
+ * positions 0 and 2. Every chunk's path crosses 3 times, so the first,
+ * chunk 0, is the critical one (ring_critical_chunk): reduce-scatter step
+ * 0 (round 0) 1 -> 3, step 2 (round 4) 2 -> 0, all-gather step 4 (round
+ * 8) 1 -> 3, each its first slice; every other step, the 7 later loops'
+ * included, pays nothing. 3 x 5.8 us in all: p5's one-operation Simple
+ * step beyond the route (test_net_protocol.c, 1.5 + 2 + 4 x 0.5 + 0.3). */
+START_TEST(the_network_step_is_paid_once_a_collective_not_a_loop)
+{
+    static const uint32_t want[3][3] = {{0, 1, 3}, {4, 2, 0}, {8, 1, 3}};
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 4, 64ull << 20);
+    sh.domain_ranks = 2;
+    sh.tune.algo = STRATA_NCCL_RING;
+    sh.tune.proto = STRATA_NCCL_SIMPLE;
+    sh.channels = 1;
+    sh.tune.net_step_s = 5.8e-6;
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 8 * 2 * 3 * 2);
+    uint32_t paid = 0;
+    double total = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->delay_s == 0)
+            continue;
+        ck_assert_uint_lt(paid, 3);
+        ck_assert_uint_eq(st->round, want[paid][0]);
+        ck_assert_uint_eq(st->src, want[paid][1]);
+        ck_assert_uint_eq(st->dst, want[paid][2]);
+        total += st->delay_s;
+        paid++;
+    }
+    ck_assert_uint_eq(paid, 3);
+    ck_assert_double_eq_tol(total, 17.4e-6, 1e-15);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 static Suite *collective_suite(void)
 {
     Suite *s = suite_create("collective");
@@ -893,6 +939,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nvls_copies_pieces_in_and_out_of_its_buffer);
     tcase_add_test(tc, nvls_copy_warps_pace_the_rounds);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
+    tcase_add_test(tc, the_network_step_is_paid_once_a_collective_not_a_loop);
     tcase_add_test(tc, simple_steps_follow_the_runs_buffer);
     suite_add_tcase(s, tc);
     return s;
