@@ -44,7 +44,8 @@ static const strata_key_def hardware_keys[] = {
                             "TPU ICI arbitrate) or latency (SimGrid CM02's TCP model: each transfer's share in "
                             "inverse proportion to its route's latency)"},
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
-    {"vendor", false, "amd, nvidia or google: whose device it is (default: amd where collectives = rccl)"},
+    {"vendor", false, "amd, nvidia or google: whose device it is (default: the collectives' library's, rccl amd, "
+               "nccl nvidia, xla google)"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
 static const strata_key_def memory_keys[] = {

@@ -43,8 +43,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "closed loop: N clients, each sends its next request when one completes (0, the default: the "
          "stream's own arrival times)", "N"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
-        {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks: "
-         "each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
+        {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks "
+         "(2 or more): each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
          "enable_attention_dp, SGLang --enable-dp-attention; GQA models)", NULL},
         {"kv", 0, 0, G_OPTION_ARG_STRING, &a->kv, "KV allocation scheme(s), comma-separated, or all (default paged)",
          "NAME"},
@@ -244,6 +244,17 @@ static bool block_size_ok(const strata_serve_config *c, const char *what, GError
     return false;
 }
 
+/* The first GPU kernel an engine row names (its CUDA or ROCm build's: decode, all-reduce, around attention, MLA,
+ * sampler, else its FlashAttention or Triton MoE), NULL where it names none (the none row). */
+static const char *gpu_kernel(const strata_serve_engine *e)
+{
+    const char *named[] = {e->decode, e->decode_rocm, e->allreduce, e->attn_aux, e->mla_kernels, e->sampler};
+    for (size_t i = 0; i < G_N_ELEMENTS(named); i++)
+        if (named[i])
+            return named[i];
+    return e->fa3_prefill || e->fa2_attention || e->triton_moe ? "FlashAttention or Triton fused_moe" : NULL;
+}
+
 /* The scheduling policy: --scheduler, else the engine's (or the row it
  * picks for this setup on this hardware, with that row's budget); its
  * defaults where the options leave them, and the setups vLLM refuses or
@@ -251,6 +262,15 @@ static bool block_size_ok(const strata_serve_config *c, const char *what, GError
 static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m, const strata_hw *hw,
                          strata_serve_config *c, GError **err)
 {
+    /* a row's kernels are GPUs' (vLLM's, SGLang's, TensorRT-LLM's and TurboMind's CUDA or ROCm builds): they
+     * were priced on a TPU at exit 0; refused on Google's hardware (vendor = google or collectives = xla) */
+    const char *kernel = c->engine ? gpu_kernel(c->engine) : NULL, *vendor = strata_hw_vendor(hw);
+    if (kernel && vendor && strcmp(vendor, "google") == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its kernels are a GPU's (%s, of its CUDA "
+                    "or ROCm build), and this hardware is Google's TPU (vendor = google or collectives = xla): "
+                    "expected --engine none there, or a GPU's hardware", c->engine->name, kernel);
+        return false;
+    }
     const char *name = a->scheduler ? a->scheduler : c->engine && c->engine->scheduler ? c->engine->scheduler : NULL;
     const strata_serve_scheduler *p = name ? strata_serve_scheduler_find(name, err) : NULL;
     if (name && !p)
@@ -413,6 +433,9 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->tp = count_or(a->tp, 1);
     c->attention_dp = a->attention_dp;
     c->prefill_decode_attention = a->prefill_decode;
+    if (c->attention_dp && c->tp < 2) /* one rank's attention is whole already: the flag changed nothing, exit 0 */
+        return fail(err, "--attention-dp: expected --tp 2 or more (each of the TP ranks runs its own requests' "
+                    "attention), got %s, where it changes nothing", "tp 1");
     if (c->attention_dp && m->kv_lora_rank)
         return fail(err, "--attention-dp: expected a GQA/MHA model (%s has MLA, not modelled with attention data "
                     "parallelism)", m->name);

@@ -140,6 +140,30 @@ bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError *
     return set_all(m, p->keys, err);
 }
 
+/* A model file's keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside
+ * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window. Alone they changed nothing at exit 0
+ * (the sixteenth hardening pass): refused at the key's line. */
+static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
+{
+    static const char *const needs[][2] = {
+        {"qk_rope_head_dim", "kv_lora_rank"}, {"q_lora_rank", "kv_lora_rank"}, {"qk_nope_head_dim", "kv_lora_rank"},
+        {"v_head_dim", "kv_lora_rank"},       {"moe_intermediate", "experts"},  {"shared_experts", "experts"},
+        {"dense_layers", "experts"},          {"moe_every", "experts"},         {"global_every", "sliding_window"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(needs); i++) {
+        uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i][0]));
+        const char *parent = needs[i][1];
+        uint32_t value = strcmp(parent, "kv_lora_rank") == 0 ? m->kv_lora_rank
+                         : strcmp(parent, "experts") == 0    ? m->experts : m->sliding_window;
+        if (ln && !value)
+            return strata_fail_at(err, path, ln, "%s: expected %s > 0 beside it (it is read only with %s: %s), got "
+                                  "%s", needs[i][0], parent, parent, strcmp(parent, "experts") == 0 ? "an MoE model"
+                                  : strcmp(parent, "kv_lora_rank") == 0 ? "an MLA model" : "windowed attention",
+                                  g_hash_table_contains(seen, parent) ? "0" : "none");
+    }
+    return true;
+}
+
 /* Read through core/lines.h, as every other text input: a NUL byte ended
  * the text read whole (the keys after it dropped, exit 0) and a UTF-8 BOM
  * became part of the first key; a key given twice, the second value
@@ -185,7 +209,7 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
             g_error_free(e);
         }
     }
-    ok = ok && rc >= 0;
+    ok = ok && rc >= 0 && orphan_keys(m, seen, path, err);
     g_hash_table_destroy(seen);
     strata_lines_free(l);
     if (ok && !m->name[0])
