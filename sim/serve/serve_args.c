@@ -264,11 +264,13 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
 {
     /* a row's kernels are GPUs' (vLLM's, SGLang's, TensorRT-LLM's and TurboMind's CUDA or ROCm builds): they
      * were priced on a TPU at exit 0; refused on Google's hardware (vendor = google or collectives = xla) */
-    const char *kernel = c->engine ? gpu_kernel(c->engine) : NULL, *vendor = strata_hw_vendor(hw);
+    /* no --engine is vLLM v1's row (strata_serve_engine_row), whose kernels are a GPU's too */
+    const char *kernel = gpu_kernel(strata_serve_engine_row(c->engine)), *vendor = strata_hw_vendor(hw);
     if (kernel && vendor && strcmp(vendor, "google") == 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its kernels are a GPU's (%s, of its CUDA "
                     "or ROCm build), and this hardware is Google's TPU (vendor = google or collectives = xla): "
-                    "expected --engine none there, or a GPU's hardware", c->engine->name, kernel);
+                    "expected --engine none there, or a GPU's hardware",
+                    c->engine ? c->engine->name : "not given (vLLM v1's row)", kernel);
         return false;
     }
     const char *name = a->scheduler ? a->scheduler : c->engine && c->engine->scheduler ? c->engine->scheduler : NULL;
