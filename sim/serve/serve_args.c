@@ -44,8 +44,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "stream's own arrival times)", "N"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
         {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks "
-         "(2 or more): each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
-         "enable_attention_dp, SGLang --enable-dp-attention; GQA models)", NULL},
+         "(2 or more): each runs its own requests' attention with whole weights, the routed experts split "
+         "(TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention; GQA models)", NULL},
         {"kv", 0, 0, G_OPTION_ARG_STRING, &a->kv, "KV allocation scheme(s), comma-separated, or all (default paged)",
          "NAME"},
         {"kv-page", 0, 0, G_OPTION_ARG_STRING, &a->kv_page, "page of vattention/expandable (default 2MiB/20MiB)",
