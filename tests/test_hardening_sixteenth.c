@@ -41,7 +41,7 @@ STRATA_ROWS_TEST(gpu_engines_not_on_tpus,
     {TPU_HW("tpu-v5e.ini", ""), 2, "--engine not given (vLLM v1's row): its kernels are a GPU's ("},
     /* what stays taken: the none row on a TPU, a TPU slice that says google, a row on a GPU */
     {TPU_HW("tpu-v5e.ini", "") "--engine none", 0, NULL},
-    {TPU_HW("tpu-v5e-16.ini", "vendor = google\\n"), 0, NULL},
+    {TPU_HW("tpu-v5e-16.ini", "vendor = google\\n") "--engine none", 0, NULL},
     {TPU_HW("h100.ini", "") "--engine sglang-v0.5", 0, NULL},
 )
 

@@ -105,7 +105,7 @@ STRATA_ROWS_TEST(gen_message_names_read_keys,
 )
 
 /* Three requests of 4,000 tokens on a pool of 300 blocks (4,800 tokens):
- * the second is preempted at 2.552 s holding 150 blocks of 16 tokens x
+ * the second is preempted at 2.561 s holding 150 blocks of 16 tokens x
  * 131072 B = 314572800 B (llama-3-8b, 2 x 32 layers x 8 KV heads x 128 x
  * 2 B a token). */
 #define SWAP HR_SWAP "--preemption swap "
@@ -116,7 +116,7 @@ STRATA_ROWS_TEST(gen_message_names_read_keys,
  * run stops there, naming the time, the request and the bytes. */
 STRATA_ROWS_TEST(swap_without_room_aborts,
     {SWAP "--swap-space 2097152", 2,
-     "--preemption swap: at 2.557 s request 1 (r.csv:3) is preempted holding 314572800 B of KV a rank and "
+     "--preemption swap: at 2.561 s request 1 (r.csv:3) is preempted holding 314572800 B of KV a rank and "
      "--swap-space 2097152 B has 2097152 B free: vLLM v0 aborts the engine there (\"Aborted due to the lack of CPU "
      "swap space\", vllm/core/scheduler.py _swap_out); expected a larger --swap-space, or --preemption recompute"},
     {SWAP "--swap-space 100MiB", 2, "holding 314572800 B of KV a rank and --swap-space 104857600 B has 104857600 B"},

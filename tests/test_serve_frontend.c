@@ -12,6 +12,7 @@
 #include "serve/serve_frontend.h"
 #include "serve/serve_scheduler.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 /* SGLang's rows: tt-inference-server #3560's 9.54 ms TTFT less its 2.632 ms mock forward and 0.308 ms of a step's
  * host work is 6.600 ms of hops at 128 prompt tokens; tokenization 0.08 us a token (20 s a GB at 4 B a token), so
@@ -84,13 +85,8 @@ END_TEST
 static strata_serve_result *run_tiny(const strata_serve_engine *e, strata_serve_request *req, uint32_t n,
                                      uint32_t conc)
 {
-    strata_serve_model m;
-    strata_serve_model_init(&m);
-    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
-                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    strata_serve_model m = strata_test_serve_tiny();
     GError *err = NULL;
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;

@@ -10,6 +10,7 @@
 #include "serve/serve_graph_limit.h"
 #include "serve/serve_scheduler.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
@@ -80,13 +81,8 @@ END_TEST
  * cuda_graph_max_bs max_bs (0: the row's rule). */
 static strata_serve_result *run_three(uint32_t max_bs)
 {
-    strata_serve_model m;
-    strata_serve_model_init(&m);
-    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
-                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    strata_serve_model m = strata_test_serve_tiny();
     GError *err = NULL;
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
     strata_serve_engine row = *strata_serve_engine_find("sglang-v0.5", NULL);
     row.mode = SERVE_ENGINE_SYNC;
     strata_serve_config c;

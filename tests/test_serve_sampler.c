@@ -79,6 +79,33 @@ START_TEST(decode_step_adds_the_decoder)
 }
 END_TEST
 
+/* What the sampler adds to a step of 256 one-layer Llama-3-70B decodes
+ * (each 1,000 tokens in) on hw_file at tp (attention DP on or off) under
+ * engine's kernels (NULL: the default row): the step with the engine's
+ * sampler less the same step without one. */
+static double sampler_adds(const char *hw_file, uint32_t tp, bool dp, const strata_serve_engine *engine)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_file, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.layers = 1;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, tp, dp, 1024, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(engine, hw, c, &err));
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
+    for (uint32_t i = 0; i < 256; i++)
+        d[i] = (strata_serve_chunk){i, 1, 1000, true};
+    double with = strata_serve_cost_step(c, d, 256);
+    strata_serve_cost_set_sampler(c, NULL);
+    double without = strata_serve_cost_step(c, d, 256);
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    return with - without;
+}
+
 /* Under attention DP each rank runs its decoder over its own requests' rows
  * (the LM head whole on its share, serve_cost.c), so the decoder was not
  * charged at all (the DP path returned before it). 256 Llama-3-70B decodes
@@ -90,27 +117,11 @@ END_TEST
  *   a row (4 B x 128 = 512 B: 0.000170 us) = 251.581527 us. */
 START_TEST(attention_dp_rank_runs_its_rows)
 {
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
-    m.layers = 1;
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, true, 1024, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("trtllm-cpp", NULL), hw, c, &err));
-    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
-    for (uint32_t i = 0; i < 256; i++)
-        d[i] = (strata_serve_chunk){i, 1, 1000, true};
-    double with = strata_serve_cost_step(c, d, 256);
-    strata_serve_cost_set_sampler(c, NULL);
-    double without = strata_serve_cost_step(c, d, 256);
+    double adds = sampler_adds(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", 2, true,
+                               strata_serve_engine_find("trtllm-cpp", NULL));
     const double expect = (16416768.0 * 44 + 128 * 4) / (0.9 * 3.35e12) + 4 * 3e-6;
     ck_assert_msg(fabs(expect - 251.581527e-6) < 1e-12, "%.17g", expect);
-    ck_assert_msg(fabs(with - without - expect) < 1e-12, "%.17g vs %.17g", with - without, expect);
-    g_free(d);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw);
+    ck_assert_msg(fabs(adds - expect) < 1e-12, "%.17g vs %.17g", adds, expect);
 }
 END_TEST
 
@@ -217,26 +228,10 @@ START_TEST(vllm_v1_greedy_step)
     for (uint32_t i = 0; i < 3; i++)
         ck_assert(s->passes[i].bytes_per_logit == bytes[i]);
     ck_assert_str_eq(strata_serve_engine_row(NULL)->sampler, "vllm-v1-greedy");
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_serve_model m;
-    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
-    m.layers = 1;
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 1024, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    ck_assert(strata_serve_engine_set_kernels(NULL, hw, c, &err));
-    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
-    for (uint32_t i = 0; i < 256; i++)
-        d[i] = (strata_serve_chunk){i, 1, 1000, true};
-    double with = strata_serve_cost_step(c, d, 256);
-    strata_serve_cost_set_sampler(c, NULL);
-    double without = strata_serve_cost_step(c, d, 256);
+    double adds = sampler_adds(STRATA_SOURCE_DIR "/configs/hw/h100.ini", 1, false, NULL);
     const double expect = (32833536.0 * 10 + 256 * 4) / (0.9 * 3.35e12) + 3 * 3e-6;
     ck_assert_msg(fabs(expect - 117.900956e-6) < 1e-12, "%.17g", expect);
-    ck_assert_msg(fabs(with - without - expect) < 1e-12, "%.17g vs %.17g", with - without, expect);
-    g_free(d);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw);
+    ck_assert_msg(fabs(adds - expect) < 1e-12, "%.17g vs %.17g", adds, expect);
 }
 END_TEST
 

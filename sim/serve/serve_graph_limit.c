@@ -109,8 +109,6 @@ const strata_serve_graph_limit *strata_serve_graph_limit_find(const char *name)
     return NULL;
 }
 
-const char *strata_serve_graph_limit_name(const strata_serve_graph_limit *r) { return r->name; }
-
 uint32_t strata_serve_graph_limit_default(const strata_serve_graph_limit *r, uint64_t capacity_bytes, uint32_t tp)
 {
     return r->by_memory(capacity_bytes >> 20, tp);

@@ -22,8 +22,6 @@ typedef struct strata_serve_graph_limit strata_serve_graph_limit;
 
 /* The row called name, or NULL (name NULL or unknown). */
 const strata_serve_graph_limit *strata_serve_graph_limit_find(const char *name);
-/* Its name, for messages. */
-const char *strata_serve_graph_limit_name(const strata_serve_graph_limit *r);
 /* The engine's cuda_graph_max_bs where none is given: for a device of capacity_bytes of memory at tp ranks (the
  * release's rule by the memory nvidia-smi or rocminfo reports, in MiB). */
 uint32_t strata_serve_graph_limit_default(const strata_serve_graph_limit *r, uint64_t capacity_bytes, uint32_t tp);
