@@ -145,20 +145,26 @@ bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError *
  * (the sixteenth hardening pass): refused at the key's line. */
 static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
 {
-    static const char *const needs[][2] = {
-        {"qk_rope_head_dim", "kv_lora_rank"}, {"q_lora_rank", "kv_lora_rank"}, {"qk_nope_head_dim", "kv_lora_rank"},
-        {"v_head_dim", "kv_lora_rank"},       {"moe_intermediate", "experts"},  {"shared_experts", "experts"},
-        {"dense_layers", "experts"},          {"moe_every", "experts"},         {"global_every", "sliding_window"},
+    const struct {
+        const char *name, *what;
+        uint32_t value;
+    } parents[] = {{"kv_lora_rank", "an MLA model", m->kv_lora_rank},
+                   {"experts", "an MoE model", m->experts},
+                   {"sliding_window", "windowed attention", m->sliding_window}};
+    static const struct {
+        const char *key;
+        size_t parent; /* into parents */
+    } needs[] = {
+        {"qk_rope_head_dim", 0}, {"q_lora_rank", 0},  {"qk_nope_head_dim", 0}, {"v_head_dim", 0},
+        {"moe_intermediate", 1}, {"shared_experts", 1}, {"dense_layers", 1},   {"moe_every", 1},
+        {"global_every", 2},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(needs); i++) {
-        uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i][0]));
-        const char *parent = needs[i][1];
-        uint32_t value = strcmp(parent, "kv_lora_rank") == 0 ? m->kv_lora_rank
-                         : strcmp(parent, "experts") == 0    ? m->experts : m->sliding_window;
-        if (ln && !value)
+        uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i].key));
+        const char *parent = parents[needs[i].parent].name;
+        if (ln && !parents[needs[i].parent].value)
             return strata_fail_at(err, path, ln, "%s: expected %s > 0 beside it (it is read only with %s: %s), got "
-                                  "%s", needs[i][0], parent, parent, strcmp(parent, "experts") == 0 ? "an MoE model"
-                                  : strcmp(parent, "kv_lora_rank") == 0 ? "an MLA model" : "windowed attention",
+                                  "%s", needs[i].key, parent, parent, parents[needs[i].parent].what,
                                   g_hash_table_contains(seen, parent) ? "0" : "none");
     }
     return true;
