@@ -303,6 +303,38 @@ START_TEST(nic_pcie_link_in_the_search)
 }
 END_TEST
 
+/* 8 A100 and 16 RoCE ports of 100 Gb/s a node, two a GPU (OCI
+ * BM.GPU4.8: validation/held-out/hw/oci-a100-40gb-roce.ini; its topology
+ * file, oracle-quickstart/oci-hpc-oke @75c48b0
+ * manifests/topology/BM.GPU4.8.xml, puts each GPU and its dual-port NIC
+ * under one Broadcom PEX switch, 2 bridges apart after NCCL flattens the
+ * switch's levels, topo.cc ncclTopoFlattenBcmSwitches v2.19.3-1 l.
+ * 183-233: PXB, so GPUDirect RDMA and LL128 across nodes run on Ampere,
+ * paths.cc l. 382 and tuning.cc l. 290 at v2.19.3-1). A100's NVLink in the
+ * search, a100-8.ini's ring graph: 12 x 20 = 240 GB/s. A port is 12.5
+ * GB/s; speedArrayInter (search.cc v2.25.1-1 l. 931) above it is
+ * skipped; at 12 each port carries 1 channel: min(16, 16, 240 / 12 = 20)
+ * = 16 (192); 10, 9, 7 and 6 (6 / 12 = .5, 2 a port, still 16) give no
+ * more; 5 / 12 < .49 ends the search: 16 x 12. No duplication (bwIntra 12
+ * < 25, ncclTopoDupChannels l. 918); comm->nChannels 2 x 16 = 32 (the
+ * second doubling needs SM90). The channels strata's Tree/LL128 runs at
+ * 256 KiB to 256 MiB on that file (docs/clusters.md, "A100 pairs across
+ * IB and RoCE: the candidates checked (wave 37)"). */
+START_TEST(eight_amperes_and_sixteen_ports_a_node)
+{
+    strata_nccl_comm c = two_nodes(STRATA_NCCL_AMPERE, 8, 16, 12.5, "2.25");
+    c.graph_channels = 12;
+    c.channel_gbs = 20.0;
+    c.nvls = false;
+    uint32_t ch;
+    double bw;
+    strata_nccl_net_graph(&c, &ch, &bw);
+    ck_assert_uint_eq(ch, 16);
+    ck_assert_double_eq_tol(bw, 12.0, 1e-12);
+    ck_assert_uint_eq(strata_nccl_comm_channels(&c), 32);
+}
+END_TEST
+
 static Suite *nccl_net_channels_suite(void)
 {
     Suite *s = suite_create("nccl_net_channels");
@@ -315,6 +347,7 @@ static Suite *nccl_net_channels_suite(void)
     tcase_add_test(tc, ring_runs_on_the_comms_channels);
     tcase_add_test(tc, nvls_raises_the_rings_to_v2_27);
     tcase_add_test(tc, nic_pcie_link_in_the_search);
+    tcase_add_test(tc, eight_amperes_and_sixteen_ports_a_node);
     suite_add_tcase(s, tc);
     return s;
 }
