@@ -4,7 +4,8 @@
  *
  * Parameters: the GPUs' architecture (the column of NCCL's tuning tables),
  * NCCL's ring graph inside a node as its topology search builds it
- * (channels x the bandwidth of one), whether the switch reduces and
+ * (channels x the bandwidth of one; on a `topology = full` NVLink mesh
+ * also its rings, computed at load by that search: nccl_mesh.h), whether the switch reduces and
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
