@@ -7,7 +7,8 @@
  *
  * A subset that runs in seconds: the library's default choice on one DGX
  * H100 node, on two, and RCCL's on 8 MI300X, every power of two and the
- * 1.25x, 1.5x, 1.75x sizes between them, never falls under the same
+ * 1.25x, 1.5x, 1.75x sizes between them (and on one node of 4 H100s
+ * joined by direct NVLink, NCCL's rings over the mesh), never falls under the same
  * library algorithm, protocol and channel count; and the falls the sweep
  * found are the libraries' own, each pinned to its mechanism by hand (so
  * that a change that removes one by departing from the library, or one
@@ -28,27 +29,33 @@
 #include "testutil.h"
 #include "coll_sweep.h"
 
-static coll_sweep_point run(const char *file, const char *set, const char *op, uint32_t devices, uint64_t bytes)
+static coll_sweep_point run_sets(const char *file, const char *const *sets, const char *op, uint32_t devices,
+                                 uint64_t bytes)
 {
     char *hw = strata_test_source_path(file);
-    const char *sets[] = {set, NULL};
     coll_sweep_point p;
-    ck_assert(coll_sweep_run(hw, set ? sets : NULL, op, devices, NULL, bytes, &p));
+    ck_assert(coll_sweep_run(hw, sets, op, devices, NULL, bytes, &p));
     ck_assert_msg(p.ok, "%s %s %" G_GUINT64_FORMAT ": %s", file, op, bytes, p.message);
     g_free(hw);
     return p;
 }
 
+static coll_sweep_point run(const char *file, const char *set, const char *op, uint32_t devices, uint64_t bytes)
+{
+    const char *sets[] = {set, NULL};
+    return run_sets(file, set ? sets : NULL, op, devices, bytes);
+}
+
 /* Every fall of the series under the same algorithm, protocol and channels,
  * but those from `pinned` bytes (0: none; a fall pinned below). */
-static void assert_no_fall(const char *file, const char *op, uint32_t devices, uint64_t lo, uint64_t hi,
-                           uint64_t pinned)
+static void assert_no_fall_sets(const char *file, const char *const *sets, const char *op, uint32_t devices,
+                                uint64_t lo, uint64_t hi, uint64_t pinned)
 {
     size_t n = 0;
     uint64_t *sizes = coll_sweep_sizes(lo, hi, true, 4ull * devices, &n);
     coll_sweep_point *pts = g_new(coll_sweep_point, n);
     for (size_t i = 0; i < n; i++)
-        pts[i] = run(file, NULL, op, devices, sizes[i]);
+        pts[i] = run_sets(file, sets, op, devices, sizes[i]);
     GArray *falls = coll_sweep_falls(pts, n, 1e-9);
     guint same_channels = 0;
     for (guint k = 0; k < falls->len; k++) {
@@ -66,6 +73,12 @@ static void assert_no_fall(const char *file, const char *op, uint32_t devices, u
     g_array_free(falls, TRUE);
     g_free(pts);
     g_free(sizes);
+}
+
+static void assert_no_fall(const char *file, const char *op, uint32_t devices, uint64_t lo, uint64_t hi,
+                           uint64_t pinned)
+{
+    assert_no_fall_sets(file, NULL, op, devices, lo, hi, pinned);
 }
 
 START_TEST(one_node_default_never_falls)
@@ -96,6 +109,19 @@ START_TEST(rccl_default_never_falls)
     /* RCCL on 8 MI300X, 1 KiB to 16 MiB: whatever RCCL's model picks
      * there (MSCCL's allpairs, its rings), the channel cut on the way */
     assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20, 0);
+}
+END_TEST
+
+START_TEST(nvlink_mesh_never_falls)
+{
+    /* NCCL's rings over a full NVLink mesh (hw/nccl_mesh.h): one Snellius
+     * node of 4 H100s, as held-out set 20 runs it (NCCL 2.19's tables, one
+     * process for the 4 GPUs), 1 KiB to 128 MiB of each collective */
+    static const char *const sets[] = {"hardware.devices=4", "interconnect.nvlink.nccl_version=2.19",
+                                       "interconnect.nvlink.nccl_ranks_per_process=4", NULL};
+    static const char *const ops[] = {"all-reduce", "all-gather", "reduce-scatter"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        assert_no_fall_sets("validation/held-out/hw/snellius-h100-ib.ini", sets, ops[i], 4, 1024, 128ull << 20, 0);
 }
 END_TEST
 
@@ -211,6 +237,7 @@ static Suite *coll_monotone_suite(void)
     tcase_add_test(tc, one_node_default_never_falls);
     tcase_add_test(tc, two_nodes_default_never_falls);
     tcase_add_test(tc, rccl_default_never_falls);
+    tcase_add_test(tc, nvlink_mesh_never_falls);
     tcase_add_test(tc, channel_cut_is_ncclS);
     tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
     tcase_add_test(tc, cells_overflow_is_ncclS);

@@ -518,6 +518,64 @@ START_TEST(rccl_trees_follow_the_model_rings)
 }
 END_TEST
 
+/* NCCL's rings on a full NVLink mesh of 4 GPUs (hw/nccl_mesh.h: the
+ * graph's 12 channels, the 6 directed rings twice, as SURF Snellius's log
+ * prints them): every schedule gives the op's result, on every protocol,
+ * over 1 to 24 channels (8: rings 0-5 and again 0-1, shared unevenly, one
+ * group a channel). With 24 channels (4 a ring) every ordered pair of the
+ * 4 GPUs carries the same bytes, as each lies on 2 of the 6 rings, each
+ * ring's share 1/6: an all-reduce of B = 73,728 B (one loop: a rank's
+ * chunk B / 4 = 18,432, 3,072 a ring) sends 2 (n - 1) = 6 steps x 3,072
+ * on each ring, 2 rings a pair: 36,864 = B / 2; an all-gather of 384 B a
+ * rank 3 steps x 64 x 2 = 384; a reduce-scatter of 1,536 B 3 x 64 x 2 =
+ * 384. One ring in rank order would put it all on 4 of the 12 pairs. */
+START_TEST(nccl_mesh_rings_spread_over_every_pair)
+{
+    static const uint8_t six[] = {0, 1, 2, 3, 0, 1, 3, 2, 0, 2, 3, 1, 0, 2, 1, 3, 0, 3, 1, 2, 0, 3, 2, 1};
+    uint8_t rings[12 * 4];
+    memcpy(rings, six, sizeof(six));
+    memcpy(rings + sizeof(six), six, sizeof(six));
+    static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    static const uint64_t bytes[] = {73728, 384, 1536}, per_pair[] = {36864, 384, 384};
+    static const uint32_t channels[] = {1, 5, 8, 12, 24};
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
+        for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p++)
+            for (size_t c = 0; c < G_N_ELEMENTS(channels); c++) {
+                uint32_t rounds;
+                strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), 4, bytes[k] * (c + 1));
+                sh.domain_ranks = 4;
+                sh.tune.algo = STRATA_NCCL_RING;
+                sh.tune.proto = (strata_nccl_proto)p;
+                sh.channels = channels[c];
+                sh.tune.rings = rings;
+                sh.tune.n_rings = 12;
+                sh.tune.ring_len = 4;
+                check_op(&sh, &rounds);
+            }
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+        strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), 4, bytes[k]);
+        sh.domain_ranks = 4;
+        sh.tune.algo = STRATA_NCCL_RING;
+        sh.tune.proto = STRATA_NCCL_SIMPLE;
+        sh.channels = 24;
+        sh.tune.rings = rings;
+        sh.tune.n_rings = 12;
+        sh.tune.ring_len = 4;
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        strata_coll_schedule(&sh, steps);
+        uint64_t pair[4][4] = {{0}};
+        for (guint i = 0; i < steps->len; i++) {
+            const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+            pair[st->src][st->dst] += st->src == st->dst ? 0 : st->bytes;
+        }
+        for (uint32_t a = 0; a < 4; a++)
+            for (uint32_t b = 0; b < 4; b++)
+                ck_assert_uint_eq(pair[a][b], a == b ? 0 : per_pair[k]);
+        g_array_free(steps, TRUE);
+    }
+}
+END_TEST
+
 /* Across scale-up domains (domain_ranks < n): NCCL's rail rings and trees
  * give the op's result; the rings' hops between domains join one local
  * rank (a rail) where the domains are even in number, and a tree's first
@@ -935,6 +993,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nccl_double_binary_tree_is_nccls);
     tcase_add_test(tc, schedules_across_domains_give_the_result);
     tcase_add_test(tc, rccl_trees_follow_the_model_rings);
+    tcase_add_test(tc, nccl_mesh_rings_spread_over_every_pair);
     tcase_add_test(tc, nvls_tree_rounds_take_the_kernels_pace);
     tcase_add_test(tc, nvls_copies_pieces_in_and_out_of_its_buffer);
     tcase_add_test(tc, nvls_copy_warps_pace_the_rounds);

@@ -15,7 +15,9 @@
  * flag, chunks of 32 KiB per channel), LL128 (120 data bytes of each
  * 128-byte line, 576,000-byte chunks) or Simple (nccl-ring's slices and
  * flags), each with NVLink's packet overhead, and across scale-up domains
- * as rail rings in the protocols' network formats (coll_kit_nccl.c); NVLS
+ * as rail rings in the protocols' network formats (coll_kit_nccl.c); on a
+ * node whose GPUs are a full mesh of direct NVLink, over the rings of
+ * NCCL's graph there (mesh_rings below); NVLS
  * as nvls() below (the switch reduces and multicasts); Tree, NVLS_TREE and
  * PAT as their own rows do (algo_nccl_tree.c, algo_nccl_nvls_tree.c,
  * algo_nccl_pat.c).
@@ -23,6 +25,15 @@
 #include "collective/coll_kit.h"
 #include "core/error.h"
 #include "hw/coll_impl.h"
+
+/* Ring `a` (n ranks) is `b`. */
+static bool same_ring(const uint32_t *a, const uint8_t *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
 
 /* NVLS: NCCL_NVLS_CHUNKSIZE, 128 KiB per channel (transport/nvls.cc). */
 #define NVLS_CHUNK (128ull << 10)
@@ -194,6 +205,42 @@ static uint32_t *rail_rings(strata_coll_sched *s, const strata_coll_shape *shape
     return orders;
 }
 
+/* NCCL's rings on one node whose GPUs the model joins as a full mesh
+ * (hw/nccl_mesh.h: its ring graph, shape->tune.rings, a node's ranks
+ * each): channel c runs graph channel c mod n_rings (src/graph/connect.cc
+ * ncclTopoPostset copies the graph's channels), every channel its even
+ * share of the buffer. The rings the channels use, each once where they
+ * share the channels alike (12 channels over the 6 directed rings of 4
+ * GPUs: 2 each), else one a channel; orders[g * n ..], *groups of them.
+ * NULL where the tuning has no such rings (a switch: one ring in rank
+ * order). */
+static uint32_t *mesh_rings(const strata_coll_sched *s, const strata_coll_shape *shape, uint32_t *groups)
+{
+    uint32_t n = s->n, nc = shape->channels ? shape->channels : 1, m = shape->tune.ring_len, nr = shape->tune.n_rings;
+    if (!shape->tune.rings || nr < 2 || m != n || s->domain != n)
+        return NULL;
+    uint32_t *orders = g_new(uint32_t, (size_t)nc * n), *count = g_new0(uint32_t, nc), distinct = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+        const uint8_t *ring = shape->tune.rings + (size_t)(c % nr) * m;
+        uint32_t d = 0;
+        while (d < distinct && !same_ring(orders + (size_t)d * n, ring, n))
+            d++;
+        for (uint32_t i = 0; d == distinct && i < n; i++)
+            orders[(size_t)d * n + i] = ring[i];
+        distinct += d == distinct;
+        count[d]++;
+    }
+    bool even = true;
+    for (uint32_t d = 1; d < distinct; d++)
+        even = even && count[d] == count[0];
+    g_free(count);
+    *groups = even ? distinct : nc;
+    for (uint32_t c = 0; !even && c < nc; c++)
+        for (uint32_t i = 0; i < n; i++)
+            orders[(size_t)c * n + i] = shape->tune.rings[(size_t)(c % nr) * m + i];
+    return orders;
+}
+
 /* NCCL's choice (shape->tune.algo and .proto, channels): ring all-reduce
  * in the protocol's loops, chunks and slices; ring all-gather and
  * reduce-scatter as ring (one round a step) in the protocol's format;
@@ -226,9 +273,9 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     uint64_t chunk = coll_nccl_ring_chunk(p, shape->tune.simple_step_bytes);
     uint32_t slices = coll_nccl_ring_slices(p);
     uint64_t channels = shape->channels ? shape->channels : 1;
-    uint32_t rounds, groups;
+    uint32_t rounds, groups, *orders;
     if (shape->tune.algo == STRATA_NCCL_RING && s->domain < s->n) {
-        uint32_t *orders = rail_rings(s, shape, &groups);
+        orders = rail_rings(s, shape, &groups);
         /* LL and LL128 all-reduce steps on NCCL's connections (slotted): a
          * rank's step k waits for its receipt of step k-1 and a slot, not for
          * the ring's round (NVIDIA/nccl v2.25.1-1 src/device/all_reduce.h
@@ -246,6 +293,16 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
                                                                           slices, orders, groups, ar_slots,
                                                                           shape->tune.ring_own_channel)
                                                  : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
+        g_free(orders);
+    } else if (shape->tune.algo == STRATA_NCCL_RING && (orders = mesh_rings(s, shape, &groups))) {
+        /* the mesh's rings in lockstep (unslotted) as the one ring's below, each step paying Simple's
+         * sync where the wire has it (not pipelined: coll_ring_loops's steps are not) */
+        rounds = s->kind == STRATA_OP_ALL_REDUCE
+                     ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain, slices, orders, groups, 0,
+                                              false)
+                     : coll_ring_groups(s, b, orders, groups, 0);
+        for (guint i = from; i < s->steps->len; i++)
+            g_array_index(s->steps, strata_coll_step, i).pipelined = false;
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = coll_ring_loops(s, b, channels, chunk, shape->tune.ring_grain, slices, wire.num, wire.den,

@@ -217,7 +217,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                  * rounds' ends). A reduce-scatter keeps one lane a ring: its steps receive
                  * into a buffer of their lane (spmd.c), where NCCL reduces out of one fixed
                  * buffer a connection, so slots as lanes would hold up to 8 of them */
-                uint32_t lane = ag ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
+                uint32_t lane = ag && slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
@@ -226,7 +226,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
                                        .pipelined = chunk != critical || coll_same_domain(s, src, q),
-                                       .slotted = ag};
+                                       .slotted = ag && slots};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,

@@ -4,7 +4,8 @@
  *
  * Parameters: the GPUs' architecture (the column of NCCL's tuning tables),
  * NCCL's ring graph inside a node as its topology search builds it
- * (channels x the bandwidth of one), whether the switch reduces and
+ * (channels x the bandwidth of one; on a `topology = full` NVLink mesh
+ * also its rings, computed at load by that search: nccl_mesh.h), whether the switch reduces and
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
@@ -40,6 +41,7 @@
 #include "hw/net_protocol.h"
 #include "hw/nccl_proxy_pass.h"
 #include "hw/nccl_plugin.h"
+#include "hw/nccl_mesh.h"
 
 /* The block load() reads. */
 typedef struct nccl_params {
@@ -67,6 +69,7 @@ typedef struct nccl_params {
     bool ring_own_channel;     /* nccl_ring_wait = channel */
     const strata_ib_frame *frame; /* nccl_ib_link_layer (NULL: unset, no framing) */
     uint32_t mtu;              /* nccl_ib_mtu: the QPs' path MTU, bytes */
+    strata_nccl_mesh_graph mesh; /* NCCL's rings on a full NVLink mesh (nccl_mesh.h); channels 0: none */
 } nccl_params;
 
 /* nccl_gdr_flush: NCCL's receive proxy flushes every Simple step it
@@ -306,9 +309,34 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
     return true;
 }
 
+/* NCCL's per-link NVLink bandwidth in its topology (graph/topo.h
+ * SM70_NVLINK_BW 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s) */
+static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
+
+/* On a `topology = full` domain of 3 GPUs or more (each pair joined by
+ * links_per_chip direct links, no switch), the rings of NCCL's ring graph
+ * as its search lays them over the mesh (nccl_mesh.h), for the ring
+ * algorithm's channels on one node (models/collective/algo_nccl.c): NCCL
+ * counts each pair's NVLinks from NVML (topo.cc ncclTopoAddNvLinks), the
+ * model's links_per_chip. Elsewhere (a switch, rails, a torus, a pair) no
+ * rings: NCCL's channels on one ring in rank order, as before. */
+static bool mesh_graph(const hw_load_ctx *ctx, const char *group, uint32_t domain, nccl_params *p, GError **err)
+{
+    static const uint32_t cc[] = {70, 80, 90, 100}; /* volta .. blackwell: compute capability */
+    char *topo = hw_get_text(ctx, group, "topology");
+    bool full = topo && strcmp(g_strstrip(topo), "full") == 0;
+    g_free(topo);
+    uint32_t links = 1;
+    if (!full || domain < 3 || domain > STRATA_NCCL_MESH_MAX_GPUS)
+        return true;
+    if (!hw_get_count(ctx, group, "links_per_chip", 1, 64, 1, NULL, &links, err))
+        return false;
+    strata_nccl_mesh_rings(domain, links, (float)nvlink_link_gbs[p->arch], cc[p->arch], &p->mesh);
+    return true;
+}
+
 static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
 {
-    (void)domain;
     nccl_params *p = g_new0(nccl_params, 1);
     char *arch = hw_get_text(ctx, group, "nccl_arch");
     bool ok = strata_nccl_arch_from_name(g_strstrip(arch), &p->arch) ||
@@ -373,7 +401,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
-         hw_coll_host_load(ctx, group, "nccl", 2, &p->host, err);
+         hw_coll_host_load(ctx, group, "nccl", 2, &p->host, err) && mesh_graph(ctx, group, domain, p, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -456,9 +484,6 @@ static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *
     }
 }
 
-/* NCCL's per-link NVLink bandwidth in its topology (graph/topo.h
- * SM70_NVLINK_BW 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s) */
-static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
 
 /* An all-to-all: NCCL's p2p plan (nccl_p2p.h). A peer on the node gets
  * 2 x max(1, path bw / NVLink bw) channels (paths.cc ncclTopoGetNchannels),
@@ -586,6 +611,11 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     /* the kernel's grid: the channels with work (plan->channelMask), one
      * work struct each (coll_host.h) */
     out->host.channels = ch.run_channels;
+    if (p->mesh.channels && comm.nodes <= 1) { /* the mesh's rings, NCCL's graph channels in order */
+        out->rings = p->mesh.rings;
+        out->n_rings = p->mesh.channels;
+        out->ring_len = p->mesh.gpus;
+    }
     if (ch.algo == STRATA_NCCL_NVLS)
         nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;
