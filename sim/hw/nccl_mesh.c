@@ -158,7 +158,9 @@ bool strata_nccl_mesh_rings(uint32_t gpus, uint32_t nvlinks, float link_gbs, uin
                             strata_nccl_mesh_graph *out)
 {
     memset(out, 0, sizeof(*out));
-    if (gpus < 2 || gpus > MAX_G || nvlinks == 0)
+    /* Blackwell (cc 100) searches with its own sm100SpeedArrayIntra from v2.25.1-1, not ported here; its
+     * boards have NVSwitches, so no mesh to lay rings over. */
+    if (gpus < 2 || gpus > MAX_G || nvlinks == 0 || cc >= 100)
         return false;
     search S = {.n = gpus, .time = 0};
     float pair = (float)nvlinks * link_gbs;

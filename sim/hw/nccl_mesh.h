@@ -15,7 +15,8 @@
  *    568-571: count x ncclTopoNVLinkBw; topo.h l. 14-18 SM70 20.0, SM80
  *    20.0, SM90 20.6 GB/s), the count NVML reports for the pair;
  *  - the search tries the speeds of speedArrayIntra, or sm90SpeedArrayIntra
- *    from compute capability 9.0 (search.cc l. 909-916), from the first not
+ *    from compute capability 9.0 (search.cc l. 909-916; Blackwell's own
+ *    sm100 table of v2.25.1-1 is not ported: cc 100 gets no mesh), from the first not
  *    above the best path's bandwidth (maxBw) nor above the GPU's NVLink
  *    total (totalBw, getTotalBw l. 29-37); each channel's ring takes the
  *    speed from every directed link it crosses (followPath l. 79-113,
