@@ -2,7 +2,7 @@
  * serve_fixture.h: the tiny serving run the serve suites share
  * (tests/test_serve.c, tests/test_serve_input_copies.c), and the
  * DeepSeek-V3 model the MLA/MoE cost suites share (test_serve_mla_kernels,
- * test_serve_mla_rocm, test_serve_triton_moe, test_serve_moe_route).
+ * test_serve_mla_rocm, test_serve_triton_moe, test_serve_triton_gemm, test_serve_moe_route).
  *
  * A model small enough that a run of a few requests on test-simple.ini
  * (configs/hw) can be derived by hand: its weights, KV bytes and steps are

@@ -14,6 +14,7 @@
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_triton_moe.h"
+#include "serve/serve_triton_gemm.h"
 #include "serve/serve_mla_kernels.h"
 
 struct strata_serve_cost {
@@ -36,6 +37,7 @@ struct strata_serve_cost {
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     bool fa2;                                 /* GQA attention as FA2's own kernels, vLLM 0.6's entries */
     bool triton_moe;                          /* block-scaled routed experts as Triton's fused_moe (serve_cost.h) */
+    const strata_serve_triton_gemm *block_gemm; /* block-FP8 Linears' Triton kernel (serve_cost.h; NULL: gemm row) */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
@@ -110,56 +112,55 @@ static double op_time(const strata_serve_cost *c, const strata_kernel_model *k, 
 
 static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
-    if (!m || !k || !n)
-        return 0;
-    uint64_t d[3] = {m, k, n};
-    return op_time(c, c->gemm, c->m.dtype, d, 3, false);
+    return m && k && n ? op_time(c, c->gemm, c->m.dtype, (uint64_t[3]){m, k, n}, 3, false) : 0;
 }
 
-/* The LM head's m x k x n product. Its weight stays in bf16 under
- * narrower weights: ModelOpt quantizes the Linear layers and exports
- * every 8-bit (and 4-bit) checkpoint with the head excluded
- * (NVIDIA/TensorRT-Model-Optimizer @87f791d6,
- * modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint:
- * FP8 -> "exclude_modules": ["lm_head"]), the checkpoints TensorRT-LLM
- * and NIM's FP8 profiles serve. */
+/* A Linear layer's product: gemm's, or under block-scaled FP8 with the engine's Triton kernel (block_gemm) the
+ * slower of its programs' waves (serve_triton_gemm.h) and the row's compute and bytes, then the row's fixed time. */
+static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
+{
+    if (!c->block_gemm || !c->m.weight_block || c->m.dtype != STRATA_DTYPE_F8 || !m || !k || !n)
+        return gemm(c, m, k, n);
+    strata_kernel_cost kc = {0};
+    strata_serve_triton_gemm_time tg = {0};
+    kernel_cost(c, c->gemm, c->m.dtype, (uint64_t[3]){m, k, n}, 3, false, 0, 0, &kc);
+    strata_serve_triton_gemm_time_of(c->block_gemm, m, k, n, strata_hw_compute(c->hw, c->unit)->kernel.sms,
+                                     strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8),
+                                     strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F32), c->mem_bw, &tg);
+    return fmax(fmax(tg.s, kc.compute_s), c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
+}
+
+/* The LM head's m x k x n product. Its weight stays in bf16 under narrower weights: ModelOpt quantizes the Linear
+ * layers and exports every 8-bit (and 4-bit) checkpoint with the head excluded (NVIDIA/TensorRT-Model-Optimizer
+ * @87f791d6, modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint: FP8 -> "exclude_modules":
+ * ["lm_head"]), the checkpoints TensorRT-LLM and NIM's FP8 profiles serve. */
 static double lm_head(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
-    if (!m || !k || !n)
-        return 0;
-    uint64_t d[3] = {m, k, n};
     strata_dtype dt = strata_serve_dtype_bytes(c->m.dtype) < 2 ? STRATA_DTYPE_BF16 : c->m.dtype;
-    return op_time(c, c->gemm, dt, d, 3, false);
+    return m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0;
 }
 
 /* B independent products m x k x n in one kernel (a bmm). */
 static double bgemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
 {
-    if (!b || !m || !k || !n)
-        return 0;
-    uint64_t d[4] = {b, m, k, n};
-    return op_time(c, c->gemm, c->m.dtype, d, 4, false);
+    return b && m && k && n ? op_time(c, c->gemm, c->m.dtype, (uint64_t[4]){b, m, k, n}, 4, false) : 0;
 }
 
 /* An MoE layer's b experts, m rows each, in one grouped GEMM (the
  * grouped-gemm kernel: the grouped kernel's own tiles and k-blocks). */
 static double grouped_gemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
 {
-    if (!b || !m || !k || !n)
-        return 0;
-    uint64_t d[4] = {b, m, k, n};
-    return op_time(c, c->grouped, c->m.dtype, d, 4, false);
+    return b && m && k && n ? op_time(c, c->grouped, c->m.dtype, (uint64_t[4]){b, m, k, n}, 4, false) : 0;
 }
 
 /* The same product as Triton's fused_moe_kernel runs it in a step of t tokens (serve_triton_moe.h): its
  * tiles' MMA time at the measured rate against the grouped row's bytes, then the row's fixed time. */
 static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
 {
-    uint64_t d[4] = {b, m, k, n};
     strata_kernel_cost kc = {0};
     if (!b || !m || !k || !n)
         return 0;
-    kernel_cost(c, c->grouped, c->m.dtype, d, 4, false, 0, 0, &kc);
+    kernel_cost(c, c->grouped, c->m.dtype, (uint64_t[4]){b, m, k, n}, 4, false, 0, 0, &kc);
     double mma = strata_serve_triton_moe_compute_s(t, b * m, b, k, n, strata_hw_compute(c->hw, c->unit)->kernel.sms,
                                                    strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8));
     return fmax(mma, c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
@@ -169,38 +170,30 @@ static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, ui
  * bytes at the stream rate). */
 static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
 {
-    uint64_t d[1] = {n ? n : 1};
-    return op_time_bytes(c, c->elementwise, c->m.dtype, d, 1, false, bytes);
+    return op_time_bytes(c, c->elementwise, c->m.dtype, (uint64_t[1]){n ? n : 1}, 1, false, bytes);
 }
 
 /* The activations' bytes per element: bf16 under 8-bit weights (an FP8
  * GEMM writes bf16, strata_kernel_out_bytes), else the dtype's. */
 static double act_bytes(const strata_serve_cost *c)
 {
-    double b = strata_serve_dtype_bytes(c->m.dtype);
-    return b < 2 ? 2 : b;
+    return fmax(2.0, strata_serve_dtype_bytes(c->m.dtype));
 }
 
-/* A norm or residual pass over n activation elements (an RMSNorm, a
- * residual add; TensorRT-LLM's fused add + RMSNorm is two of them): each
- * element read and written once in the activations' dtype, bf16 under
- * 8-bit weights (TensorRT-LLM's RMSNorm runs in config.torch_dtype,
- * modeling_llama.py; the GEMMs write bf16). */
+/* A norm or residual pass over n activation elements (an RMSNorm, a residual add; TensorRT-LLM's fused add + RMSNorm
+ * is two of them): each element read and written once in the activations' dtype, bf16 under 8-bit weights
+ * (TensorRT-LLM's RMSNorm runs in config.torch_dtype, modeling_llama.py; the GEMMs write bf16). */
 static double elementwise(const strata_serve_cost *c, uint64_t n)
 {
     return n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
 }
 
-/* The MLP's activation on t tokens of width w (one kernel): gated
- * (SwiGLU: vLLM's silu_and_mul, TensorRT-LLM's swiglu) reads the gate and
- * up halves, 2 x t x w, and writes t x w; plain reads and writes t x w.
- * It reads the GEMM's output (activations' dtype) and writes the next
- * GEMM's input: FP8 under 8-bit weights (TensorRT-LLM's GatedMLP passes
- * quant_scale = down_proj.input_scale to swiglu, gated_mlp.py), else the
- * activations' dtype; under block-scaled FP8 (weight_block) the
- * activations' dtype, the down projection quantizing its own input
- * (block_quant). The routed experts' activation is the same pass
- * (experts_grouped). */
+/* The MLP's activation on t tokens of width w (one kernel): gated (SwiGLU: vLLM's silu_and_mul, TensorRT-LLM's swiglu)
+ * reads the gate and up halves, 2 x t x w, and writes t x w; plain reads and writes t x w. It reads the GEMM's output
+ * (activations' dtype) and writes the next GEMM's input: FP8 under 8-bit weights (TensorRT-LLM's GatedMLP passes
+ * quant_scale = down_proj.input_scale to swiglu, gated_mlp.py), else the activations' dtype; under block-scaled FP8
+ * (weight_block) the activations' dtype, the down projection quantizing its own input (block_quant). The routed
+ * experts' activation is the same pass (experts_grouped). */
 static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
 {
     double up = (c->s.gated ? 2.0 : 1.0) * (double)w;
@@ -287,6 +280,11 @@ void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sust
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; forget_dense(c); }
+void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g)
+{
+    c->block_gemm = g;
+    forget_dense(c);
+}
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
@@ -319,7 +317,7 @@ void strata_serve_cost_free(strata_serve_cost *c)
 static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
 {
     uint64_t up = (c->s.gated ? 2 : 1) * w;
-    return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
+    return linear(c, t, c->m.hidden, up) + linear(c, t, w, c->m.hidden);
 }
 
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
@@ -407,18 +405,14 @@ double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, stra
     return t;
 }
 
-/* One MoE layer's MLP on a step's t tokens: the router GEMM and
- * route_and_quantize on the rank's own tokens (all t without attention
- * DP), the routed experts on all t (experts_grouped), and the shared
- * experts every token goes through (one MLP shared_experts x wide, as
- * vLLM's DeepseekV2MoE and Llama4MoE build them; whole on a rank's own
- * tokens under attention DP, overridden_tp_size=1 in TensorRT-LLM's Qwen3
- * and Llama 4 MoE modules, else split over tp), with its activation
- * (vLLM's DeepseekV2MLP and Llama4's shared_expert run SiluAndMul between
- * gate_up_proj and down_proj) and, under block-scaled FP8, its two
- * linears' input quantizations (block_quant: apply_w8a8_block_fp8_linear
- * quantizes each linear's input). The routed experts reach the experts a
- * router picks (experts_grouped, routed_by_router). */
+/* One MoE layer's MLP on a step's t tokens: the router GEMM and route_and_quantize on the rank's own tokens (all t
+ * without attention DP), the routed experts on all t (experts_grouped), and the shared experts every token goes
+ * through (one MLP shared_experts x wide, as vLLM's DeepseekV2MoE and Llama4MoE build them; whole on a rank's own
+ * tokens under attention DP, overridden_tp_size=1 in TensorRT-LLM's Qwen3 and Llama 4 MoE modules, else split over
+ * tp), with its activation (vLLM's DeepseekV2MLP and Llama4's shared_expert run SiluAndMul between gate_up_proj and
+ * down_proj) and, under block-scaled FP8, its two linears' input quantizations (block_quant:
+ * apply_w8a8_block_fp8_linear quantizes each linear's input). The routed experts reach the experts a router picks
+ * (experts_grouped, routed_by_router). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
@@ -427,6 +421,7 @@ static double moe_time(const strata_serve_cost *c, uint64_t t)
     double shared = c->s.shared_experts ? mlp_pair(c, lt, shared_w) + mlp_activation(c, lt, shared_w) +
                                               block_quant(c, lt, m->hidden) + block_quant(c, lt, shared_w)
                                         : 0;
+    /* the router's GEMM: the gemm row (DeepSeek's MoEGate weight is bf16, no block-FP8 Linear) */
     return gemm(c, lt, m->hidden, m->experts) + route_and_quantize(c, lt) + experts_grouped(c, t, w, true) + shared;
 }
 
@@ -538,13 +533,13 @@ static double projections(const strata_serve_cost *c, uint64_t t)
         uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->attn_tp);
         uint64_t qkv = ((uint64_t)m->heads / c->attn_tp + 2 * kvr) * m->head_dim;
         uint64_t o_in = (uint64_t)m->heads / c->attn_tp * m->head_dim;
-        return gemm(c, t, m->hidden, qkv) + gemm(c, t, o_in, m->hidden) + block_quant(c, t, o_in);
+        return linear(c, t, m->hidden, qkv) + linear(c, t, o_in, m->hidden) + block_quant(c, t, o_in);
     }
     uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
     uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
-    double down = lq ? gemm(c, t, m->hidden, lq + lkv + r) + gemm(c, t, lq, heads * qk)
-                     : gemm(c, t, m->hidden, heads * qk) + gemm(c, t, m->hidden, lkv + r);
-    return down + elementwise(c, t * (lq + lkv)) + gemm(c, t, heads * v, m->hidden) + block_quant(c, t, lq) +
+    double down = lq ? linear(c, t, m->hidden, lq + lkv + r) + linear(c, t, lq, heads * qk)
+                     : linear(c, t, m->hidden, heads * qk) + linear(c, t, m->hidden, lkv + r);
+    return down + elementwise(c, t * (lq + lkv)) + linear(c, t, heads * v, m->hidden) + block_quant(c, t, lq) +
            block_quant(c, t, heads * v);
 }
 
@@ -603,7 +598,7 @@ static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *
     const strata_model_shape *s = &c->s;
     uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + v) / 2, heads};
-    return gemm(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
+    return linear(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
 }
 
 static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)

@@ -89,6 +89,7 @@
 #include "serve/serve_mla_kernels.h"
 #include "serve/serve_model.h"
 #include "serve/serve_sampler.h"
+#include "serve/serve_triton_gemm.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
 
@@ -126,6 +127,10 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on);
  * their two grouped GEMMs (vLLM, SGLang: serve_triton_moe.h); false (the default): TensorRT-LLM's grouped
  * kernel (models/kernel grouped-gemm). The MoE cases (strata_serve_cost_moe_experts) keep the latter. */
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on);
+/* A block-scaled FP8 model's (weight_block > 0, dtype f8) Linear layers as the engine's Triton kernel runs them
+ * (serve_triton_gemm.h: SGLang 0.5's aiter gemm_a8w8_blockscale on gfx942), each the slower of its programs'
+ * waves on single CUs and the gemm row; NULL (the default): the gemm row. The MoE router's GEMM keeps the row. */
+void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g);
 /* The same hardware at its sustained clock (hw.h strata_hw_run_at_sustained_clock; NULL: none): an op whose
  * compute time at the peak's clock exceeds its bytes' time runs on it. Measured on a lent H100: Llama-3-8B
  * prefills and GEMMs back to back held 1455 MHz at the 700 W limit, decode steps 1905-1980 MHz (their

@@ -602,10 +602,11 @@ static const strata_serve_engine engines[] = {
     {.name = "sglang-v0.5",
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
              "decode kernels on Hopper (fa3), Blackwell (trtllm_mla) and gfx942 (aiter), TensorRT-LLM's MoE on "
-             "Blackwell, graphs to 512 by memory and TP",
+             "Blackwell, graphs to 512 by memory and TP; its block-FP8 Linears as aiter's Triton GEMM on gfx942",
      .graph_limit = "sglang-0.5",
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
+     .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
      SGLANG_OVERLAP},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
@@ -645,17 +646,13 @@ static const strata_serve_engine engines[] = {
 #undef TRTLLM_CPP
 #undef LMDEPLOY_TURBOMIND
 
-/* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
- * time per step, its FLASH_ATTN backend's FlashAttention-3 prefill (vLLM's
- * vllm/attention/utils/fa_utils.py, get_flash_attn_version: "if hopper
- * default to FA3", device capability 9). On RCCL hardware its decodes run
- * V1's ROCm default, TritonAttentionBackend's unified_attention
- * (serve_decode.h: triton-unified-attention; ROCm/vllm@71faa188, 0.9.0.1,
- * platforms/rocm.py get_attn_backend_cls: TritonAttentionBackend unless
- * VLLM_ROCM_USE_AITER, envs.py default False), or under
- * VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (--prefill-decode-attention; AMD's
- * MI300X page exports it from vLLM 0.9.1, @26a85c75, and at 0.10.0,
- * @040de12d) chunked_prefill_paged_decode's paged_attention_rocm. */
+/* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU time per step, its FLASH_ATTN backend's
+ * FlashAttention-3 prefill (vLLM's vllm/attention/utils/fa_utils.py, get_flash_attn_version: "if hopper default to
+ * FA3", device capability 9). On RCCL hardware its decodes run V1's ROCm default, TritonAttentionBackend's
+ * unified_attention (serve_decode.h: triton-unified-attention; ROCm/vllm@71faa188, 0.9.0.1, platforms/rocm.py
+ * get_attn_backend_cls: TritonAttentionBackend unless VLLM_ROCM_USE_AITER, envs.py default False), or under
+ * VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (--prefill-decode-attention; AMD's MI300X page exports it from vLLM 0.9.1,
+ * @26a85c75, and at 0.10.0, @040de12d) chunked_prefill_paged_decode's paged_attention_rocm. */
 static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .mode = SERVE_ENGINE_SYNC,
                                             .what = "vLLM v1 (no --engine): no CPU time per step, its input "
@@ -747,6 +744,10 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm));
+    const strata_serve_triton_gemm *tg = NULL; /* the ROCm build's block-FP8 Linears (serve_triton_gemm.h) */
+    if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))
+        return false;
+    strata_serve_cost_set_triton_gemm(cost, tg);
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);

@@ -94,6 +94,8 @@ typedef struct strata_serve_engine {
                               * eagerly (serve_mla_kernels.h; NULL: none) */
     const char *mla_kernels_rocm; /* the same where the hardware's collectives are RCCL's (its ROCm build on
                                    * gfx942: serve_mla_rocm.h; NULL: none) */
+    const char *gemm_rocm; /* its block-FP8 Linear layers' kernel in its ROCm build on gfx942
+                            * (serve_triton_gemm.h; NULL: the gemm row) */
     bool fa3_prefill;      /* its GQA/MHA prefill attention moves HBM bytes as FlashAttention-3 does
                             * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
                             * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the
