@@ -547,10 +547,17 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     }
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
-                    "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
-                    strata_op_kind_name(kind), n);
+        char *pinned = algos ? strata_nccl_algo_mask_names(algos) : NULL;
+        if (pinned) /* the trace's algo= (nccl-nvls-tree on an A100): "expected an all-reduce ..., got all-reduce" */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=nccl: the op's algorithm pins NCCL's %s, which "
+                        "NCCL does not run for %s over %" G_GUINT64_FORMAT " ranks on this hardware; expected an "
+                        "algorithm it runs here (or none: NCCL's choice)", pinned, strata_op_kind_name(kind), n);
+        else
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
+                        "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
+                        strata_op_kind_name(kind), n);
+        g_free(pinned);
         return false;
     }
     /* Across nodes, NCCL's hardware latency of a step over the network
