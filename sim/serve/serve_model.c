@@ -141,9 +141,9 @@ bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError *
 }
 
 /* top_k beside experts, at top_k's line (else experts'): the model check named the file alone. A model file's
- * keys whose placement leaves their parent read nowhere: experts where dense_layers (with
- * moe_every) leaves no MoE layer (model_shape.c strata_model_moe_layers), sliding_window where global_every = 1 makes every
- * layer global (strata_serve_window_layers). Each model's JSON was the dense or unwindowed one's, exit 0 (the
+ * keys whose placement leaves their parent read nowhere: experts where dense_layers (with moe_every) leaves no
+ * MoE layer (model_shape.c strata_model_moe_layers), sliding_window where global_every = 1 makes every layer
+ * global (strata_serve_window_layers). Each model's JSON was the dense or unwindowed one's, exit 0 (the
  * seventeenth hardening pass): refused at the placing key's line. */
 static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
 {
