@@ -981,19 +981,21 @@ END_TEST
  * memory, 2^47 B = 140737488355328. */
 START_TEST(swap_space_within_the_host)
 {
-#define DGX_70B "\"$S\" serve -q --hw \"$H/dgx-h100.ini\" --model llama-3-70b --tp 8 --poisson n=2 "
+/* --swap-space is read under swap preemption alone, vLLM v0's (the seventeenth pass) */
+#define SWAPS "--scheduler vllm-v0 --preemption swap "
+#define DGX_70B "\"$S\" serve -q --hw \"$H/dgx-h100.ini\" --model llama-3-70b --tp 8 --poisson n=2 " SWAPS
 #define NO_HOST "printf '[hardware]\nname = nohost\n[memory hbm]\nkind = device\ncapacity = 80GiB\n" \
                 "bandwidth = 1TB/s\n[compute core]\nflops = 100TFLOP/s\noperands = hbm\n' > nh.ini; " \
-                "\"$S\" serve -q --hw nh.ini --model llama-2-7b --poisson n=2 "
+                "\"$S\" serve -q --hw nh.ini --model llama-2-7b --poisson n=2 " SWAPS
     static const sh_case rows[] = {
-        {SERVE "--poisson n=2 --swap-space 1EiB", 2,
+        {SERVE SWAPS "--poisson n=2 --swap-space 1EiB", 2,
          "strata serve: --swap-space: expected at most 175000000000 B (162.98 GiB) per rank, 70% of the pinned host "
          "memory 'host' of "},
-        {SERVE "--poisson n=2 --swap-space 1EiB", 2,
+        {SERVE SWAPS "--poisson n=2 --swap-space 1EiB", 2,
          "h100.ini (250000000000 B, 232.83 GiB) over the 1 rank of --tp 1 on its host, as vLLM refuses more (Too large "
          "swap space); got 1152921504606846976 B (1.00 EiB)"},
-        {SERVE "--poisson n=2 --swap-space 175000000001", 2, "got 175000000001 B (162.98 GiB)"},
-        {SERVE "--poisson n=2 --swap-space 175GB > /dev/null", 0, NULL},
+        {SERVE SWAPS "--poisson n=2 --swap-space 175000000001", 2, "got 175000000001 B (162.98 GiB)"},
+        {SERVE SWAPS "--poisson n=2 --swap-space 175GB > /dev/null", 0, NULL},
         {DGX_70B "--swap-space 175000000001", 2,
          "dgx-h100.ini (2000000000000 B, 1.82 TiB) over the 8 ranks of --tp 8 on its host, as vLLM refuses more (Too "
          "large swap space); got 175000000001 B (162.98 GiB)"},
@@ -1003,10 +1005,13 @@ START_TEST(swap_space_within_the_host)
          "strata serve: --swap-space: expected at most 140737488355328 B (128.00 TiB) per rank, the user address "
          "space of an x86-64 process, as nh.ini has no pinned host memory reached from its device memory; got "
          "219902325555200 B (200.00 TiB)"},
-        {NO_HOST "--swap-space 128TiB > /dev/null", 0, NULL},
+        /* within the limit, swap itself has no host memory to reach there */
+        {NO_HOST "--swap-space 128TiB > /dev/null", 2,
+         "--preemption swap: nh.ini has no pinned host memory linked to the device memory"},
     };
 #undef NO_HOST
 #undef DGX_70B
+#undef SWAPS
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
         sh_row(i, rows[i].script, rows[i].status, rows[i].message);
 }

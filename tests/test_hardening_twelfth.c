@@ -54,8 +54,9 @@ STRATA_ROWS_TEST(network_keys_need_network,
      "nccl_net_plugin: expected no such key in a file with no [network NAME]"},
     {RUN_ON("\"$H/mi300x-8.ini\"") "--set 'interconnect.xgmi.rccl_net_rings=0 1 2 3 4 5 6 7'", 2,
      "rccl_net_rings: expected no such key in a file with no [network NAME]"},
-    /* what stays taken: the same keys where a network joins the nodes */
-    {RUN_ON("\"$H/h100-2x8-ib.ini\"") "--set interconnect.nvlink.nccl_p2p_net_chunksize=128KiB "
+    /* what stays taken: the same keys where a network joins the nodes (an EFA plugin row's on a file without
+     * InfiniBand's framing: the seventeenth pass) */
+    {RUN_ON("\"$H/../../tests/data/hw/h100-2x8-efa.ini\"") "--set interconnect.nvlink.nccl_p2p_net_chunksize=128KiB "
      "--set interconnect.nvlink.nccl_net_plugin=aws-ofi-p5", 0, NULL},
 )
 

@@ -100,23 +100,27 @@ START_TEST(nccl_message_of_a_step)
 }
 END_TEST
 
+/* h100-2x8-ib.ini's network without InfiniBand's framing (refused beside a protocol over EFA): the tests that price
+ * EFA's rows by --set run on it. */
+#define EFA_FILE "tests/data/hw/h100-2x8-efa.ini"
+
 static strata_coll_tuning tune(const char *const *set, uint64_t bytes)
 {
-    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set);
+    strata_hw *hw = strata_test_load_hw_file(EFA_FILE, set);
     strata_coll_tuning t;
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, bytes, 0, &t, NULL));
     strata_hw_free(hw);
     return t;
 }
 
-/* The network step of an all-to-all over 2 nodes of 8 (h100-2x8-ib: 1 us
+/* The network step of an all-to-all over 2 nodes of 8 (h100-2x8-efa: 1 us
  * a link, a flight 2 us), NCCL 2.28, its p2p step 1 MiB (nccl_buffsize 8
  * MiB, nccl_p2p_net_chunksize 1 MiB): a message is a peer's part on one of
  * its channels, per_peer / channels a peer, at most the step. In bytes
  * chosen to make it 8 KiB, 300 KiB and 1 MiB, efa-rdm-cuda adds 2 (the
  * eager message's local read), 2 x 2 = 4 and 4 us to the step's charge
  * (NCCL's ends, Simple's 3 us, stay under hwLatencies[NET]'s 14 less the
- * 2 us route); the file with no protocol (IB) none;
+ * 2 us route); the file with no protocol (NCCL's IB transport, unframed) none;
  * the plugin rows give theirs: aws-ofi-p4de-v1.8's SENDRECV over EFA 4 us
  * on its 128 KiB p2p step; aws-ofi-p5's RDMA nothing (above 8192 B the
  * write; no PCIe link in this file: no copy). */
@@ -220,7 +224,7 @@ START_TEST(efa_step_pays_nccls_ends_and_the_local_read)
 }
 END_TEST
 
-/* `strata run` of an 8 B all-reduce over 16 ranks on configs/hw/h100-2x8-ib.ini
+/* `strata run` of an 8 B all-reduce over 16 ranks on tests/data/hw/h100-2x8-efa.ini
  * with `sets`: collective 0's time_s (--json -). */
 static double all_reduce_8b_s(const char *const *sets)
 {
@@ -231,7 +235,7 @@ static double all_reduce_8b_s(const char *const *sets)
     ck_assert(g_file_set_contents(
         trace, "strata-trace 1\noption mesh=data:16\nalloc buf 8 dtype=f32\nall-reduce buf axis=data\nfree buf\n", -1,
         NULL));
-    char *hw = strata_test_source_path("configs/hw/h100-2x8-ib.ini");
+    char *hw = strata_test_source_path(EFA_FILE);
     const char *const argv[] = {"run", "-q", "--trace", trace, "--hw", hw, "--json", "-", NULL};
     strata_cli_result r = strata_test_run_cli_sets(argv, sets);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -249,7 +253,7 @@ static double all_reduce_8b_s(const char *const *sets)
     return t;
 }
 
-/* A 2-node 16-rank Ring/LL all-reduce of 8 B (h100-2x8-ib: 1 us a link, a
+/* A 2-node 16-rank Ring/LL all-reduce of 8 B (h100-2x8-efa: 1 us a link, a
  * route of 2 us; NCCL 2.25, Ring and LL forced), with and without
  * efa-rdm-cuda. The ring's last loop rounds its chunk up to 16 B, so chunk 0
  * alone carries bytes (test_tiers nccl_ring_rounds_tiny_chunks_to_16_bytes)

@@ -1443,6 +1443,7 @@ START_TEST(attention_dp_schedules_every_rank)
     GError *err = NULL;
     strata_hw *hw = hw_load(path, NULL);
     strata_serve_model m = strata_test_serve_tiny();
+    m.heads = 2; /* one a rank: TP2 splits the heads (serve_run.c tp_divides_heads); the KV head is replicated */
     for (int dp = 0; dp < 2; dp++) {
         strata_serve_config c;
         strata_serve_config_default(&c);

@@ -180,7 +180,8 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_ib_link_layer", false, "collectives = nccl: the link layer NCCL's IB transport runs on across nodes, "
                                   "infiniband or roce-v2 (ib_frame.h): each packet of a network step's message "
                                   "carries its headers on the wire (26 or 82 bytes a packet, 20 a message); "
-                                  "default: unset, the data alone"},
+                                  "default: unset, the data alone; refused beside a network protocol over EFA "
+                                  "(nccl_net_protocol or the nccl_net_plugin row's), which is neither"},
     {"nccl_ib_mtu", false, "collectives = nccl: the QPs' path MTU across nodes, 256, 512, 1024, 2048 or 4096 bytes "
                            "(the ports' active MTU; default 4096); only with nccl_ib_link_layer"},
     STRATA_COLL_HOST_KEYS("nccl"),
@@ -246,6 +247,15 @@ static bool ib_frame_keys(const hw_load_ctx *ctx, const char *group, nccl_params
 {
     char *name = hw_get_text(ctx, group, "nccl_ib_link_layer");
     bool has_mtu = strata_keyfile_has_key(ctx->k, group, "nccl_ib_mtu");
+    if ((name || has_mtu) && p->net_proto && p->net_proto->fabric) { /* after net_plugin_defaults: p->net_proto */
+        bool own = strata_keyfile_has_key(ctx->k, group, "nccl_net_protocol");
+        hw_fail(ctx, err, group, name ? "nccl_ib_link_layer" : "nccl_ib_mtu", "expected no InfiniBand or RoCE "
+                "framing where the network protocol is %s (%s): its messages run over %s, which is neither "
+                "(net_protocol.h); remove the key", p->net_proto->name,
+                own ? "nccl_net_protocol" : "the nccl_net_plugin row's", p->net_proto->fabric);
+        g_free(name);
+        return false;
+    }
     if (!name) {
         if (has_mtu)
             hw_fail(ctx, err, group, "nccl_ib_mtu", "expected nccl_ib_link_layer beside it (the link "
@@ -562,10 +572,17 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     }
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
-                    "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
-                    strata_op_kind_name(kind), n);
+        char *pinned = algos ? strata_nccl_algo_mask_names(algos) : NULL;
+        if (pinned) /* the trace's algo= (nccl-nvls-tree on an A100): "expected an all-reduce ..., got all-reduce" */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=nccl: the op's algorithm pins NCCL's %s, which "
+                        "NCCL does not run for %s over %" G_GUINT64_FORMAT " ranks on this hardware; expected an "
+                        "algorithm it runs here (or none: NCCL's choice)", pinned, strata_op_kind_name(kind), n);
+        else
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
+                        "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
+                        strata_op_kind_name(kind), n);
+        g_free(pinned);
         return false;
     }
     /* Across nodes, NCCL's hardware latency of a step over the network

@@ -77,6 +77,15 @@ const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < ALGOS ? algo_
 
 const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < PROTOS ? proto_names[p] : "?"; }
 
+char *strata_nccl_algo_mask_names(uint32_t mask)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned a = 0; a < ALGOS; a++)
+        if (mask & (1u << a))
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", algo_names[a]);
+    return g_string_free(s, FALSE);
+}
+
 static bool index_of(const char *const *names, unsigned n, const char *name, bool any_case, unsigned *out)
 {
     for (unsigned i = 0; i < n; i++)

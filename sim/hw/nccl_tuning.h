@@ -187,6 +187,8 @@ typedef struct strata_nccl_choice {
  * "NVLS_TREE", "PAT"; "LL", "LL128", "Simple". */
 const char *strata_nccl_algo_name(strata_nccl_algo a);
 const char *strata_nccl_proto_name(strata_nccl_proto p);
+/* The names of the algorithms a mask (1 << strata_nccl_algo) holds, comma-separated ("" for none; g_free). */
+char *strata_nccl_algo_mask_names(uint32_t mask);
 /* "volta", "ampere", "hopper", "blackwell" (the nccl row's nccl_arch,
  * coll_impl_nccl.c). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);

@@ -107,9 +107,9 @@
 
 static const strata_net_protocol protocols[] = {
     {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true, .cq_read_s = 0.5e-6},
+     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = false, .fabric = "EFA"},
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = true},
+     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = true, .fabric = "EFA"},
 };
 
 /* NCCL's ends of a network step outside the library, by NCCL protocol

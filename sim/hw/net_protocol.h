@@ -50,6 +50,8 @@ typedef struct strata_net_protocol {
     double cq_read_s;      /* seconds: one ncclNet test's read of a completion queue that finds nothing (ESTIMATE;
                             * 0: the proxy's pass is in NCCL's hwLatencies[NET]), nccl_proxy_pass.h */
     bool rails_per_test;   /* a test reads every rail's queue (aws-ofi-nccl's RDMA protocol), else one */
+    const char *fabric;    /* the network it runs over ("EFA": AWS's SRD, neither InfiniBand nor RoCE, so no
+                            * nccl_ib_link_layer or nccl_ib_mtu beside it: coll_impl_nccl.c) */
 } strata_net_protocol;
 
 /* The row of a protocol by name; NULL for an unknown name. */

@@ -36,7 +36,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "Poisson arrivals: n=, rate= (req/s, 0: all at once), prompt=, output= (means), dist=fixed|uniform|exp, "
          "spread=, seed=", "SPEC"},
         {"time-scale", 0, 0, G_OPTION_ARG_STRING, &a->time_scale, "multiply the stream's arrival times (0.5: twice "
-         "the rate; 0: all at once; default 1)", "F"},
+         "the rate; 0: all at once; default 1; open loop only: not with --concurrency N > 0)", "F"},
         {"shared-prefix", 0, 0, G_OPTION_ARG_INT, &a->shared_prefix, "tokens every prompt shares (prefix caching)",
          "N"},
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
@@ -60,8 +60,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "sglang-v0.4, v0.5: SGLang's mem_fraction_static by --tp)", "F"},
         {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
-        {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
-         "SIZE"},
+        {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap, with --preemption "
+         "swap (default 4GiB)", "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step, its scheduler and its "
          "decode attention kernel: none (default), vllm-v0, vllm-v0.5 (0.5.x's figures), sglang-v0.3, sglang-v0.4, "
          "sglang-v0.5 (0.5.6's DeepSeek kernels), overlap, trtllm (XQA decode "
@@ -467,6 +467,10 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
+    /* the host space is read by swap alone: 1GiB and 4GiB gave the same JSON (0, no space, says recompute too) */
+    if (a->swap_space && !c->swap && !(strata_parse_size(a->swap_space, &c->swap_space, NULL) && !c->swap_space))
+        return fail(err, "--swap-space %s: expected --preemption swap, which reads it (the host bytes a rank swaps "
+                    "KV blocks to); under recompute preemption it changes nothing", a->swap_space);
     /* seconds as a number, or a time with its unit as the sweep's step_overhead takes it (serve_fields.c): "1ms"
      * was refused here, "0.001" there */
     if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead) && /* nan, inf, 0x10 */
@@ -574,6 +578,15 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
             s = strata_serve_stream_poisson(&p);
     }
     double scale = 1.0;
+    if (s && a->time_scale && a->concurrency != STRATA_SERVE_UNSET && a->concurrency > 0) {
+        /* a closed loop sends each client's next request when one completes: the arrival times are read nowhere,
+         * and --time-scale 2 gave the same JSON as without it */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--time-scale %s: expected --concurrency 0 (the stream's "
+                    "own arrival times, which it scales), got --concurrency %d, a closed loop that reads no arrival "
+                    "time", a->time_scale, a->concurrency);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
     if (s && a->time_scale && !strata_serve_decimal(a->time_scale, &scale)) {
         fail(err, "--time-scale: expected a factor >= 0, got '%s'", a->time_scale);
         strata_serve_stream_free(s);

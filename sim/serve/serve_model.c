@@ -140,6 +140,33 @@ bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError *
     return set_all(m, p->keys, err);
 }
 
+/* top_k beside experts, at top_k's line (else experts'): the model check named the file alone. A model file's
+ * keys whose placement leaves their parent read nowhere: experts where dense_layers (with moe_every) leaves no
+ * MoE layer (model_shape.c strata_model_moe_layers), sliding_window where global_every = 1 makes every layer
+ * global (strata_serve_window_layers). Each model's JSON was the dense or unwindowed one's, exit 0 (the
+ * seventeenth hardening pass): refused at the placing key's line. */
+static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
+{
+    const char *k = g_hash_table_contains(seen, "top_k") ? "top_k" : "experts";
+    uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, k)); /* strata_serve_model_check's rule, at a line */
+    if (ln && (m->top_k > m->experts || (m->experts && !m->top_k)))
+        return strata_fail_at(err, path, ln, "%s: expected 1 <= top_k <= experts with experts (got experts %u, "
+                              "top_k %u)", k, m->experts, m->top_k);
+    strata_model_shape s;
+    strata_serve_model_shape(m, &s);
+    ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, "dense_layers")); /* else layer 0 is MoE */
+    if (m->experts && m->layers && ln && strata_model_moe_layers(&s) == 0)
+        return strata_fail_at(err, path, ln, "dense_layers: expected an MoE layer among the %u (those from "
+                              "dense_layers %u that moe_every %u divides), got none: the %u experts would be read "
+                              "nowhere", m->layers, m->dense_layers, m->moe_every ? m->moe_every : 1, m->experts);
+    ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, "global_every"));
+    if (m->sliding_window && ln && m->global_every == 1)
+        return strata_fail_at(err, path, ln, "global_every: expected 0 (every layer windowed) or 2 or more (every "
+                              "Nth layer global, the rest windowed), got 1: every layer global, sliding_window %u "
+                              "read nowhere", m->sliding_window);
+    return true;
+}
+
 /* A model file's keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside
  * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window. Alone they changed nothing at exit 0
  * (the sixteenth hardening pass): refused at the key's line. */
@@ -167,7 +194,7 @@ static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const cha
                                   "%s", needs[i].key, parent, parent, parents[needs[i].parent].what,
                                   g_hash_table_contains(seen, parent) ? "0" : "none");
     }
-    return true;
+    return placed_keys(m, seen, path, err);
 }
 
 /* Read through core/lines.h, as every other text input: a NUL byte ended

@@ -135,6 +135,11 @@ bool strata_serve_config_set(strata_serve_config *c, const char *knob, const cha
                     "num_scheduler_steps: 1024), got '%s'", knob, value);
         return false;
     }
+    if (strcmp(knob, "swap_space") == 0 && !next.swap && next.swap_space) { /* --swap-space's rule (serve_args.c) */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "swap_space: expected --preemption swap, which reads it "
+                    "(the host bytes a rank swaps KV blocks to); under recompute preemption it changes nothing");
+        return false;
+    }
     *c = next;
     return true;
 }
@@ -500,6 +505,27 @@ static void state_free(serve_state *st)
     g_array_free(st->itl, TRUE);
 }
 
+/* The TP ranks split the attention heads: vLLM refuses a --tp that does not divide them
+ * (vllm/config.py ModelConfig.verify_with_parallel_config: "Total number of attention heads (32) must be
+ * divisible by tensor parallel size (3)"), and its QKVParallelLinear divides the KV heads among the ranks or the
+ * ranks among them (divide() asserts either); SGLang's ModelConfig, TensorRT-LLM's attention and TurboMind's
+ * converter (head_num % tensor_para_size) the same. --tp 3 on llama-3-8b ran 10.67 heads a rank, exit 0. Under
+ * --attention-dp each rank runs whole heads; an MLA model's latent KV is not split by heads. */
+static bool tp_divides_heads(const strata_serve_model *m, const strata_serve_config *c, GError **err)
+{
+    if (c->tp <= 1 || c->attention_dp)
+        return true;
+    bool kv_ok = m->kv_lora_rank || (m->kv_heads >= c->tp ? m->kv_heads % c->tp == 0 : c->tp % m->kv_heads == 0);
+    if (m->heads % c->tp == 0 && kv_ok)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--tp %u: expected a count of ranks that divides the model's "
+                "%u attention heads and divides or is divided by its %u KV heads (the ranks split the heads: vLLM "
+                "refuses \"Total number of attention heads (%u) must be divisible by tensor parallel size (%u)\"; "
+                "SGLang, TensorRT-LLM and TurboMind the same), or --attention-dp", c->tp, m->heads, m->kv_heads,
+                m->heads, c->tp);
+    return false;
+}
+
 /* --swap-space (or a sweep's swap_space) within what the host holds
  * (strata_serve_links_swap_limit): 1EiB was taken at exit 0. */
 static bool swap_space_fits(const strata_hw *hw, const strata_serve_config *c, GError **err)
@@ -571,7 +597,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
-    bool ok = swap_space_fits(hw, c, err) &&
+    bool ok = tp_divides_heads(m, c, err) && swap_space_fits(hw, c, err) &&
               strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
     /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
     strata_serve_config all = *c;
