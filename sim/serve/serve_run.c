@@ -515,7 +515,8 @@ static bool tp_divides_heads(const strata_serve_model *m, const strata_serve_con
 {
     if (c->tp <= 1 || c->attention_dp)
         return true;
-    bool kv_ok = m->kv_lora_rank || (m->kv_heads >= c->tp ? m->kv_heads % c->tp == 0 : c->tp % m->kv_heads == 0);
+    bool kv_ok = m->kv_lora_rank || !m->kv_heads ||
+                 (m->kv_heads >= c->tp ? m->kv_heads % c->tp == 0 : c->tp % m->kv_heads == 0);
     if (m->heads % c->tp == 0 && kv_ok)
         return true;
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--tp %u: expected a count of ranks that divides the model's "
