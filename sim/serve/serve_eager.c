@@ -2,7 +2,7 @@
  * serve_eager.c: the host chain of an eager forward (serve_eager.h), one
  * row an engine whose layers were counted, named by its engine rows.
  *
- * "sglang" (the sglang-v0.3, -v0.4 and -v0.5 rows): a step with prefill tokens runs
+ * "sglang" (the sglang-v0.3 and -v0.4 rows) and "sglang-0.5" (sglang-v0.5): a step with prefill tokens runs
  * ModelRunner.forward_extend, no CUDA graph (graphs are captured for decode
  * batches only: cuda_graph_runner.py; docs/serving.md, "TTFT at low load",
  * for 0.3.0). Counted in the sglang 0.5.6 wheel (PyPI), Qwen3-MoE as TP
@@ -68,8 +68,11 @@
  * a CUDA graph, so the eager forward is its host chain (its GPU work at
  * most the graph's 23.1 ms): 82.64 ms / 61 layers = 1.3548 ms a layer
  * (SGLANG_MLA_LAYER_S), the step's own calls and the TP all-reduces folded
- * in. ESTIMATE: its GPU and host not named; every MLA model and SGLang row
- * (0.3-0.5, CUDA and ROCm) takes it. SGLang 0.3 is given the 0.5.6
+ * in. ESTIMATE: its GPU and host not named; every MLA model under the 0.5
+ * row ("sglang-0.5", CUDA and ROCm) takes it. The 0.3 and 0.4 rows
+ * ("sglang") take none (0): #12160 is the 0.5 line, 0.4.5's MLA prefill
+ * path not measured, and at set 13's load (DeepSeek-R1, 0.4.5, H200, 10
+ * req/s) it made ITL 1.75x the measured one. SGLang 0.3 is given the 0.5.6
  * count (ESTIMATE: 0.3.0's Llama layer launches the same kernels, read in
  * wave 23). A decode batch above the graph limit (serve_graph_limit.c; 0.5.6's
  * forward_decode, the same layer with the backend's decode kernel in the
@@ -86,16 +89,21 @@
 #define SGLANG_PYTHON_LAYER_S (((156.0e-3 - 33.2e-3) / 31.0 - 56e-6) / 12.0 - 94e-6)
 #define SGLANG_MLA_LAYER_S (82.64e-3 / 61.0) /* #12160's eager DeepSeek-V3 forward over its 61 layers */
 
+/* The 0.5.6 count above; sglang-0.5 with #12160's MLA layer, sglang (the 0.3 and 0.4 rows) without it. */
+#define SGLANG_ROW(row, mla)                                                                                       \
+    {.name = row,                                                                                                  \
+     .attn = {5, 0, 4},                                                                                            \
+     .qk_norm = {2, 0, 2},                                                                                         \
+     .dense = {2, 0, 1},                                                                                           \
+     .moe = {12, 3, 3},                                                                                            \
+     .tp = {0, 0, 2},                                                                                              \
+     .step = {7, 0, 2},                                                                                            \
+     .python_layer_s = SGLANG_PYTHON_LAYER_S,                                                                      \
+     .mla_layer_s = mla}
+
 static const strata_serve_eager rows[] = {
-    {.name = "sglang",
-     .attn = {5, 0, 4},
-     .qk_norm = {2, 0, 2},
-     .dense = {2, 0, 1},
-     .moe = {12, 3, 3},
-     .tp = {0, 0, 2},
-     .step = {7, 0, 2},
-     .python_layer_s = SGLANG_PYTHON_LAYER_S,
-     .mla_layer_s = SGLANG_MLA_LAYER_S},
+    SGLANG_ROW("sglang", 0),
+    SGLANG_ROW("sglang-0.5", SGLANG_MLA_LAYER_S),
 };
 
 const strata_serve_eager *strata_serve_eager_find(const char *name)
