@@ -53,26 +53,43 @@ static strata_serve_model model_of(const char *preset)
  * - a layer's attention 5 ATen + 4 entries = 60 us; its TP all-reduces 2 entries = 20 us; q/k norms 2 ATen + 2
  *   entries = 28 us; a dense MLP 2 ATen + 1 entry = 18 us; an MoE MLP 12 ATen + 3 Triton + 3 entries = 48 + 33 +
  *   30 = 111 us; the step's own 7 ATen + 2 entries = 48 us;
- * - Qwen3-235B-A22B's shape (94 layers, every one MoE, q/k norms) at TP 8: (60 + 20 + 28 + 111) x 94 + 48 =
- *   219 x 94 + 48 = 20,634 us;
- * - Llama-3-8B (32 dense layers, no q/k norms) at TP 1: (60 + 18) x 32 + 48 = 2,544 us; at TP 2, + 20 x 32 =
- *   3,184 us;
- * - DeepSeek-V3 (MLA): not counted, 0; an engine without a row: 0. */
+ * - the Python a layer (DeepSpeed PR #8352, serve_eager.c): (156.0 - 33.2) ms / 31 = 3961.2903 us an eager decode
+ *   step of GPT-2; less the step's 48 us + 2 ATen (8 us) = 3905.2903 us; / 12 layers = 325.44086 us; less a GPT-2
+ *   layer's 21 ATen + 1 entry = 94 us: 231.44086 us;
+ * - Qwen3-235B-A22B's shape (94 layers, every one MoE, q/k norms) at TP 8: (60 + 20 + 28 + 111 + 231.44086) x 94
+ *   + 48 = 20,634 + 21,755.441 = 42,389.441 us;
+ * - Llama-3-8B (32 dense layers, no q/k norms) at TP 1: (60 + 18 + 231.44086) x 32 + 48 = 2,544 + 7,406.1075 =
+ *   9,950.1075 us; at TP 2, + 20 x 32 = 10,590.1075 us;
+ * - DeepSeek-V3 (MLA, 61 layers) under sglang-v0.5: the measured layer (PR #12160) 82.64 ms / 61 a layer: 82.64
+ *   ms, whatever its MoE layers and TP; under sglang-v0.3 and -v0.4 (row "sglang") 0; an engine without a row: 0.
+ *   The two rows count a GQA layer alike. */
 START_TEST(eager_chain_by_hand)
 {
     const strata_serve_eager *r = strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.4", NULL));
-    ck_assert(r && r == strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.3", NULL)) &&
-              r == strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.5", NULL)));
+    const strata_serve_eager *r5 = strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.5", NULL));
+    ck_assert(r && r == strata_serve_engine_eager(strata_serve_engine_find("sglang-v0.3", NULL)) && r5 && r5 != r);
     strata_serve_model q = model_of("llama-3-8b");
     q.layers = 94, q.qk_norm = true, q.experts = 128, q.top_k = 8;
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 20634e-6, 1e-12);
+    double gpt2_layer = strata_serve_eager_calls_s((strata_serve_eager_calls){21, 0, 1});
+    double gpt2_step =
+        strata_serve_eager_calls_s(r->step) + strata_serve_eager_calls_s((strata_serve_eager_calls){2, 0, 0});
+    ck_assert_double_eq_tol(gpt2_layer, 94e-6, 1e-15);
+    ck_assert_double_eq_tol(gpt2_step, 56e-6, 1e-15);
+    ck_assert_double_eq_tol(r->python_layer_s, ((156.0e-3 - 33.2e-3) / 31.0 - gpt2_step) / 12.0 - gpt2_layer, 1e-15);
+    ck_assert_double_eq_tol(r->python_layer_s, 231.44086e-6, 1e-11);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 42389.441e-6, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r5, &q, 94, 8), 42389.441e-6, 1e-9);
     strata_serve_model l = model_of("llama-3-8b");
     ck_assert_uint_eq(l.layers, 32);
     ck_assert(!l.qk_norm && !l.kv_lora_rank);
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 1), 2544e-6, 1e-12);
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 2), 3184e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 1), 9950.1075e-6, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 2), 10590.1075e-6, 1e-9);
     strata_serve_model d = model_of("deepseek-v3");
-    ck_assert(d.kv_lora_rank > 0 && strata_serve_eager_host(r, &d, 58, 8) == 0);
+    ck_assert_uint_eq(d.layers, 61);
+    ck_assert(d.kv_lora_rank > 0);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r5, &d, 58, 8), 82.64e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r5, &d, 0, 1), 82.64e-3, 1e-12);
+    ck_assert(strata_serve_eager_host(r, &d, 58, 8) == 0);
     ck_assert(strata_serve_eager_host(NULL, &l, 0, 1) == 0);
     ck_assert(!strata_serve_engine_eager(NULL) &&
               !strata_serve_engine_eager(strata_serve_engine_find("vllm-v0", NULL)) &&
@@ -110,12 +127,11 @@ static const strata_serve_step *step(const strata_serve_result *r, guint i)
 
 /* One request of 4 prompt tokens and 3 outputs sent at 0 under sglang-v0.4, term by term:
  * - received at recv = 2.636 ms + 4 x 0.08 us = 2.63632 ms: the idle loop's first step starts then;
- * - that step's forward: the tiny layer's eager chain, attention 60 + dense MLP 18 + the step's 48 = 126 us (TP 1),
- *   longer than its GPU time (a few us on test-simple); the row's CPU 1 ms + 1.6 us + 4 x 5.4 ns = 1.0016216 ms;
- *   the overlap loop takes the longer, 1.0016216 ms; the same row run serially (mode SYNC) takes 126 us +
- *   1.0016216 ms = 1.1276216 ms, which shows the chain;
- * - the client reads the token emit = 3.954 ms after that step: TTFT 2.63632 + 1.0016216 + 3.954 = 7.5919416 ms
- *   (serially 7.7179416 ms);
+ * - that step's forward: the tiny layer's eager chain, attention 60 + dense MLP 18 + its Python 231.44086 + the
+ *   step's 48 = 357.44086 us (TP 1), longer than its GPU time (a few us on test-simple); the row's CPU 1 ms + 1.6 us
+ *   + 4 x 5.4 ns = 1.0016216 ms; the overlap loop issues the chain from the scheduler's thread after that CPU
+ *   work, so the step is 357.44086 + 1001.6216 us = 1.35906246 ms, as the same row run serially (mode SYNC);
+ * - the client reads the token emit = 3.954 ms after that step: TTFT 2.63632 + 1.35906246 + 3.954 = 7.94938246 ms;
  * - TPOT is the steps' alone: (finish - first token) / 2, the hops not in it; E2E = finish + emit. */
 START_TEST(ttft_at_concurrency_1_term_by_term)
 {
@@ -123,8 +139,8 @@ START_TEST(ttft_at_concurrency_1_term_by_term)
     const strata_serve_engine *row = strata_serve_engine_find("sglang-v0.4", NULL);
     strata_serve_result *r = run_tiny(row, req, 1, 0);
     ck_assert_double_eq_tol(step(r, 0)->t, 2.63632e-3, 1e-15);
-    ck_assert_double_eq_tol(step(r, 0)->dt, 1.0016216e-3, 1e-15);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.5919416e-3, 1e-12);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.35906246e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
     double finish = r->e2e.p50 - 3.954e-3, first = r->ttft.p50 - 3.954e-3;
     ck_assert_double_eq_tol(r->tpot.p50, (finish - first) / 2, 1e-15);
     ck_assert_double_eq_tol(first, step(r, 0)->t + step(r, 0)->dt, 1e-15);
@@ -132,8 +148,8 @@ START_TEST(ttft_at_concurrency_1_term_by_term)
     strata_serve_engine sync = *row;
     sync.mode = SERVE_ENGINE_SYNC;
     r = run_tiny(&sync, req, 1, 0);
-    ck_assert_double_eq_tol(step(r, 0)->dt, 1.1276216e-3, 1e-15);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.7179416e-3, 1e-12);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.35906246e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -141,7 +157,7 @@ END_TEST
 /* Concurrency 1, two requests of 4 prompt tokens and 1 output: the client reads the first one's last token emit
  * after its prefill (3.954 ms), sends the second then, which is received recv (2.63632 ms) later; the loop ran the
  * first's dropped decode (overlap_lag, 1.0016216 + 0.025 us < 6.59 ms) and idles until then: step 2 starts at
- * step 0's end + 3.954 ms + 2.63632 ms. Both TTFTs are 7.5919416 ms. */
+ * step 0's end + 3.954 ms + 2.63632 ms. Both TTFTs are 7.94938246 ms (the eager step above). */
 START_TEST(closed_loop_sends_when_it_reads_the_last_token)
 {
     strata_serve_request req[2] = {{0, 4, 1}, {0, 4, 1}};
@@ -149,8 +165,8 @@ START_TEST(closed_loop_sends_when_it_reads_the_last_token)
     ck_assert_uint_eq(r->completed, 2);
     ck_assert_uint_eq(step(r, 2)->prefills, 1);
     ck_assert_double_eq_tol(step(r, 2)->t, step(r, 0)->t + step(r, 0)->dt + 3.954e-3 + 2.63632e-3, 1e-15);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.5919416e-3, 1e-12);
-    ck_assert_double_eq_tol(r->ttft.p99, 7.5919416e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p99, 7.94938246e-3, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST

@@ -2,7 +2,7 @@
  * serve_eager.c: the host chain of an eager forward (serve_eager.h), one
  * row an engine whose layers were counted, named by its engine rows.
  *
- * "sglang" (the sglang-v0.3, -v0.4 and -v0.5 rows): a step with prefill tokens runs
+ * "sglang" (the sglang-v0.3 and -v0.4 rows) and "sglang-0.5" (sglang-v0.5): a step with prefill tokens runs
  * ModelRunner.forward_extend, no CUDA graph (graphs are captured for decode
  * batches only: cuda_graph_runner.py; docs/serving.md, "TTFT at low load",
  * for 0.3.0). Counted in the sglang 0.5.6 wheel (PyPI), Qwen3-MoE as TP
@@ -35,22 +35,78 @@
  *   entries 2; ESTIMATE of a step's own calls, read as the model's forward
  *   and LogitsProcessor call them).
  * A dense Llama-style layer is attn + dense + tp. The counts leave out
- * Python work that launches nothing (ForwardBatch and the communicator's
- * branches), so the chain is a lower bound. SGLang 0.3 is given the 0.5.6
+ * Python work that launches nothing (ForwardBatch, the module calls, the
+ * communicator's branches, the attention backend's dispatch); the row adds
+ * it a layer (python_layer_s) from a measured eager step:
+ * - deepspeedai/DeepSpeed PR #8352 (comment of 2026-09-22, "Controlled
+ *   Rollout Performance Attribution on NVIDIA H200"): GPT-2, BF16, one
+ *   H200, batch 1, 128-token prompt, 32 output tokens, greedy; slime on
+ *   SGLang (its release not named): mean latency 156.0 ms eager, 33.2 ms
+ *   with SGLang's CUDA graphs. Both run the prefill eagerly, so the 31
+ *   decode steps hold the difference: 122.8 / 31 = 3.9613 ms a step, the
+ *   eager step's host chain (the graph run's whole step is 33.2 / 32 =
+ *   1.04 ms, GPT-2's GPU work less). Less the step's own calls (the step
+ *   row's 48 us and GPT-2's position embedding and its add, 2 ATen: 56
+ *   us), 12 layers: 325.44 us a layer. A GPT-2 layer as 0.5.6 runs it
+ *   (models/gpt2.py:84-180, layers/activation.py:143-150, NewGELU's
+ *   forward_native on CUDA too): ln_1, c_attn's F.linear, qkv.chunk, the
+ *   attention's KV store (2 index_put) and its q and output views (ATen 4)
+ *   and its kernel (an entry), c_proj, the residual add, ln_2, c_fc,
+ *   NewGELU's 8 ATen ops (pow, four mul, two add, tanh), c_proj, the add:
+ *   21 ATen + 1 entry = 94 us. Python: 325.44 - 94 = 231.44 us a layer
+ *   (SGLANG_PYTHON_LAYER_S). ESTIMATE: that release and host stand for
+ *   0.5.6's on the rows' hosts, and a Qwen3 or Llama layer, which
+ *   makes at least GPT-2's module calls, runs the same Python. SGLang PR
+ *   #1401 (docs/serving.md, wave 23: Llama-3-8B at batch 1, SGLang 0.3.0,
+ *   an eager decode step 8.23 ms on a Hopper-class host) bounds 0.3.0's
+ *   whole eager layer at <= 257 us, under this 78 + 231 us: the 0.3 and
+ *   0.4 rows ("sglang") take neither this nor the MLA layer below, one
+ *   release rule for both figures (wave 37's merge).
+ * An MLA model's eager layer is not counted call by call; the row takes it
+ * whole (mla_layer_s), measured: sgl-project/sglang PR #12160 (2025-10-26,
+ * SGLang main of the 0.5 line), DeepSeek-V3 at TP8, a prefill of 1 new
+ * token logged "forward cost" 82.64 ms eager and 23.10 ms with the step in
+ * a CUDA graph, so the eager forward is its host chain (its GPU work at
+ * most the graph's 23.1 ms): 82.64 ms / 61 layers = 1.3548 ms a layer
+ * (SGLANG_MLA_LAYER_S), the step's own calls and the TP all-reduces folded
+ * in. ESTIMATE: its GPU and host not named; every MLA model under the 0.5
+ * row ("sglang-0.5", CUDA and ROCm) takes it. The 0.3 and 0.4 rows
+ * ("sglang") take none (0): #12160 is the 0.5 line, 0.4.5's MLA prefill
+ * path not measured, and at set 13's load (DeepSeek-R1, 0.4.5, H200, 10
+ * req/s) it made ITL 1.75x the measured one. SGLang 0.3 is given the 0.5.6
  * count (ESTIMATE: 0.3.0's Llama layer launches the same kernels, read in
  * wave 23). A decode batch above the graph limit (serve_graph_limit.c; 0.5.6's
  * forward_decode, the same layer with the backend's decode kernel in the
  * attention's entry) is given the same chain (ESTIMATE: its calls not
- * counted apart). MLA models (DeepSeek's prefill layer) are not counted: 0.
+ * counted apart); so is an MLA model's (mla_layer_s).
  */
 #include "serve/serve_eager.h"
 #include <stddef.h>
 #include <string.h>
 #include "serve/serve_mla_kernels.h"
 
+/* #8352's eager decode step less its graph step over 31 steps, less the step's 56 us, over 12 layers, less a GPT-2
+ * layer's 21 ATen + 1 entry at 4 and 10 us (above): 325.44 - 94 = 231.44 us. */
+#define SGLANG_PYTHON_LAYER_S (((156.0e-3 - 33.2e-3) / 31.0 - 56e-6) / 12.0 - 94e-6)
+#define SGLANG_MLA_LAYER_S (82.64e-3 / 61.0) /* #12160's eager DeepSeek-V3 forward over its 61 layers */
+
+/* The 0.5.6 count above. sglang-0.5 with #8352's Python and #12160's MLA layer, both measured on releases after
+ * 0.4; sglang (the 0.3 and 0.4 rows) with neither, by the same release rule for both figures (and #1401 bounds
+ * 0.3.0's whole eager layer at <= 257 us, under 78 + 231 us). */
+#define SGLANG_ROW(row, python, mla)                                                                                   \
+    {.name = row,                                                                                                  \
+     .attn = {5, 0, 4},                                                                                            \
+     .qk_norm = {2, 0, 2},                                                                                         \
+     .dense = {2, 0, 1},                                                                                           \
+     .moe = {12, 3, 3},                                                                                            \
+     .tp = {0, 0, 2},                                                                                              \
+     .step = {7, 0, 2},                                                                                            \
+     .python_layer_s = python,                                                                                         \
+     .mla_layer_s = mla}
+
 static const strata_serve_eager rows[] = {
-    {"sglang", .attn = {5, 0, 4}, .qk_norm = {2, 0, 2}, .dense = {2, 0, 1}, .moe = {12, 3, 3}, .tp = {0, 0, 2},
-     .step = {7, 0, 2}},
+    SGLANG_ROW("sglang", 0, 0),
+    SGLANG_ROW("sglang-0.5", SGLANG_PYTHON_LAYER_S, SGLANG_MLA_LAYER_S),
 };
 
 const strata_serve_eager *strata_serve_eager_find(const char *name)
@@ -71,11 +127,13 @@ double strata_serve_eager_calls_s(strata_serve_eager_calls c)
 double strata_serve_eager_host(const strata_serve_eager *r, const strata_serve_model *m, uint32_t moe_layers,
                                uint32_t tp)
 {
-    if (!r || m->kv_lora_rank > 0)
+    if (!r)
         return 0;
+    if (m->kv_lora_rank > 0)
+        return r->mla_layer_s * m->layers;
     uint32_t moe = moe_layers < m->layers ? moe_layers : m->layers;
     double layer = strata_serve_eager_calls_s(r->attn) + (tp > 1 ? strata_serve_eager_calls_s(r->tp) : 0) +
-                   (m->qk_norm ? strata_serve_eager_calls_s(r->qk_norm) : 0);
+                   (m->qk_norm ? strata_serve_eager_calls_s(r->qk_norm) : 0) + r->python_layer_s;
     return layer * m->layers + strata_serve_eager_calls_s(r->moe) * moe +
            strata_serve_eager_calls_s(r->dense) * (m->layers - moe) + strata_serve_eager_calls_s(r->step);
 }

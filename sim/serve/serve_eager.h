@@ -10,12 +10,18 @@
  * layers' calls plus the step's own (embedding, final norm, LM head,
  * sampling).
  *
+ * To the counted calls a row adds the Python a layer runs that launches
+ * nothing (module calls, the attention backend's dispatch, the batch's
+ * fields), from a measured eager step less its counted calls; an MLA
+ * model's layer is not counted call by call but taken whole, from a
+ * measured eager forward.
+ *
  * The GPU runs behind the host: such a step takes the longer of its GPU
  * time and its host chain (the launches outrun the kernels only when the
  * kernels are longer).
  *
- * Invariants: the chain is >= 0; an engine without a row, and an MLA model
- * (its prefill layer not counted), give 0.
+ * Invariants: the chain is >= 0; an engine without a row gives 0; an MLA
+ * model's chain is its row's mla_layer_s a layer (0 where the row has none).
  */
 #ifndef STRATA_SERVE_EAGER_H
 #define STRATA_SERVE_EAGER_H
@@ -36,6 +42,8 @@ typedef struct strata_serve_eager {
     strata_serve_eager_calls moe;     /* an MoE layer's router, top-k and fused experts */
     strata_serve_eager_calls tp;      /* a layer's TP all-reduces (tp > 1) */
     strata_serve_eager_calls step;    /* once a step: embedding, final norm, LM head, sampling */
+    double python_layer_s;            /* a GQA layer's Python that the counts above leave out, s */
+    double mla_layer_s;               /* an MLA model's eager layer, measured whole (its calls not counted), s */
 } strata_serve_eager;
 
 /* The row called name, or NULL (name NULL or unknown). An engine row names
@@ -44,7 +52,7 @@ const strata_serve_eager *strata_serve_eager_find(const char *name);
 /* The seconds of a calls' launches. */
 double strata_serve_eager_calls_s(strata_serve_eager_calls c);
 /* The host chain of one eager forward of model m at tp ranks, moe_layers of
- * its layers MoE (r NULL, or an MLA model: 0). */
+ * its layers MoE (r NULL: 0; an MLA model: r's mla_layer_s a layer). */
 double strata_serve_eager_host(const strata_serve_eager *r, const strata_serve_model *m, uint32_t moe_layers,
                                uint32_t tp);
 

@@ -494,12 +494,11 @@ enum { GRAPH_ALIGN = 8 };
     .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
- * logits gathered and the embedding all-reduced, the server's hops and the eager prefill's calls. */
+ * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
 #define SGLANG_SHARED                                                                                              \
     .step_s = SGLANG_STEP_S, .per_seq_s = SGLANG_PER_SEQ_S, .per_prompt_token_s = SGLANG_PER_PROMPT_TOKEN_S,       \
     .per_output_token_s = SGLANG_PER_OUTPUT_TOKEN_S, .allreduce = "vllm-custom", .graph_align = GRAPH_ALIGN,     \
-    .logits_gather = true, .embed_allreduce = true, .triton_moe = true, .frontend = "sglang",                     \
-    .eager = "sglang"
+    .logits_gather = true, .embed_allreduce = true, .triton_moe = true, .frontend = "sglang"
 
 /* SGLang's overlap loop as 0.4 and 0.5 run it: sglang-v0.4's scheduler, its
  * FlashInfer GQA path, the one-step lag, the pool of mem_fraction_static. */
@@ -592,12 +591,14 @@ static const strata_serve_engine engines[] = {
      .graph_max = SGLANG_V03_GRAPH_MAX,
      .attn_aux = "sglang-0.3-flashinfer",
      .lengths = SERVE_LENGTH_SGLANG_03,
+     .eager = "sglang",
      SGLANG_SHARED},
     {.name = "sglang-v0.4",
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
              "before; a finished request decodes once more; its own scheduler; pool of mem_fraction_static by TP",
      .graph_limit = "sglang-0.4",
      .mla_kernels = "sglang-0.4.5-mla",
+     .eager = "sglang",
      SGLANG_OVERLAP},
     {.name = "sglang-v0.5",
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
@@ -607,6 +608,7 @@ static const strata_serve_engine engines[] = {
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
+     .eager = "sglang-0.5",
      SGLANG_OVERLAP},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,

@@ -415,6 +415,19 @@ static double input_copies(const serve_state *st)
     return strata_serve_engine_input_copies(st->cfg->engine, st->cost, in);
 }
 
+/* An eager step's host time: its chain (serve_eager.h). Under an overlap loop with a chain (SGLang 0.4-0.5) the
+ * chain and the step's CPU work run one after the other on one thread: 0.5.6's event_loop_overlap (sglang 0.5.6
+ * wheel, managers/scheduler.py:1004-1047) receives, forms the batch and calls run_batch, which issues the forward
+ * from the scheduler's own thread (:1996-2001, model_worker.forward_batch_generation under forward_stream_ctx),
+ * then processes the last step's results; 0.4.0's forward thread shares the GIL with it (engine row sglang-v0.4).
+ * So the host is busy for chain + cpu; elsewhere the chain alone (the CPU overlapped as the row's mode says). */
+static double host_chain(const serve_state *st, double cpu)
+{
+    const strata_serve_engine *e = st->cfg->engine;
+    bool serial = e && e->mode == SERVE_ENGINE_OVERLAP && st->eager_host_s > 0;
+    return st->eager_host_s + (serial ? cpu : 0);
+}
+
 bool serve_step(serve_state *st)
 {
     if (!st->n_running && !st->waiting.n && !st->swapped.n)
@@ -447,17 +460,17 @@ bool serve_step(serve_state *st)
     if (eager)
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
     const strata_serve_engine *e = st->cfg->engine;
+    strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
+    double cpu = st->n_chunks && e ? strata_serve_engine_cpu(e, batch) : 0;
     /* an eager step (prefill tokens, or a decode batch above the graphs): its launches from the host's chain
-     * (serve_eager.h) when that is longer */
-    double fwd = eager ? fmax(gpu, st->eager_host_s) : gpu;
+     * (serve_eager.h) when that is longer; an overlap loop issues them from its own thread after the step's CPU
+     * work (host_chain) */
+    double fwd = eager ? fmax(gpu, host_chain(st, cpu)) : gpu;
     if (st->n_chunks) /* vLLM V1's piecewise graphs: the host's chain (serve_piecewise.h) */
         fwd = fmax(fwd, st->piecewise_host_s);
-    double t = fwd + st->step_swap_s + input_copies(st), cpu = 0;
-    if (st->n_chunks && e) {
-        strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
-        cpu = strata_serve_engine_cpu(e, batch);
+    double t = fwd + st->step_swap_s + input_copies(st);
+    if (st->n_chunks && e)
         t = strata_serve_engine_step(e, t, batch, prefill, st->cfg->num_scheduler_steps);
-    }
     if (st->n_chunks)
         t += st->cfg->step_overhead;
     /* recv_lag: the next step's batch is formed once this step's CPU work is done, while its GPU work runs */
