@@ -9,7 +9,7 @@
  * TensorRT-LLM of the memory left free); TensorRT-LLM's overlap scheduler's
  * one decode more per request; inter-token latencies against TPOT; each
  * engine's rule for requests longer than max_model_len; SGLang 0.4's
- * batch_is_full, its overlap lag and its pool.
+ * batch_is_full, its overlap lag and its pool; vLLM V1's async scheduling.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -932,6 +932,65 @@ START_TEST(sglang_v04_receives_a_step_late)
 }
 END_TEST
 
+/* vLLM V1's async scheduling (--async-scheduling): EngineCore's step_with_batch_queue forms and launches step n+1
+ * before it blocks on step n's output, so the loop receives new requests, and forms step n+2, only once step n is
+ * done, while step n+1 runs: a request that arrives after a step's start joins the step after the next (the loop's
+ * CPU time is 0 with no --engine). --step-overhead 10 ms makes every step longer than 10 ms. A(4, 3) at 0, B(4, 2) at
+ * 5 ms, C(4, 1) at 1 s; budget 8, two sequences. Async: index 0 (at 0) A's prompt, the next step formed at 0, before
+ * B came: index 1 A's decode alone; index 2 (formed at index 1's start, after 5 ms) A's decode and B's prompt, A
+ * done (its third token); index 3 B's decode, B done (no decode more: schedule() skips a request whose previous
+ * step reaches max_tokens); idle until C, received as it comes: index 4 C's prompt. Sync (the flag off): index 1 A's
+ * decode and B's prompt, index 2 both decodes (both done), index 3 C's prompt. B's TTFT is the end of its prompt's
+ * step less 5 ms: index 2's async, index 1's sync. */
+START_TEST(vllm_v1_async_scheduling_receives_a_step_late)
+{
+    strata_serve_request req[3] = {{0, 4, 3}, {5e-3, 4, 2}, {1.0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.step_overhead = 10e-3, c.async_scheduling = true;
+    strata_serve_result *r = run_config(&c, "vllm-v1", req, 3);
+    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {5, 1, 1}, {1, 0, 1}, {4, 1, 0}};
+    check_steps(r, lag, G_N_ELEMENTS(lag));
+    ck_assert(step(r, 0)->dt > 10e-3 && step(r, 4)->t == 1.0);
+    double ttft[3] = {step(r, 0)->t + step(r, 0)->dt, step(r, 2)->t + step(r, 2)->dt - 5e-3,
+                      step(r, 4)->dt};
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+    ck_assert_uint_eq(r->completed, 3);
+    strata_serve_result_free(r);
+    c.async_scheduling = false;
+    r = run_config(&c, "vllm-v1", req, 3);
+    const uint32_t sync[][3] = {{4, 1, 0}, {5, 1, 1}, {2, 0, 2}, {4, 1, 0}};
+    check_steps(r, sync, G_N_ELEMENTS(sync));
+    ttft[1] = step(r, 1)->t + step(r, 1)->dt - 5e-3, ttft[2] = step(r, 3)->dt;
+    ttft[0] = step(r, 0)->t + step(r, 0)->dt;
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+/* --async-scheduling is vLLM V1's loop: refused (exit 2) with another engine's row or another engine's policy;
+ * taken with neither. */
+START_TEST(vllm_v1_async_scheduling_only_without_an_engine)
+{
+    const char *hw = STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini";
+    strata_cli_result o = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson",
+                                          "n=4,rate=0,prompt=100,output=4", "-q", "--async-scheduling", "--engine",
+                                          "sglang-v0.4", NULL);
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "--async-scheduling: expected no --engine and the vllm-v1 scheduler"), "%s", o.err);
+    strata_cli_result_clear(&o);
+    o = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4",
+                        "-q", "--async-scheduling", "--scheduler", "vllm-v0", NULL);
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "got --engine none, --scheduler vllm-v0"), "%s", o.err);
+    strata_cli_result_clear(&o);
+    o = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4",
+                        "-q", "--async-scheduling", NULL);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    strata_cli_result_clear(&o);
+}
+END_TEST
+
 /* The sglang-v0.4 row's pool (pool_of_static): mem_fraction_static of the device less the weights, no profile
  * run first. The tiny model at budget 64 and 64 sequences: the vLLM rule takes activations of 64 tokens x (2 x 8
  * hidden + 24 QKV + 24 MLP) = 4,096 bf16 elements, 8,192 B, and 64 x 8 fp32 logits and probabilities x 8 B =
@@ -1150,6 +1209,8 @@ int main(void)
     tcase_add_test(tc, sglang_v04_waits_for_a_finish_after_a_refusal);
     tcase_add_test(tc, sglang_v04_finished_request_skips_a_prefill);
     tcase_add_test(tc, sglang_v04_receives_a_step_late);
+    tcase_add_test(tc, vllm_v1_async_scheduling_receives_a_step_late);
+    tcase_add_test(tc, vllm_v1_async_scheduling_only_without_an_engine);
     tcase_add_test(tc, sglang_v04_ignore_eos_looks_ahead);
     tcase_add_test(tc, sglang_v04_pool_of_static);
     tcase_add_test(tc, sglang_v04_max_running_from_the_pool);

@@ -64,6 +64,10 @@ typedef struct strata_serve_config {
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
                                        * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
+    /* vLLM V1's async scheduling (--async-scheduling; its default from 0.14: serve_sched.c): step n+1 is formed
+     * while step n runs, so a request received after step n's start joins n+2 (no --engine, the vllm-v1
+     * scheduler only) */
+    bool async_scheduling;
     const strata_serve_scheduler *scheduler; /* the policy (serve_scheduler.h; NULL: vllm-v1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t kv_blocks;               /* > 0: the KV pool is this many blocks a rank, whatever the memory

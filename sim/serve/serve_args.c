@@ -72,6 +72,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"prefill-decode-attention", 0, 0, G_OPTION_ARG_NONE, &a->prefill_decode, "vLLM V1 on ROCm with "
          "VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1: decodes through paged_attention_rocm, not the Triton unified "
          "attention (no --engine; RCCL hardware)", NULL},
+        {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
+         "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
@@ -294,6 +296,14 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    /* vLLM V1's loop alone (EngineCore's batch queue); the other engines' rows carry their own (serve_engine.h
+     * mode), and the other policies are other engines' */
+    if (c->async_scheduling && (c->engine || (p && strcmp(p->name, "vllm-v1")))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--async-scheduling: expected no --engine and the "
+                    "vllm-v1 scheduler (vLLM V1's own loop), got --engine %s, --scheduler %s",
+                    c->engine ? c->engine->name : "none", p ? p->name : "vllm-v1");
+        return false;
+    }
     /* only vLLM v0 swaps: v1's Scheduler._preempt_request frees the blocks and resets num_computed_tokens
      * (recompute; vllm/v1/core/sched/scheduler.py), and the other engines' rows preempt their own way; a swap
      * was modelled under them, exit 0 */
@@ -435,6 +445,7 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     c->tp = count_or(a->tp, 1);
     c->attention_dp = a->attention_dp;
     c->prefill_decode_attention = a->prefill_decode;
+    c->async_scheduling = a->async_sched;
     if (c->attention_dp && c->tp < 2) /* one rank's attention is whole already: the flag changed nothing, exit 0 */
         return fail(err, "--attention-dp: expected --tp 2 or more (each of the TP ranks runs its own requests' "
                     "attention), got %s, where it changes nothing", "tp 1");

@@ -21,7 +21,7 @@ typedef struct strata_serve_args {
     char *util, *step_overhead;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps, kv_blocks, graph_max_bs;
-    gboolean no_prefix, quiet, attention_dp, prefill_decode;
+    gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched;
 } strata_serve_args;
 
 /* An integer option not given (an option given 0 is checked as 0, not

@@ -31,6 +31,24 @@
  * chunk that carries text). Not modelled: a request done mid-run gets its
  * output at the step it finishes (finished_now), not at the run's end.
  *
+ * vLLM V1's async scheduling (config async_scheduling, --async-scheduling;
+ * notes below, docs/serving.md "vLLM V1's async scheduling"): EngineCore's
+ * step_with_batch_queue (vllm/v1/engine/core.py; batch queue of 2 under
+ * async scheduling) schedules and launches step n+1 before it blocks on
+ * step n's output, then, once n's output is processed, receives the
+ * requests the API server has sent (_process_input_queue) and forms n+2
+ * while the GPU runs n+1. So a request received after step n's start
+ * joins step n+2 (the recv_lag rule, the loop's CPU time taken as 0: no
+ * --engine prices none). No decode more for a request done at its
+ * max_tokens (schedule() skips a running request with output placeholders
+ * whose previous step reaches max_tokens, vllm/v1/core/sched/scheduler.py,
+ * "Avoid scheduling an extra step", as read on main; the benchmarks'
+ * --ignore-eos requests all end so): no overlap_lag. A request's tokens
+ * are not delayed: step n's output is processed when n ends. Default on
+ * from vLLM 0.14.0
+ * (vllm-project/vllm PR #27614, the last item of issue #27679's plan;
+ * the tag's vllm/config/vllm.py not read).
+ *
  * Invariants: running holds at most max_num_seqs; a step schedules at
  * most max_num_batched_tokens; time never goes back.
  */
@@ -473,8 +491,10 @@ bool serve_step(serve_state *st)
         t = strata_serve_engine_step(e, t, batch, prefill, st->cfg->num_scheduler_steps);
     if (st->n_chunks)
         t += st->cfg->step_overhead;
-    /* recv_lag: the next step's batch is formed once this step's CPU work is done, while its GPU work runs */
-    st->recv_by = e && e->recv_lag && e->mode == SERVE_ENGINE_OVERLAP ? st->now + fmin(cpu, t) : INFINITY;
+    /* recv_lag: the next step's batch is formed once this step's CPU work is done, while its GPU work runs (vLLM
+     * V1's async scheduling: at the step's start, no CPU time priced) */
+    bool lagged = (e && e->recv_lag && e->mode == SERVE_ENGINE_OVERLAP) || st->cfg->async_scheduling;
+    st->recv_by = lagged ? st->now + fmin(cpu, t) : INFINITY;
     *(prefill ? &st->res->prefill_gpu_s : &st->res->decode_gpu_s) += gpu;
     st->res->host_s += t - gpu;
     if (t <= 0 && !st->n_chunks) {
