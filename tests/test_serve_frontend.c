@@ -75,15 +75,21 @@ START_TEST(eager_chain_by_hand)
         strata_serve_eager_calls_s(r->step) + strata_serve_eager_calls_s((strata_serve_eager_calls){2, 0, 0});
     ck_assert_double_eq_tol(gpt2_layer, 94e-6, 1e-15);
     ck_assert_double_eq_tol(gpt2_step, 56e-6, 1e-15);
-    ck_assert_double_eq_tol(r->python_layer_s, ((156.0e-3 - 33.2e-3) / 31.0 - gpt2_step) / 12.0 - gpt2_layer, 1e-15);
-    ck_assert_double_eq_tol(r->python_layer_s, 231.44086e-6, 1e-11);
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 42389.441e-6, 1e-9);
+    ck_assert_double_eq_tol(r5->python_layer_s, ((156.0e-3 - 33.2e-3) / 31.0 - gpt2_step) / 12.0 - gpt2_layer, 1e-15);
+    ck_assert_double_eq_tol(r5->python_layer_s, 231.44086e-6, 1e-11);
+    /* 0.3 and 0.4 take neither the Python nor the MLA layer (one release rule): the calls alone, 42,389.441 us less
+     * 94 layers x 231.44086 us = 20,634.000 us */
+    ck_assert(r->python_layer_s == 0);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &q, 94, 8), 20634.0e-6, 1e-9);
     ck_assert_double_eq_tol(strata_serve_eager_host(r5, &q, 94, 8), 42389.441e-6, 1e-9);
     strata_serve_model l = model_of("llama-3-8b");
     ck_assert_uint_eq(l.layers, 32);
     ck_assert(!l.qk_norm && !l.kv_lora_rank);
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 1), 9950.1075e-6, 1e-9);
-    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 2), 10590.1075e-6, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r5, &l, 0, 1), 9950.1075e-6, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r5, &l, 0, 2), 10590.1075e-6, 1e-9);
+    /* less 32 x 231.44086 = 7,406.1075 us */
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 1), 2544.0e-6, 1e-9);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r, &l, 0, 2), 3184.0e-6, 1e-9);
     strata_serve_model d = model_of("deepseek-v3");
     ck_assert_uint_eq(d.layers, 61);
     ck_assert(d.kv_lora_rank > 0);
