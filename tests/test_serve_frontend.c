@@ -133,11 +133,11 @@ static const strata_serve_step *step(const strata_serve_result *r, guint i)
 
 /* One request of 4 prompt tokens and 3 outputs sent at 0 under sglang-v0.4, term by term:
  * - received at recv = 2.636 ms + 4 x 0.08 us = 2.63632 ms: the idle loop's first step starts then;
- * - that step's forward: the tiny layer's eager chain, attention 60 + dense MLP 18 + its Python 231.44086 + the
- *   step's 48 = 357.44086 us (TP 1), longer than its GPU time (a few us on test-simple); the row's CPU 1 ms + 1.6 us
- *   + 4 x 5.4 ns = 1.0016216 ms; the overlap loop issues the chain from the scheduler's thread after that CPU
- *   work, so the step is 357.44086 + 1001.6216 us = 1.35906246 ms, as the same row run serially (mode SYNC);
- * - the client reads the token emit = 3.954 ms after that step: TTFT 2.63632 + 1.35906246 + 3.954 = 7.94938246 ms;
+ * - that step's forward: the tiny layer's eager chain, attention 60 + dense MLP 18 + the step's 48 = 126 us (TP 1;
+ *   the 0.4 row takes no Python figure), longer than its GPU time (a few us on test-simple); the row's CPU 1 ms +
+ *   1.6 us + 4 x 5.4 ns = 1.0016216 ms; the overlap loop issues the chain from the scheduler's thread after that CPU
+ *   work, so the step is 126 + 1001.6216 us = 1.1276216 ms, as the same row run serially (mode SYNC);
+ * - the client reads the token emit = 3.954 ms after that step: TTFT 2.63632 + 1.1276216 + 3.954 = 7.7179416 ms;
  * - TPOT is the steps' alone: (finish - first token) / 2, the hops not in it; E2E = finish + emit. */
 START_TEST(ttft_at_concurrency_1_term_by_term)
 {
@@ -145,8 +145,8 @@ START_TEST(ttft_at_concurrency_1_term_by_term)
     const strata_serve_engine *row = strata_serve_engine_find("sglang-v0.4", NULL);
     strata_serve_result *r = run_tiny(row, req, 1, 0);
     ck_assert_double_eq_tol(step(r, 0)->t, 2.63632e-3, 1e-15);
-    ck_assert_double_eq_tol(step(r, 0)->dt, 1.35906246e-3, 1e-12);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.1276216e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.7179416e-3, 1e-12);
     double finish = r->e2e.p50 - 3.954e-3, first = r->ttft.p50 - 3.954e-3;
     ck_assert_double_eq_tol(r->tpot.p50, (finish - first) / 2, 1e-15);
     ck_assert_double_eq_tol(first, step(r, 0)->t + step(r, 0)->dt, 1e-15);
@@ -154,8 +154,8 @@ START_TEST(ttft_at_concurrency_1_term_by_term)
     strata_serve_engine sync = *row;
     sync.mode = SERVE_ENGINE_SYNC;
     r = run_tiny(&sync, req, 1, 0);
-    ck_assert_double_eq_tol(step(r, 0)->dt, 1.35906246e-3, 1e-12);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
+    ck_assert_double_eq_tol(step(r, 0)->dt, 1.1276216e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.7179416e-3, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -163,7 +163,7 @@ END_TEST
 /* Concurrency 1, two requests of 4 prompt tokens and 1 output: the client reads the first one's last token emit
  * after its prefill (3.954 ms), sends the second then, which is received recv (2.63632 ms) later; the loop ran the
  * first's dropped decode (overlap_lag, 1.0016216 + 0.025 us < 6.59 ms) and idles until then: step 2 starts at
- * step 0's end + 3.954 ms + 2.63632 ms. Both TTFTs are 7.94938246 ms (the eager step above). */
+ * step 0's end + 3.954 ms + 2.63632 ms. Both TTFTs are 7.7179416 ms (the eager step above). */
 START_TEST(closed_loop_sends_when_it_reads_the_last_token)
 {
     strata_serve_request req[2] = {{0, 4, 1}, {0, 4, 1}};
@@ -171,8 +171,8 @@ START_TEST(closed_loop_sends_when_it_reads_the_last_token)
     ck_assert_uint_eq(r->completed, 2);
     ck_assert_uint_eq(step(r, 2)->prefills, 1);
     ck_assert_double_eq_tol(step(r, 2)->t, step(r, 0)->t + step(r, 0)->dt + 3.954e-3 + 2.63632e-3, 1e-15);
-    ck_assert_double_eq_tol(r->ttft.p50, 7.94938246e-3, 1e-12);
-    ck_assert_double_eq_tol(r->ttft.p99, 7.94938246e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p50, 7.7179416e-3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.p99, 7.7179416e-3, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
