@@ -119,9 +119,7 @@ static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t 
  * slower of its programs' waves (serve_triton_gemm.h) and the row's compute and bytes, then the row's fixed time. */
 static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
-    /* gfx942 only (MI300X/MI325X: 304 CUs); gfx950 (MI355X, 256) takes per-(N,K) MI350X configs, not ported */
-    if (!c->block_gemm || !c->m.weight_block || c->m.dtype != STRATA_DTYPE_F8 || !m || !k || !n ||
-        strata_hw_compute(c->hw, c->unit)->kernel.sms != 304)
+    if (!c->block_gemm || !c->m.weight_block || c->m.dtype != STRATA_DTYPE_F8 || !m || !k || !n)
         return gemm(c, m, k, n);
     strata_kernel_cost kc = {0};
     strata_serve_triton_gemm_time tg = {0};
@@ -284,7 +282,8 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; forget_dense(c); }
 void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g)
 {
-    c->block_gemm = g;
+    /* gfx942 only (MI300X/MI325X: 304 CUs); gfx950 (MI355X, 256) takes per-(N,K) MI350X configs, not ported */
+    c->block_gemm = g && strata_hw_compute(c->hw, c->unit)->kernel.sms == 304 ? g : NULL;
     forget_dense(c);
 }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
