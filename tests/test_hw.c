@@ -381,14 +381,25 @@ START_TEST(unknown_key)
     /* the key's own line, the group, the known keys */
     load_fails(BASE_HARDWARE BASE_HBM "[memory host]\nkind = host\ncapcity = 1GiB\n", NULL,
                "bad.ini:11: [memory host] unknown key 'capcity'",
-               "(known: kind, capacity, bandwidth, latency, allocator, alignment, pageable, "
-               "dram, bus_width, source, allocator.KEY)");
+               "(known: kind, capacity, reported_capacity, bandwidth, latency, allocator, alignment, "
+               "pageable, dram, bus_width, source, allocator.KEY)");
     load_fails(BASE "colour = red\n", NULL, "bad.ini:21: [compute core] unknown key 'colour'",
                "flops.KEY");
     load_fails("[hardware]\nname = t\nmaker = x\n", NULL, "bad.ini:3: [hardware] unknown key 'maker'",
                NULL);
     load_fails(BASE "flops.bfloat16 = 1TFLOP/s\n", NULL,
                "bad.ini:21: [compute core] flops.bfloat16: unknown dtype 'bfloat16'", "bf16");
+    /* the driver's reported total: a device memory's alone (vLLM's KV pool, docs/serving.md) */
+    load_fails(BASE_HARDWARE BASE_HBM "[memory host]\nkind = host\ncapacity = 64GiB\nbandwidth = 100GB/s\n"
+               "reported_capacity = 60GiB\n", NULL, "reported_capacity", "only a memory of kind device has one");
+    GError *err = NULL;
+    strata_hw *hw = strata_placement_hw_load_data(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16GB\n"
+                                                  "reported_capacity = 15.5GiB\nbandwidth = 1TB/s\n\n" BASE_HOST
+                                                  BASE_LINK BASE_COMPUTE, "ok.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    ck_assert_uint_eq(mem(hw, "hbm")->reported_capacity, 15.5 * 1073741824.0); /* 16,642,998,272 B */
+    ck_assert_uint_eq(mem(hw, "host")->reported_capacity, 0);
+    strata_hw_free(hw);
 }
 END_TEST
 

@@ -753,6 +753,70 @@ START_TEST(trtllm_cpp_runs_nims_executor)
 }
 END_TEST
 
+/* vLLM's KV pool is gpu_memory_utilization of the total the driver reports (vllm-project/vllm v0.11.0,
+ * vllm/v1/worker/gpu_worker.py:183-184 and :279-280), the hardware file's reported_capacity, less the weights and
+ * the profile's peak; other engines' rows keep capacity.
+ * Qwen2.5-7B on a100.ini (reported 79.28 GiB = 85,126,251,807 B, 79.28 x 2^30 rounded), 2,048 tokens and 256
+ * sequences (vLLM 0.10.1.1's A100 defaults): weights 7,615,616,512 x 2 = 15,231,233,024 B (28 layers of q/o
+ * 3584 x 3584, k/v 3584 x 512 with the three biases, MLP 3 x 3584 x 18944, two norms: 233,057,792 each;
+ * untied embeddings 2 x 152,064 x 3,584; the final norm), activations 2,048 x (2 x 3,584 + 36 x 128 + 3 x
+ * 18,944) x 2 + 256 x 152,064 x 8 = 592,445,440 B. At 0.25: 21,281,562,951.75 - 15,823,678,464 =
+ * 5,457,884,487 B, / (16 x 57,344) = 5,948 blocks; at 0.5: 26,739,447,439 B, 29,143 blocks. The two vLLM
+ * 0.10.1.1 start-up logs of that shape (dennislee22/vLLM-benchmarking@b474d1e0, log/vllm-7B-1gpuA10080GB-*.log
+ * line 43) print 93,872 and 464,848 tokens: 5,867 and 29,053 blocks, 81 and 90 fewer (the non-torch increase,
+ * about 0.07 GiB, not modelled); the datasheet's 80e9 B gave 3.89 and 22.52 GiB (4,551 and 26,350 blocks).
+ * Qwen3-32B on h100.ini (reported 79.11 GiB = 84,943,715,697 B), 8,192 tokens and 1,024 sequences: weights
+ * 65,524,246,528 B, activations 8,192 x (2 x 5,120 + 80 x 128 + 3 x 25,600) x 2 + 1,024 x 151,936 x 8 =
+ * 2,838,495,232 B; 0.9 x 84,943,715,697 = 76,449,344,127.3, less both: 8,086,602,367 B, / (16 x 262,144) =
+ * 1,927 blocks, where 80e9 B gave 3,637,258,240 B and 867. A 1,996 + 100-token request holds ceil(2,096 / 16)
+ * = 131 blocks at its end: 14 fit at full length (1,834 blocks), against 6 (786) before. TensorRT-LLM's row
+ * keeps the datasheet's 80e9: 0.9 x (80e9 - 65,524,246,528 - 2,838,495,232) = 10,473,532,416 B. */
+START_TEST(vllm_pool_is_its_share_of_the_reported_total)
+{
+    const struct {
+        const char *hw, *config, *engine;
+        double util;
+        uint32_t tokens, seqs;
+        uint64_t weights, acts, pool, blocks, per_token;
+    } rows[] = {
+        {"a100.ini", "qwen2.5-7b.json", "none", 0.25, 2048, 256, 15231233024ull, 592445440ull, 5457884487ull, 5948,
+         57344},
+        {"a100.ini", "qwen2.5-7b.json", "none", 0.5, 2048, 256, 15231233024ull, 592445440ull, 26739447439ull, 29143,
+         57344},
+        {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8086602367ull, 1927,
+         262144},
+        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 10473532416ull, 2497,
+         262144},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        GError *err = NULL;
+        char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", rows[i].hw, NULL);
+        char *cfg = g_build_filename(STRATA_SOURCE_DIR, "configs", "models", rows[i].config, NULL);
+        strata_hw *hw = strata_hw_load(path, NULL, &err);
+        ck_assert_msg(hw, "%s", err ? err->message : "");
+        strata_serve_model m;
+        strata_serve_model_init(&m);
+        ck_assert_msg(strata_serve_model_from_config(&m, cfg, &err), "%s", err ? err->message : "");
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.gpu_memory_utilization = rows[i].util, c.max_num_batched_tokens = rows[i].tokens;
+        c.max_num_seqs = rows[i].seqs;
+        c.engine = strata_serve_engine_find(rows[i].engine, &err);
+        ck_assert_msg(c.engine, "%s", err ? err->message : "");
+        uint64_t w = 0, a = 0, pool = 0;
+        ck_assert_msg(strata_serve_memory(hw, &m, &c, &w, &a, &pool, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(w, rows[i].weights);
+        ck_assert_uint_eq(a, rows[i].acts);
+        ck_assert_uint_eq(pool, rows[i].pool);
+        ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), rows[i].per_token);
+        ck_assert_uint_eq(pool / (16 * rows[i].per_token), rows[i].blocks);
+        strata_hw_free(hw);
+        g_free(cfg);
+        g_free(path);
+    }
+}
+END_TEST
+
 /* vLLM's OpenAI server (no --engine): prompt + output > max_model_len (the tiny model's 8,192) is refused on
  * arrival. Three requests, the second of 9,000 prompt tokens (it would fit the pool of 32,692 tokens): 2 served,
  * 1 rejected as too long, the first refused being request 1. Then 8,000 + 192 = 8,192 served and 8,000 + 193
@@ -1219,6 +1283,7 @@ int main(void)
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
+    tcase_add_test(tc, vllm_pool_is_its_share_of_the_reported_total);
     tcase_add_loop_test(tc, overlap_lag_runs_one_decode_more, 0, G_N_ELEMENTS(lag_rows));
     tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
     tcase_add_test(tc, v0_multi_step_streams_a_run_as_one_chunk);

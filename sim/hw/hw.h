@@ -107,6 +107,8 @@ typedef struct strata_memory_spec {
     const char *name;
     strata_mem_kind kind;
     uint64_t capacity;     /* bytes */
+    uint64_t reported_capacity; /* bytes the CUDA driver reports as the total (cudaMemGetInfo), which vLLM's
+                                 * KV pool is a share of; 0 where the file gives none (capacity is taken) */
     double bandwidth;      /* bytes/s: the memory's own port, shared by all traffic (with a
                             * DRAM timing set: the pin rate less refresh, hw/dram.h) */
     double pin_bandwidth;  /* bytes/s: the `bandwidth =` key, the datasheet's pin rate */

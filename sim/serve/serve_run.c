@@ -81,7 +81,15 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     *weights = strata_serve_weight_bytes_dp(m, (uint32_t)tp, c->attention_dp);
     /* vLLM: gpu_memory_utilization of the device, less the rest; TensorRT-LLM: its fraction of what the
      * rest leaves free (serve_engine.c, the trtllm row: KvCacheCreator._cal_max_memory) */
-    double usable = (double)mem->capacity * c->gpu_memory_utilization;
+    /* vLLM's requested memory is its share of the total torch.cuda.mem_get_info reports (vllm-project/vllm
+     * v0.11.0 wheel, vllm/v1/worker/gpu_worker.py:183-184, requested_memory; the pool that less the weights, the
+     * profile's torch peak and the non-torch increase, :279-280, vllm/utils/__init__.py:2858-2865; CUDA graphs
+     * are captured after the pool and not counted, gpu_worker.py:344-361): the file's reported_capacity where
+     * it gives one; vLLM 0.6's V0 worker the same (total_gpu_memory x gpu_memory_utilization). The other
+     * engines' rows keep capacity (docs/serving.md, "One GPU's KV pool under vLLM 0.11") */
+    bool vllm_rule = !c->engine || strcmp(c->engine->name, "none") == 0 || strncmp(c->engine->name, "vllm", 4) == 0;
+    double total = (double)(vllm_rule && mem->reported_capacity ? mem->reported_capacity : mem->capacity);
+    double usable = total * c->gpu_memory_utilization;
     /* SGLang (pool_of_static): mem_fraction_static of the device less what the weights left in use, measured
      * after loading them and before any forward (model_runner.py profile_max_num_token, sglang-0.4.0 wheel) */
     bool no_profile = c->engine && c->engine->pool_of_static;
