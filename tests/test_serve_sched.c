@@ -770,7 +770,8 @@ END_TEST
  * 2,838,495,232 B; 0.9 x 84,943,715,697 = 76,449,344,127.3, less both: 8,086,602,367 B, / (16 x 262,144) =
  * 1,927 blocks, where 80e9 B gave 3,637,258,240 B and 867. A 1,996 + 100-token request holds ceil(2,096 / 16)
  * = 131 blocks at its end: 14 fit at full length (1,834 blocks), against 6 (786) before. TensorRT-LLM's row
- * keeps the datasheet's 80e9: 0.9 x (80e9 - 65,524,246,528 - 2,838,495,232) = 10,473,532,416 B. */
+ * reads the same reported total, its fraction of what the rest leaves: 0.9 x (84,943,715,697 - 65,524,246,528 -
+ * 2,838,495,232) = 0.9 x 16,580,973,937 = 14,922,876,543 B, / 4,194,304 = 3,557 blocks (80e9 gave 2,497). */
 START_TEST(vllm_pool_is_its_share_of_the_reported_total)
 {
     const struct {
@@ -785,7 +786,7 @@ START_TEST(vllm_pool_is_its_share_of_the_reported_total)
          57344},
         {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8086602367ull, 1927,
          262144},
-        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 10473532416ull, 2497,
+        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 14922876543ull, 3557,
          262144},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {

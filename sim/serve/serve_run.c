@@ -85,16 +85,16 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
      * v0.11.0 wheel, vllm/v1/worker/gpu_worker.py:183-184, requested_memory; the pool that less the weights, the
      * profile's torch peak and the non-torch increase, :279-280, vllm/utils/__init__.py:2858-2865; CUDA graphs
      * are captured after the pool and not counted, gpu_worker.py:344-361): the file's reported_capacity where
-     * it gives one; vLLM 0.6's V0 worker the same (total_gpu_memory x gpu_memory_utilization). The other
-     * engines' rows keep capacity (docs/serving.md, "One GPU's KV pool under vLLM 0.11") */
-    bool vllm_rule = !c->engine || strcmp(c->engine->name, "none") == 0 || strncmp(c->engine->name, "vllm", 4) == 0;
-    double total = (double)(vllm_rule && mem->reported_capacity ? mem->reported_capacity : mem->capacity);
+     * it gives one; vLLM 0.6's V0 worker the same (total_gpu_memory x gpu_memory_utilization). TensorRT-LLM and
+     * SGLang read the same driver figures (cudaMemGetInfo, torch.cuda.mem_get_info), so every row takes it: the
+     * device's total as its runtime sees it (docs/serving.md, "One GPU's KV pool under vLLM 0.11") */
+    double total = (double)(mem->reported_capacity ? mem->reported_capacity : mem->capacity);
     double usable = total * c->gpu_memory_utilization;
     /* SGLang (pool_of_static): mem_fraction_static of the device less what the weights left in use, measured
      * after loading them and before any forward (model_runner.py profile_max_num_token, sglang-0.4.0 wheel) */
     bool no_profile = c->engine && c->engine->pool_of_static;
     double rest = (double)*weights + (no_profile ? 0.0 : (double)*activations) + (double)c->non_kv_overhead;
-    double left = c->engine && c->engine->pool_of_free ? ((double)mem->capacity - rest) * c->gpu_memory_utilization
+    double left = c->engine && c->engine->pool_of_free ? (total - rest) * c->gpu_memory_utilization
                                                        : usable - rest;
     if (left < 1) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s on %s with tp %u: no memory left for the KV cache "
