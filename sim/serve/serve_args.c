@@ -503,6 +503,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
                       : NULL;
     if (bad) /* the option given, where the message named all three */
         g_prefix_error(err, "%s: ", bad);
+    /* --kv-blocks sizes the pool whatever the memory (serve_run.c strata_serve_memory): the overhead kept
+     * from the memory's pool was read nowhere, and 1GiB gave the same JSON as none */
+    if (!bad && c->kv_blocks && c->non_kv_overhead)
+        return fail(err, "--non-kv-overhead %s: expected no --kv-blocks, which sizes the KV pool whatever the memory "
+                    "(the overhead is kept from the pool the memory leaves); beside it, it changes nothing", a->non_kv);
     /* the host space is read by swap alone: 1GiB and 4GiB gave the same JSON (0, no space, says recompute too) */
     char *named = a->swap_space ? g_strdup_printf("--swap-space %s", a->swap_space) : NULL;
     bool ok = !bad && (!named || strata_serve_config_swap_space_read(c, named, err));
@@ -618,6 +623,15 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
+    if (s && a->no_prefix && count_or(a->shared_prefix, 0)) {
+        /* the shared blocks are found by prefix caching alone (serve_pool.c block_hash): --no-prefix-caching
+         * --shared-prefix 10 gave the same JSON as --no-prefix-caching */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--shared-prefix %d: expected prefix caching on (no "
+                    "--no-prefix-caching), which reads it (the blocks every prompt shares, found in the cache); with "
+                    "it off, it changes nothing", a->shared_prefix);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
     if (s)
         s->shared_prefix = count_or(a->shared_prefix, 0);
     if (s && !shared_prefix_fits(s, err)) {
