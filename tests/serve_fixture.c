@@ -49,6 +49,19 @@ strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block)
     return m;
 }
 
+strata_serve_cost *strata_test_tp8_cost(const strata_hw *hw, const strata_serve_model *m)
+{
+    GError *err = NULL;
+    strata_serve_cost *c = strata_serve_cost_new(hw, m, 8, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    return c;
+}
+
+strata_serve_chunk strata_test_decode_2000(void)
+{
+    return (strata_serve_chunk){.id = 0, .tokens = 1, .context = 2000, .samples = true};
+}
+
 double strata_test_deepseek_row_adds(const char *hw_file, const char *engine)
 {
     GError *err = NULL;
@@ -56,9 +69,8 @@ double strata_test_deepseek_row_adds(const char *hw_file, const char *engine)
     ck_assert_msg(hw, "%s", err ? err->message : "");
     strata_serve_model m = strata_test_deepseek_v3(true, true);
     const strata_serve_engine *e = engine ? strata_serve_engine_find(engine, &err) : NULL;
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     ck_assert_msg(strata_serve_engine_set_kernels(e, hw, c, &err), "%s", err ? err->message : "");
     double with = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_mla_kernels(c, NULL);

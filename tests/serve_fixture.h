@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "serve/serve.h"
+#include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
 
 /* A model of 600 parameters: one layer, hidden 8, one head of 8 (one KV
@@ -38,6 +39,14 @@ strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_ser
  * blocks when `block` (the checkpoint's quantization_config). The test
  * fails where a key does not take. */
 strata_serve_model strata_test_deepseek_v3(bool kv_bf16, bool block);
+
+/* m's step cost at TP8 (tensor parallel over 8 ranks, no attention data
+ * parallelism, a budget of 8,192 tokens: vLLM's on a node of 8) on hw;
+ * the test fails where it does not build. m must outlive it. */
+strata_serve_cost *strata_test_tp8_cost(const strata_hw *hw, const strata_serve_model *m);
+/* One request's decode at context 2,000 (one new token, sampled): the
+ * DeepSeek-V3 suites' step. */
+strata_serve_chunk strata_test_decode_2000(void);
 
 /* A decode of one request (context 2,000) of strata_test_deepseek_v3(true,
  * true) at TP8 under an engine's row (NULL: vLLM V1's) on hw_file, less the

@@ -60,7 +60,7 @@ STRATA_ROWS_TEST(efa_is_neither_ib_nor_roce,
  * names the pin (coll_impl_nccl.c nccl_tune, coll_impl_rccl.c rccl_tune). */
 STRATA_ROWS_TEST(pinned_algorithm_named,
     {PINNED("nccl-nvls-tree", "a100-8.ini"), 2,
-     "algo=nccl: the op's algorithm pins NCCL's NVLS_TREE, which NCCL does not run for all-reduce over 8 ranks on "
+     "algo=nccl: the op's algorithm pins NVLS_TREE, which NCCL does not run for all-reduce over 8 ranks on "
      "this hardware; expected an algorithm it runs here (or none: NCCL's choice)"},
     {PINNED("nccl-nvls-tree", "mi300x-8.ini"), 2,
      "algo=rccl: the op's algorithm pins NVLS_TREE, which RCCL does not run for all-reduce over 8 ranks on this "

@@ -91,9 +91,8 @@ START_TEST(deepseek_step_at_batch_one_by_hand)
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
     strata_serve_model m = strata_test_deepseek_v3(true, true);
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     double without = strata_serve_cost_step(c, &d, 1);
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
     strata_serve_cost_set_mla_kernels(c, v);
@@ -115,13 +114,11 @@ END_TEST
  * added the chain to the GPU's, or took the GPU's alone, fails. */
 START_TEST(host_chain_binds_on_a_fast_gpu)
 {
-    GError *err = NULL;
     const char *const fast[] = {"compute.sm.kernel_launch=0", "memory.hbm.bandwidth=1PB/s", NULL};
     strata_hw *hw = strata_test_load_hw("hgx-h200", fast);
     strata_serve_model m = strata_test_deepseek_v3(true, true);
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     double without = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("vllm-0.8-mla", NULL));
     double with = strata_serve_cost_step(c, &d, 1);
@@ -232,9 +229,8 @@ START_TEST(bf16_mla_model_runs_no_fp8_quantization)
     strata_serve_model m;
     ck_assert_msg(strata_serve_model_preset(&m, "deepseek-v3", &err), "%s", err ? err->message : "");
     ck_assert_msg(strata_serve_model_set(&m, "kv_dtype", "bf16", &err), "%s", err ? err->message : "");
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     double without = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("sglang-0.4.5-mla", NULL));
     ck_assert_double_eq_tol(strata_serve_cost_step(c, &d, 1) - without, 1986 * 3e-6 + 12377344.0 / (0.9 * 4.8e12),

@@ -86,9 +86,8 @@ START_TEST(gqa_model_takes_no_rocm_row)
     strata_hw *hw = strata_test_load_hw("mi300x-8", NULL);
     strata_serve_model m;
     ck_assert(strata_serve_model_preset(&m, "llama-3-8b", &err));
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     double without = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_mla_kernels(c, strata_serve_mla_rocm_find("sglang-0.5-rocm-mla", NULL));
     ck_assert_double_eq(strata_serve_cost_step(c, &d, 1), without);

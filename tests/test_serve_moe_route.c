@@ -110,13 +110,11 @@ START_TEST(block_scaled_step_adds_its_quantizations)
     for (uint32_t i = 0; i < 16; i++)
         d[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 64, .samples = true};
     strata_serve_work plain, block;
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     strata_serve_cost_step_work(c, d, 16, &plain);
     strata_serve_cost_free(c);
     ck_assert(strata_serve_model_set(&m, "weight_block", "128", &err));
-    c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    c = strata_test_tp8_cost(hw, &m);
     strata_serve_cost_step_work(c, d, 16, &block);
     strata_serve_cost_free(c);
     ck_assert_double_eq(block.bytes - plain.bytes, 1048576.0);

@@ -104,8 +104,7 @@ START_TEST(served_decode_takes_the_kernel)
     strata_serve_model m = strata_test_deepseek_v3(true, true);
     strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
     strata_serve_work with_w, without_w;
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     ck_assert_msg(strata_serve_engine_set_kernels(strata_serve_engine_find("sglang-v0.5", NULL), hw, c, &err), "%s",
                   err ? err->message : "");
     double with = strata_serve_cost_step_work(c, &d, 1, &with_w);
@@ -126,9 +125,8 @@ START_TEST(cuda_hardware_keeps_the_row)
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
     strata_serve_model m = strata_test_deepseek_v3(true, true);
-    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 2000, .samples = true};
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 8192, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk d = strata_test_decode_2000();
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
     ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("sglang-v0.5", NULL), hw, c, &err));
     double with = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_triton_gemm(c, NULL);

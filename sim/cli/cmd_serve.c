@@ -115,6 +115,8 @@ static bool sweep_points(const strata_serve_args *a, const strata_serve_setup *s
         if (ok)
             point_defaults(a, set, *knob, &probes[i]);
         ok = ok && strata_serve_config_check_scheduler(&probes[i], set->model.max_model_len, "block_size", err);
+        /* --time-scale beside a closed-loop point: that point's JSON was the same without it */
+        ok = ok && strata_serve_args_time_scale_read(a, probes[i].concurrency, "concurrency=", err);
         if (!ok)
             g_prefix_error(err, "--sweep: ");
     }

@@ -319,9 +319,13 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
     return true;
 }
 
-/* NCCL's per-link NVLink bandwidth in its topology (graph/topo.h
- * SM70_NVLINK_BW 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s) */
-static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
+/* A row per strata_nccl_arch (volta .. blackwell): NCCL's per-link NVLink
+ * bandwidth in its topology (graph/topo.h SM70_NVLINK_BW 20.0, SM80 20.0,
+ * SM90 20.6, SM100 40.1 GB/s) and the compute capability it is keyed by. */
+static const struct {
+    double nvlink_link_gbs;
+    uint32_t cc;
+} arch_rows[] = {{20.0, 70}, {20.0, 80}, {20.6, 90}, {40.1, 100}};
 
 /* On a `topology = full` domain of 3 GPUs or more (each pair joined by
  * links_per_chip direct links, no switch), the rings of NCCL's ring graph
@@ -332,7 +336,6 @@ static const double nvlink_link_gbs[] = {20.0, 20.0, 20.6, 40.1};
  * rings: NCCL's channels on one ring in rank order, as before. */
 static bool mesh_graph(const hw_load_ctx *ctx, const char *group, uint32_t domain, nccl_params *p, GError **err)
 {
-    static const uint32_t cc[] = {70, 80, 90, 100}; /* volta .. blackwell: compute capability */
     char *topo = hw_get_text(ctx, group, "topology");
     bool full = topo && strcmp(g_strstrip(topo), "full") == 0;
     g_free(topo);
@@ -341,7 +344,8 @@ static bool mesh_graph(const hw_load_ctx *ctx, const char *group, uint32_t domai
         return true;
     if (!hw_get_count(ctx, group, "links_per_chip", 1, 64, 1, NULL, &links, err))
         return false;
-    strata_nccl_mesh_rings(domain, links, (float)nvlink_link_gbs[p->arch], cc[p->arch], &p->mesh);
+    strata_nccl_mesh_rings(domain, links, (float)arch_rows[p->arch].nvlink_link_gbs, arch_rows[p->arch].cc,
+                           &p->mesh);
     return true;
 }
 
@@ -519,7 +523,7 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
                      strata_coll_tuning *out)
 {
     const nccl_params *p = strata_hw_coll_params(hw);
-    uint32_t links = (uint32_t)(comm->graph_channels * comm->channel_gbs / nvlink_link_gbs[comm->arch]);
+    uint32_t links = (uint32_t)(comm->graph_channels * comm->channel_gbs / arch_rows[comm->arch].nvlink_link_gbs);
     strata_nccl_p2p plan;
     strata_nccl_comm even = *comm; /* the plan's nodes: whole ones, else one (nccl_p2p.h) */
     if (domain_ranks == 0 || comm->ranks % domain_ranks != 0)
@@ -572,17 +576,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     }
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {
-        char *pinned = algos ? strata_nccl_algo_mask_names(algos) : NULL;
-        if (pinned) /* the trace's algo= (nccl-nvls-tree on an A100): "expected an all-reduce ..., got all-reduce" */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=nccl: the op's algorithm pins NCCL's %s, which "
-                        "NCCL does not run for %s over %" G_GUINT64_FORMAT " ranks on this hardware; expected an "
-                        "algorithm it runs here (or none: NCCL's choice)", pinned, strata_op_kind_name(kind), n);
-        else
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
-                        "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
-                        strata_op_kind_name(kind), n);
-        g_free(pinned);
+        strata_nccl_unrun_error(err, "nccl", algos, kind, n);
         return false;
     }
     /* Across nodes, NCCL's hardware latency of a step over the network

@@ -369,16 +369,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
         return true;
     }
     if (!chosen) {
-        char *pinned = algos ? strata_nccl_algo_mask_names(algos) : NULL;
-        if (pinned) /* the trace's algo= (nccl-nvls-tree on an MI300X): "expected an all-reduce ..., got all-reduce" */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=rccl: the op's algorithm pins %s, which RCCL "
-                        "does not run for %s over %u ranks on this hardware; expected an algorithm it runs here (or "
-                        "none: RCCL's choice)", pinned, strata_op_kind_name(kind), ranks);
-        else
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "algo=rccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that RCCL "
-                        "runs (rccl_algo, rccl_proto), got %s over %u", strata_op_kind_name(kind), ranks);
-        g_free(pinned);
+        strata_nccl_unrun_error(err, "rccl", algos, kind, ranks);
         return false;
     }
     /* the model's rings: a node's, or across nodes those through the NICs */

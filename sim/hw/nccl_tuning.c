@@ -11,6 +11,7 @@
  * Invariant: the functions read only their arguments.
  */
 #include "hw/nccl_tuning.h"
+#include "core/error.h"
 #include "hw/nccl_plugin.h"
 #include "hw/nccl_channels.h"
 #include <math.h>
@@ -84,6 +85,21 @@ char *strata_nccl_algo_mask_names(uint32_t mask)
         if (mask & (1u << a))
             g_string_append_printf(s, "%s%s", s->len ? ", " : "", algo_names[a]);
     return g_string_free(s, FALSE);
+}
+
+void strata_nccl_unrun_error(GError **err, const char *lib, uint32_t pinned, strata_op_kind kind, uint64_t ranks)
+{
+    char *names = pinned ? strata_nccl_algo_mask_names(pinned) : NULL, *upper = g_ascii_strup(lib, -1);
+    if (names) /* the trace's algo= (nccl-nvls-tree on an A100): "expected an all-reduce ..., got all-reduce" */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=%s: the op's algorithm pins %s, which %s does not "
+                    "run for %s over %" G_GUINT64_FORMAT " ranks on this hardware; expected an algorithm it runs here "
+                    "(or none: %s's choice)", lib, names, upper, strata_op_kind_name(kind), ranks, upper);
+    else
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=%s: expected all-reduce, all-gather or "
+                    "reduce-scatter over 2 ranks or more that %s runs (%s_algo, %s_proto), got %s over %"
+                    G_GUINT64_FORMAT, lib, upper, lib, lib, strata_op_kind_name(kind), ranks);
+    g_free(names);
+    g_free(upper);
 }
 
 static bool index_of(const char *const *names, unsigned n, const char *name, bool any_case, unsigned *out)

@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 #include "hw/nccl_versions.h"
 #include "trace/op.h"
 
@@ -189,6 +190,11 @@ const char *strata_nccl_algo_name(strata_nccl_algo a);
 const char *strata_nccl_proto_name(strata_nccl_proto p);
 /* The names of the algorithms a mask (1 << strata_nccl_algo) holds, comma-separated ("" for none; g_free). */
 char *strata_nccl_algo_mask_names(uint32_t mask);
+/* Sets err where the library `lib` ("nccl", "rccl": the trace's algo=) runs
+ * no algorithm for a kind over `ranks`: naming the trace's pin where
+ * `pinned` (a mask, 1 << strata_nccl_algo) holds one (nccl-nvls-tree on an
+ * A100), else the kinds and counts it runs (coll_impl_nccl.c, coll_impl_rccl.c). */
+void strata_nccl_unrun_error(GError **err, const char *lib, uint32_t pinned, strata_op_kind kind, uint64_t ranks);
 /* "volta", "ampere", "hopper", "blackwell" (the nccl row's nccl_arch,
  * coll_impl_nccl.c). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);

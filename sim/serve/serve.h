@@ -168,6 +168,10 @@ void strata_serve_result_free(strata_serve_result *r);
  * max_num_batched_tokens, block_size, gpu_memory_utilization, tp,
  * concurrency, step_overhead, swap_space): the sweep's axes. */
 bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err);
+/* The host space to swap to (swap_space) is read by swap preemption alone:
+ * false with err, naming it as `named` (--swap-space 1GiB, the sweep's
+ * swap_space), where c sets a space without swap (0 says "none", taken). */
+bool strata_serve_config_swap_space_read(const strata_serve_config *c, const char *named, GError **err);
 char *strata_serve_config_knobs(void); /* g_free */
 /* Whether a and b set knob alike (that field alone; false for an unknown knob). */
 bool strata_serve_config_knob_same(const strata_serve_config *a, const strata_serve_config *b, const char *knob);

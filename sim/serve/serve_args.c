@@ -478,10 +478,6 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
         return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
     c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
-    /* the host space is read by swap alone: 1GiB and 4GiB gave the same JSON (0, no space, says recompute too) */
-    if (a->swap_space && !c->swap && !(strata_parse_size(a->swap_space, &c->swap_space, NULL) && !c->swap_space))
-        return fail(err, "--swap-space %s: expected --preemption swap, which reads it (the host bytes a rank swaps "
-                    "KV blocks to); under recompute preemption it changes nothing", a->swap_space);
     /* seconds as a number, or a time with its unit as the sweep's step_overhead takes it (serve_fields.c): "1ms"
      * was refused here, "0.001" there */
     if (a->step_overhead && !strata_serve_decimal(a->step_overhead, &c->step_overhead) && /* nan, inf, 0x10 */
@@ -507,7 +503,16 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
                       : NULL;
     if (bad) /* the option given, where the message named all three */
         g_prefix_error(err, "%s: ", bad);
-    return bad == NULL;
+    /* --kv-blocks sizes the pool whatever the memory (serve_run.c strata_serve_memory): the overhead kept
+     * from the memory's pool was read nowhere, and 1GiB gave the same JSON as none */
+    if (!bad && c->kv_blocks && c->non_kv_overhead)
+        return fail(err, "--non-kv-overhead %s: expected no --kv-blocks, which sizes the KV pool whatever the memory "
+                    "(the overhead is kept from the pool the memory leaves); beside it, it changes nothing", a->non_kv);
+    /* the host space is read by swap alone: 1GiB and 4GiB gave the same JSON (0, no space, says recompute too) */
+    char *named = a->swap_space ? g_strdup_printf("--swap-space %s", a->swap_space) : NULL;
+    bool ok = !bad && (!named || strata_serve_config_swap_space_read(c, named, err));
+    g_free(named);
+    return ok;
 }
 
 /* The latest arrival, after the first request's: 10^7 s (116 days; the
@@ -565,6 +570,19 @@ static bool shared_prefix_fits(const strata_serve_stream *s, GError **err)
     return true;
 }
 
+bool strata_serve_args_time_scale_read(const strata_serve_args *a, uint32_t concurrency, const char *named,
+                                       GError **err)
+{
+    if (!a->time_scale || !concurrency)
+        return true;
+    /* a closed loop sends each client's next request when one completes: the arrival times are read nowhere,
+     * and --time-scale 2 gave the same JSON as without it */
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--time-scale %s: expected --concurrency 0 (the stream's own "
+                "arrival times, which it scales), got %s%u, a closed loop that reads no arrival time", a->time_scale,
+                named, concurrency);
+    return false;
+}
+
 static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
 {
     strata_serve_stream *s = NULL;
@@ -589,12 +607,8 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
             s = strata_serve_stream_poisson(&p);
     }
     double scale = 1.0;
-    if (s && a->time_scale && a->concurrency != STRATA_SERVE_UNSET && a->concurrency > 0) {
-        /* a closed loop sends each client's next request when one completes: the arrival times are read nowhere,
-         * and --time-scale 2 gave the same JSON as without it */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--time-scale %s: expected --concurrency 0 (the stream's "
-                    "own arrival times, which it scales), got --concurrency %d, a closed loop that reads no arrival "
-                    "time", a->time_scale, a->concurrency);
+    if (s && !strata_serve_args_time_scale_read(a, a->concurrency > 0 ? (uint32_t)a->concurrency : 0,
+                                                "--concurrency ", err)) {
         strata_serve_stream_free(s);
         return NULL;
     }
@@ -609,6 +623,15 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
+    if (s && a->no_prefix && count_or(a->shared_prefix, 0)) {
+        /* the shared blocks are found by prefix caching alone (serve_pool.c block_hash): --no-prefix-caching
+         * --shared-prefix 10 gave the same JSON as --no-prefix-caching */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--shared-prefix %d: expected prefix caching on (no "
+                    "--no-prefix-caching), which reads it (the blocks every prompt shares, found in the cache); with "
+                    "it off, it changes nothing", a->shared_prefix);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
     if (s)
         s->shared_prefix = count_or(a->shared_prefix, 0);
     if (s && !shared_prefix_fits(s, err)) {

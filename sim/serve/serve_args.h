@@ -40,6 +40,12 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
  * below 1; what a published moe-layer or decode-attention case needs. */
 bool strata_serve_args_tp(const strata_serve_args *a, uint32_t *tp, GError **err);
 
+/* --time-scale scales the open loop's arrival times: false with err where
+ * it is given beside a closed loop of `concurrency` clients (> 0), named
+ * as `named` then the count (--concurrency 2, a sweep's concurrency=2). */
+bool strata_serve_args_time_scale_read(const strata_serve_args *a, uint32_t concurrency, const char *named,
+                                       GError **err);
+
 typedef struct strata_serve_setup {
     strata_serve_model model;
     strata_serve_config config;

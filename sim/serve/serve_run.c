@@ -143,13 +143,19 @@ bool strata_serve_config_set(strata_serve_config *c, const char *knob, const cha
                     "num_scheduler_steps: 1024), got '%s'", knob, value);
         return false;
     }
-    if (strcmp(knob, "swap_space") == 0 && !next.swap && next.swap_space) { /* --swap-space's rule (serve_args.c) */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "swap_space: expected --preemption swap, which reads it "
-                    "(the host bytes a rank swaps KV blocks to); under recompute preemption it changes nothing");
+    if (strcmp(knob, "swap_space") == 0 && !strata_serve_config_swap_space_read(&next, "swap_space", err))
         return false;
-    }
     *c = next;
     return true;
+}
+
+bool strata_serve_config_swap_space_read(const strata_serve_config *c, const char *named, GError **err)
+{
+    if (c->swap || !c->swap_space)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected --preemption swap, which reads it (the host "
+                "bytes a rank swaps KV blocks to); under recompute preemption it changes nothing", named);
+    return false;
 }
 
 double serve_next_arrival(const serve_state *st)
