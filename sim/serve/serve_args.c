@@ -12,7 +12,7 @@
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
     a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = a->kv_blocks = STRATA_SERVE_UNSET;
-    a->shared_prefix = a->concurrency = a->scheduler_steps = a->graph_max_bs = STRATA_SERVE_UNSET;
+    a->shared_prefix = a->warm_prefix = a->concurrency = a->scheduler_steps = a->graph_max_bs = STRATA_SERVE_UNSET;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
@@ -39,6 +39,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "the rate; 0: all at once; default 1; open loop only: not with --concurrency N > 0)", "F"},
         {"shared-prefix", 0, 0, G_OPTION_ARG_INT, &a->shared_prefix, "tokens every prompt shares (prefix caching)",
          "N"},
+        {"warm-prefix", 0, 0, G_OPTION_ARG_INT, &a->warm_prefix, "tokens of each prompt already in the prefix "
+         "cache when the run starts (an earlier run on the same server sent request i's first N tokens)", "N"},
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
          "closed loop: N clients, each sends its next request when one completes (0, the default: the "
          "stream's own arrival times)", "N"},
@@ -407,7 +409,7 @@ static bool count_given_in_range(gint v, const char *option, gint floor, GError 
 /* Each integer option given is at least its floor: 1 for a count of ranks,
  * sequences, tokens, blocks, requests or steps (0 was read as "the
  * default": --tp 0 ran on one rank), 0 for --concurrency (0: the stream's
- * own arrivals) and --shared-prefix. */
+ * own arrivals), --shared-prefix and --warm-prefix. */
 static bool counts_given_in_range(const strata_serve_args *a, GError **err)
 {
     const struct {
@@ -422,7 +424,8 @@ static bool counts_given_in_range(const strata_serve_args *a, GError **err)
                   {a->limit, "--limit", 1},
                   {a->scheduler_steps, "--num-scheduler-steps", 1},
                   {a->concurrency, "--concurrency", 0},
-                  {a->shared_prefix, "--shared-prefix", 0}};
+                  {a->shared_prefix, "--shared-prefix", 0},
+                  {a->warm_prefix, "--warm-prefix", 0}};
     for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
         if (!count_given_in_range(counts[i].v, counts[i].option, counts[i].floor, err))
             return false;
@@ -633,7 +636,7 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         return NULL;
     }
     if (s)
-        s->shared_prefix = count_or(a->shared_prefix, 0);
+        s->shared_prefix = count_or(a->shared_prefix, 0), s->warm_prefix = count_or(a->warm_prefix, 0);
     if (s && !shared_prefix_fits(s, err)) {
         strata_serve_stream_free(s);
         return NULL;

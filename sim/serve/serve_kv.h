@@ -51,6 +51,7 @@ typedef struct strata_serve_kv_config {
     uint32_t n_requests;      /* request ids are 0..n_requests-1 */
     bool prefix_caching;      /* paged */
     uint32_t shared_prefix;   /* tokens every prompt shares (prefix hashes) */
+    uint32_t warm_prefix;     /* paged: request i's first tokens cached (freed) before the run */
     uint32_t kv_tensors;      /* vattention: tensors that grow per request (2 x layers; MLA layers) */
     uint64_t page_bytes;      /* vattention, expandable: 0 for the row's own */
     const char *allocator;    /* contiguous: models/alloc spec (NULL: best-fit) */

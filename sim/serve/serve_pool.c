@@ -15,7 +15,9 @@
  *   - only full blocks are hashed; block i's hash chains its parent's with
  *     the identity of its tokens (the shared prefix's, or the request's
  *     own); a lookup takes the longest run of cached blocks among the
- *     first num_tokens - 1 tokens (the last token is always recomputed).
+ *     first num_tokens - 1 tokens (the last token is always recomputed);
+ *   - a warm prefix (serve_stream.h) is hashed and freed at creation, as an
+ *     earlier run on the same server left it.
  *
  * Sliding-window layers (vLLM v1's hybrid allocator, kv_cache_utils.py
  * _get_kv_cache_groups_uniform_page_size; single_type_kv_cache_manager.py
@@ -139,6 +141,8 @@ static void queue_append(pool *p, uint32_t b)
         p->n_cached_free++;
 }
 
+static void warm(pool *p);
+
 static void *pool_create(const strata_serve_kv_config *c, GError **err)
 {
     uint64_t n = strata_serve_pool_blocks(c);
@@ -163,6 +167,7 @@ static void *pool_create(const strata_serve_kv_config *c, GError **err)
         queue_append(p, b);
     p->table = g_hash_table_new(g_direct_hash, g_direct_equal);
     p->req = g_new0(req_blocks, c->n_requests ? c->n_requests : 1);
+    warm(p);
     return p;
 }
 
@@ -243,6 +248,37 @@ static uint32_t pop_free(pool *p)
         p->hash[b] = 0;
     }
     return b;
+}
+
+/* The warm prefix (serve_stream.h): an earlier run on the same server
+ * computed request i's first warm_prefix tokens and freed them, so their
+ * full blocks wait in the free queue with their hashes, behind the blocks
+ * never used (vLLM's free queue: freed blocks at the tail, a request's in
+ * reverse order, block_pool.py free_blocks). Request by request in id
+ * order; popping a cached block evicts it (lazy eviction), so a pool too
+ * small for them all keeps the latest, as vLLM's LRU does. Nothing with
+ * prefix caching off or with window groups (no hit is looked up there). */
+static void warm(pool *p)
+{
+    uint32_t per = p->c.warm_prefix / p->c.block_size;
+    if (!p->c.prefix_caching || p->win_groups || per == 0)
+        return;
+    per = per < p->n_blocks ? per : p->n_blocks;
+    uint32_t *ids = g_new(uint32_t, per);
+    for (uint32_t id = 0; id < p->c.n_requests; id++) {
+        uint64_t h = 0;
+        for (uint32_t i = 0; i < per; i++) {
+            ids[i] = pop_free(p);
+            h = block_hash(p, h, id, i);
+            if (!g_hash_table_contains(p->table, (gpointer)(uintptr_t)h)) {
+                p->hash[ids[i]] = h;
+                g_hash_table_insert(p->table, (gpointer)(uintptr_t)h, (gpointer)(uintptr_t)(ids[i] + 1));
+            }
+        }
+        for (uint32_t i = per; i-- > 0;)
+            queue_append(p, ids[i]);
+    }
+    g_free(ids);
 }
 
 /* Hashes r's blocks that `tokens` fill, from the first unhashed one. */

@@ -19,6 +19,12 @@
  * tokens (a system prompt), so its full blocks hash alike; the rest of a
  * request's tokens are its own.
  *
+ * Warm prefix: request i's first warm_prefix tokens were sent by an earlier
+ * run against the same server (vLLM's random dataset draws the same
+ * per-request offsets from the same seed, and a longer prompt extends the
+ * shorter one's token run), so they sit in the prefix cache, freed, when
+ * this run starts.
+ *
  * Invariants: arrivals are >= 0 and non-decreasing; prompt >= 1, output >= 1.
  */
 #ifndef STRATA_SERVE_STREAM_H
@@ -38,6 +44,7 @@ typedef struct strata_serve_stream {
     strata_serve_request *req;
     uint32_t n;
     uint32_t shared_prefix; /* tokens every prompt starts with */
+    uint32_t warm_prefix;   /* tokens of request i's own prompt cached before the run starts */
     char *origin;           /* file, or "poisson(...)" */
     uint64_t *line;         /* each request's line in the file (NULL: generated) */
     char *note;             /* what the reader passed over (columns it does not read, a --limit past the rows), or NULL */
