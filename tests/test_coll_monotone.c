@@ -125,6 +125,21 @@ START_TEST(nvlink_mesh_never_falls)
 }
 END_TEST
 
+START_TEST(efa_p5_two_nodes_never_falls)
+{
+    /* 2 x 8 H100 over EFA (validation/hw/p5-efa.ini, aws-ofi-nccl's RDMA
+     * protocol), held-out set 6's NCCL 2.25: 1 KiB to 1 MiB, Tree on LL
+     * then LL128. Before wave 38 a Tree/LL step of at most 8192 wire bytes
+     * paid the eager copy and a larger one not, so 4 KiB (8 KiB on the wire,
+     * one channel) took 52.7 us and 5 KiB 49.0: a tree's control message
+     * arrives first, and the small message is an RDMA write too
+     * (net_protocol.c) */
+    static const char *const sets[] = {"hardware.devices=16", "interconnect.nvlink.nccl_version=2.25",
+                                       "interconnect.nvlink.nccl_nvls_chunksize=128KiB", NULL};
+    assert_no_fall_sets("validation/hw/p5-efa.ini", sets, "all-reduce", 16, 1024, 1ull << 20, 0);
+}
+END_TEST
+
 START_TEST(channel_cut_is_ncclS)
 {
     /* Ring LL over 16 ranks (two nodes): nt = NCCL_LL_MAX_NTHREADS 512,
@@ -238,6 +253,7 @@ static Suite *coll_monotone_suite(void)
     tcase_add_test(tc, two_nodes_default_never_falls);
     tcase_add_test(tc, rccl_default_never_falls);
     tcase_add_test(tc, nvlink_mesh_never_falls);
+    tcase_add_test(tc, efa_p5_two_nodes_never_falls);
     tcase_add_test(tc, channel_cut_is_ncclS);
     tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
     tcase_add_test(tc, cells_overflow_is_ncclS);

@@ -5,8 +5,9 @@
  * host bounce buffer into the GPU by a local read, else the read's two
  * flights more), aws-ofi-nccl's RDMA protocol (aws-ofi-rdma: eager to 8192
  * B copied from a host bounce buffer by a local read, its bytes at the
- * NIC's PCIe rate, else the RDMA write after the control message posted
- * ahead), NCCL's message of a network step, NCCL's own ends of a step on
+ * NIC's PCIe rate, where its control message has not arrived (a ring's
+ * first step; a tree's edge has it: the write), else the RDMA write after
+ * the control message posted ahead), NCCL's message of a network step, NCCL's own ends of a step on
  * a route that is the library's (EFA), the step's wait on NCCL's proxy
  * passes (nccl_proxy_pass.h), and the nccl row's
  * nccl_net_protocol key and the plugin rows' protocol as a network step's
@@ -50,20 +51,27 @@ START_TEST(flights_and_copy_by_message_size)
     uint64_t sizes[] = {8192, 307200, 1u << 20};
     double whole[] = {flight + 2e-6 + 8192 / 12.5e9, 3 * flight + 307200 / 12.5e9, 3 * flight + 1048576 / 12.5e9};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
-        double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i]) + sizes[i] / 12.5e9;
+        double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i], false) + sizes[i] / 12.5e9;
         ck_assert_double_eq_tol(charged, whole[i], 1e-12);
     }
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193), 19.74e-6, 1e-12);
-    ck_assert(strata_net_protocol_extra_s(efa, &p4d, 0) == 0);
-    ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, false), 19.74e-6, 1e-12);
+    ck_assert(strata_net_protocol_extra_s(efa, &p4d, 0, false) == 0);
+    ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20, false) == 0);
     strata_hw_nics p5 = {.per_host = 32, .bandwidth = 12.5e9, .latency = 5e-6, .pcie_generation = 5,
                          .pcie_lanes = 16};
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 2e-6 + 8192 / 48e9, 1e-15);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193) == 0);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20) == 0);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false), 2e-6 + 8192 / 48e9, 1e-15);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193, false) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20, false) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0, false) == 0);
+    /* the control message first (a tree's edges, wave 38): the RDMA write, no copy; SENDRECV's provider copies */
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8192, true) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1, true) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8192, true), 2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, true), 19.74e-6, 1e-12);
     p5.pcie_generation = p5.pcie_lanes = 0;
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192), 2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false), 2e-6, 1e-15);
+    ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_TREE) && strata_net_protocol_ctrl_ahead(STRATA_NCCL_NVLS_TREE));
+    ck_assert(!strata_net_protocol_ctrl_ahead(STRATA_NCCL_RING));
 }
 END_TEST
 
@@ -344,6 +352,34 @@ START_TEST(p5_step_pays_a_pass_over_four_rails)
 }
 END_TEST
 
+/* The same 8 B all-reduce on Tree/LL (wave 38): a tree's receive, posted
+ * when the collective before ended on that edge, has sent its control
+ * message before the sender's data (net_protocol.c), so aws-ofi-rdma sends
+ * the 16 wire bytes as the RDMA write: no eager copy. NCCL's Tree/LL
+ * hwLatency over the network (5.0 us) less the 10 us route is below 0, so
+ * LL's ends 1.5 us; the proxies' pass, a tree over 2 nodes on 1 channel,
+ * ceil(4 x 1 x 1 / 16) = 1 operation reading 4 rails: 4 x 0.5 + 0.3 = 2.3
+ * us. So 1.5 + 2.3 = 3.8 us (5.8 before: the copy's 2 us). The file on
+ * efa-rdm-cuda (SENDRECV: its provider copies every eager packet): 1.5 +
+ * the copy's 2 + a pass reading one queue, 0.5 + 0.3 = 4.3 us. */
+START_TEST(p5_tree_step_writes_small_messages)
+{
+    const char *set[] = {NV "nccl_algo=Tree", NV "nccl_proto=LL", NULL};
+    const char *sr[] = {NV "nccl_algo=Tree", NV "nccl_proto=LL", NV "nccl_net_protocol=efa-rdm-cuda", NULL};
+    double want[] = {3.8e-6, 4.3e-6};
+    const char *const *sets[] = {set, sr};
+    for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+        strata_hw *hw = strata_test_load_hw_file("validation/hw/p5-efa.ini", sets[i]);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+        ck_assert_uint_eq(t.channels, 1);
+        ck_assert_double_eq_tol(t.net_step_s, want[i], 1e-9);
+        strata_hw_free(hw);
+    }
+}
+END_TEST
+
 static Suite *net_protocol_suite(void)
 {
     Suite *s = suite_create("net_protocol");
@@ -356,6 +392,7 @@ static Suite *net_protocol_suite(void)
     tcase_add_test(tc, ring_path_pays_the_efa_step_on_its_three_hops);
     tcase_add_test(tc, proxy_pass_by_operations_and_rails);
     tcase_add_test(tc, p5_step_pays_a_pass_over_four_rails);
+    tcase_add_test(tc, p5_tree_step_writes_small_messages);
     suite_add_tcase(s, tc);
     return s;
 }

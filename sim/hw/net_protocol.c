@@ -85,6 +85,35 @@
  * posts ahead (a connection's 8 slots): in a pipeline it is there before
  * the data, and the RDMA write lands in one flight.
  *
+ * When the control message is there first, a small message is a write too
+ * (wave 38, eager_before_ctrl): send() polls the control rails' queues
+ * once when it has none (l. 5882-5896) and sends eagerly only
+ * `!have_ctrl && size <= eager_send_size && num_inflight_writes == 0`
+ * (l. 5915-5919); with the control message it posts the RDMA write into
+ * the GPU buffer the receiver named (update_send_data_from_remote,
+ * send_progress), no bounce buffer and no local read. Whether it is there
+ * first is NCCL's order: a connection's next collective becomes active on
+ * the proxy only when its previous one is removed (NVIDIA/nccl v2.25.1-1
+ * src/proxy.cc ProxyAppend l. 422-456, a later op of a connection chained
+ * as nextPeer; removeOp l. 688-712 puts it in the active list), and its
+ * receives are posted at that op's first pass. On a tree's network edge
+ * (Tree, NVLS_TREE: a message up and one down a collective) the receiver of
+ * the up message ends its op when the up data lands and posts the next
+ * collective's receive at once (one flight to the sender); the sender's
+ * next up message needs its own collective to end first (the down message,
+ * sent by that receiver after its reduction: one flight at least), then
+ * its kernel and its node's reduction up the chain; the down edge's
+ * receiver ends its op before the next up message even leaves it. So the
+ * control message leads by the node's reduction and the kernel's start
+ * (strata_net_protocol_ctrl_ahead). A ring's first step of a collective is
+ * sent right as the sender's kernel starts, about one step after its last
+ * send of the collective before, where the receiver's next post takes that
+ * send's flight, a pass and its own flight back: eager where small, as
+ * before; a larger one's wait for that flight is not built (docs/clusters.md,
+ * "aws-ofi-nccl's control message first (wave 38)"). efa-rdm-cuda sends
+ * eagerly whatever the receive (libfabric's RDM eager packet lands in the
+ * provider's bounce buffer either way).
+ *
  * A test's read of the queues (wave 35, nccl_proxy_pass.h). Each ncclNet
  * test of an incomplete request progresses the library: SENDRECV one
  * fi_cq_read of its endpoint's queue (aws-ofi-nccl v1.8.1-aws
@@ -106,10 +135,12 @@
 #include "core/named_rows.h"
 
 static const strata_net_protocol protocols[] = {
-    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = false, .fabric = "EFA"},
-    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true, .local_read_s = 2e-6,
-     .library_route = true, .cq_read_s = 0.5e-6, .rails_per_test = true, .fabric = "EFA"},
+    {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true,
+     .eager_before_ctrl = false, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
+     .rails_per_test = false, .fabric = "EFA"},
+    {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true,
+     .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
+     .rails_per_test = true, .fabric = "EFA"},
 };
 
 /* NCCL's ends of a network step outside the library, by NCCL protocol
@@ -122,10 +153,15 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
 }
 
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
-                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes)
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead)
 {
     return MAX(hw_lat_s - route_s, strata_net_protocol_nccl_ends_s(proto, nccl_proto)) +
-           strata_net_protocol_extra_s(proto, nics, msg_bytes);
+           strata_net_protocol_extra_s(proto, nics, msg_bytes, ctrl_ahead);
+}
+
+bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo)
+{
+    return algo == STRATA_NCCL_TREE || algo == STRATA_NCCL_NVLS_TREE;
 }
 
 const strata_net_protocol *strata_net_protocol_find(const char *name)
@@ -139,11 +175,11 @@ char *strata_net_protocol_list(void)
 }
 
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes)
+                                   uint64_t msg_bytes, bool ctrl_ahead)
 {
     if (!proto || !nics || msg_bytes == 0)
         return 0;
-    if (msg_bytes > proto->eager_max)
+    if (msg_bytes > proto->eager_max || (proto->eager_before_ctrl && ctrl_ahead))
         return proto->large_flights * 2 * nics->latency;
     if (!proto->eager_copy)
         return 0;

@@ -18,8 +18,10 @@
  *                 trip): two flights more;
  *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
  *                 8192 B into a host bounce buffer, which the receiver
- *                 copies into the GPU's buffer by a local read; larger
- *                 messages an RDMA write after the receiver's control
+ *                 copies into the GPU's buffer by a local read, but only
+ *                 where the receiver's control message has not arrived (a
+ *                 ring's first step; a tree's edges have it: wave 38);
+ *                 larger messages an RDMA write after the receiver's control
  *                 message, which NCCL's receives posted ahead have sent
  *                 before the data: no flight more.
  * Both rows run over EFA, whose files' routes stand for one message
@@ -45,6 +47,8 @@ typedef struct strata_net_protocol {
     uint64_t eager_max;    /* bytes: the largest message sent eagerly (one flight) */
     uint32_t large_flights; /* one-way flights beyond the first a larger message needs */
     bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
+    bool eager_before_ctrl; /* a message goes eagerly only when sent before its receive's control message
+                             * arrived (aws-ofi-nccl's RDMA send), else as the RDMA write of a larger one */
     double local_read_s;   /* seconds: that copy's fixed time, a local RDMA read (ESTIMATE) */
     bool library_route;    /* the network's route is one message through the library, NCCL's ends not in it */
     double cq_read_s;      /* seconds: one ncclNet test's read of a completion queue that finds nothing (ESTIMATE;
@@ -63,9 +67,12 @@ char *strata_net_protocol_list(void);
  * bytes at the link's rate, on the network of `nics` (a flight: the route
  * NIC to NIC, 2 x nics->latency; an eager copy: local_read_s plus the bytes
  * at the NIC's PCIe rate, that term 0 where the file gives no PCIe link).
+ * ctrl_ahead: the receive's control message reaches the sender before the
+ * data is ready (a tree's network edges: net_protocol.c), so a row with
+ * eager_before_ctrl sends even a small message as the RDMA write.
  * proto NULL, no NICs or 0 bytes: 0. */
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes);
+                                   uint64_t msg_bytes, bool ctrl_ahead);
 
 /* The fixed time of a network step of NCCL's protocol `nccl_proto` spent
  * in NCCL's own links outside the network library (the sender's store and
@@ -82,7 +89,15 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
  * plus a message of msg_bytes's costs (strata_net_protocol_extra_s). proto
  * NULL: max(0, hw_lat_s - route_s). */
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
-                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes);
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead);
+/* Whether NCCL's algorithm `algo` has every network message's receive
+ * posted, and its control message arrived, before the sender's data is
+ * ready in a run of back-to-back collectives (Tree and NVLS_TREE: a node's
+ * message up waits for the node's reduction, which starts only after the
+ * previous collective's message down, itself sent after the receiver of the
+ * up edge finished: net_protocol.c); a ring's first step of a collective
+ * goes out before its receiver's next post can arrive. */
+bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo);
 
 /* The message a network step of NCCL sends (its proxy's one isend a step's
  * slice, src/transport/net.cc sendProxyProgress): a channel's share of the
