@@ -66,6 +66,7 @@
 #include "hw/coll_host.h"
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
+#include "hw/rccl_tuning.h"
 
 /* One call alone, the single-call form of the delays. */
 #define ALONE "interconnect.xgmi.rccl_host_overlap=false"
@@ -456,6 +457,91 @@ START_TEST(a_graph_replay_pays_no_host_work_a_call)
 }
 END_TEST
 
+/* MSCCL++ (hw/rccl_tuning.h): RCCL 2.21 on, gfx942, the topology's MSCCL
+ * on, one process a GPU and the call captured into a graph: an all-reduce
+ * of 32 B to 1 MiB whose bytes are a multiple of 32 runs MSCCL++'s
+ * allreduce7 (msccl_lifecycle.cc l. 524-540), blocks 28 (56 from 8192
+ * floats) over 7 peers: 4 (8) a peer, LL-like packets, MSCCL's allpairs
+ * form; 8 B (not a multiple of 32) and 2 MiB (above the 1 MiB threshold)
+ * do not. Its fixed cost is the GPU's kernel start, mi300x.ini's
+ * kernel_launch 1.9 us, where MSCCL's allpairs (the same schedule, the
+ * same 4 channels a peer at 1 KiB = 256 floats) pays RCCL's LL base
+ * latency, 12 us: so 1 KiB on 8 MI300X replayed from a graph, one rank a
+ * GPU, takes 12 - 1.9 = 10.1 us less with MSCCL++ than without
+ * (rccl_mscclpp = false), and 1 KiB without a graph (stream launch: no
+ * MSCCL++) MSCCL's time. */
+START_TEST(mscclpp_runs_small_captured_all_reduces)
+{
+    strata_rccl_comm c = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12, .msccl = true, .mscclpp = true};
+    strata_rccl_choice ch;
+    const struct {
+        uint64_t bytes;
+        bool mscclpp, msccl;
+        uint32_t channels;
+    } rows[] = {{8, false, false, 1},         {32, true, true, 4},        {32736, true, true, 4},
+                {32768, true, true, 8},       {1048576, true, true, 8},   {2097152, false, true, 8}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_REDUCE, rows[i].bytes, &ch));
+        ck_assert_msg(ch.mscclpp == rows[i].mscclpp && ch.msccl == rows[i].msccl && ch.channels == rows[i].channels,
+                      "%zu: mscclpp %d msccl %d channels %u", i, ch.mscclpp, ch.msccl, ch.channels);
+    }
+    ck_assert(ch.proto == STRATA_NCCL_SIMPLE); /* 2 MiB: MSCCL's Simple allpairs */
+    ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_REDUCE, 64, &ch) && ch.proto == STRATA_NCCL_LL && ch.base_us == 0);
+    strata_rccl_comm two = c, four = c, pinned = c;
+    two.nodes = 2;
+    four.ranks = 4;
+    pinned.protos = 1u << STRATA_NCCL_LL;
+    ck_assert(!strata_rccl_choose(&two, STRATA_OP_ALL_REDUCE, 1024, &ch) || !ch.mscclpp);
+    ck_assert(!strata_rccl_choose(&four, STRATA_OP_ALL_REDUCE, 1024, &ch) || !ch.mscclpp);
+    ck_assert(!strata_rccl_choose(&pinned, STRATA_OP_ALL_REDUCE, 1024, &ch) || !ch.mscclpp);
+    ck_assert(!strata_rccl_choose(&c, STRATA_OP_ALL_GATHER, 1024, &ch) || !ch.mscclpp);
+
+    const char *const graph[] = {"interconnect.xgmi.rccl_launch=graph", NULL};
+    const char *const off[] = {"interconnect.xgmi.rccl_launch=graph", "interconnect.xgmi.rccl_mscclpp=false", NULL};
+    const char *const old[] = {"interconnect.xgmi.rccl_launch=graph", "interconnect.xgmi.rccl_version=2.20", NULL};
+    const char *const g8[] = {"interconnect.xgmi.rccl_launch=graph", "interconnect.xgmi.rccl_ranks_per_process=8",
+                              NULL};
+    const struct {
+        const char *const *sets;
+        double launch_s;
+    } tunes[] = {{graph, 1.9e-6}, {off, 12e-6}, {old, 12e-6}, {g8, 12e-6}, {NULL, 12e-6}};
+    for (size_t i = 0; i < G_N_ELEMENTS(tunes); i++) {
+        strata_hw *hw = strata_test_load_hw("mi300x-8", tunes[i].sets);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 1024, 0, &t, NULL));
+        strata_hw_free(hw);
+        ck_assert_msg(t.msccl && t.channels == 4, "%zu", i);
+        ck_assert_double_eq_tol(t.launch_s, tunes[i].launch_s, 1e-15);
+    }
+    const double with = all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, graph);
+    const double without = all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, off);
+    ck_assert_double_eq_tol(without - with, 10.1e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, NULL), without, 2e-9);
+}
+END_TEST
+
+/* RCCL's all-to-all as grouped p2p (no MSCCL: msccl = false; coll_impl_rccl.c
+ * a2a_tune) pays the GPU's kernel start, mi300x.ini's kernel_launch 1.9 us,
+ * which no RCCL latency prices (its model has no p2p entry), plus the
+ * runtime's scratch reclaim where set: 150 us more gives 151.9 us. */
+START_TEST(rccl_p2p_pays_the_kernel_start)
+{
+    const char *const p2p[] = {"interconnect.xgmi.msccl=false", NULL};
+    const char *const reclaim[] = {"interconnect.xgmi.msccl=false", "interconnect.xgmi.rccl_scratch_reclaim=150us",
+                                   NULL};
+    const char *const *sets[] = {p2p, reclaim};
+    const double want[] = {1.9e-6, 151.9e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+        strata_hw *hw = strata_test_load_hw("mi300x-8", sets[i]);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 128, 0, &t, NULL));
+        strata_hw_free(hw);
+        ck_assert(!t.msccl);
+        ck_assert_double_eq_tol(t.launch_s, want[i], 1e-15);
+    }
+}
+END_TEST
+
 /* Bad values are refused at their line. */
 START_TEST(bad_values_at_their_line)
 {
@@ -495,6 +581,8 @@ START_TEST(bad_values_at_their_line)
                                 "host) or graph (the calls replayed from a CUDA/HIP graph, nccl-tests/rccl-tests -G N), "
                                 "got 'capture'");
     strata_test_hw_text_refused(rccl, "rccl_launch = 1\n", "t.ini:14: [interconnect x] rccl_launch: expected stream");
+    strata_test_hw_text_refused(rccl, "rccl_mscclpp = maybe\n",
+                                "t.ini:14: [interconnect x] rccl_mscclpp: expected true or false, got 'maybe'");
     strata_test_hw_text_refused(head, "rccl_launch = graph\n",
                                 "t.ini:15: [interconnect x] rccl_launch: expected only with collectives = rccl");
     GError *err = NULL;
@@ -518,6 +606,8 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, the_hosts_floor_counts_the_calls_channels);
     tcase_add_test(tc, nccls_runtime_calls_priced_by_the_sources_counts);
     tcase_add_test(tc, a_graph_replay_pays_no_host_work_a_call);
+    tcase_add_test(tc, mscclpp_runs_small_captured_all_reduces);
+    tcase_add_test(tc, rccl_p2p_pays_the_kernel_start);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);
     return s;

@@ -109,6 +109,10 @@ START_TEST(rccl_default_never_falls)
     /* RCCL on 8 MI300X, 1 KiB to 16 MiB: whatever RCCL's model picks
      * there (MSCCL's allpairs, its rings), the channel cut on the way */
     assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20, 0);
+    /* replayed from a graph, one rank a GPU: MSCCL++'s allreduce7 to 1 MiB
+     * (hw/rccl_tuning.h), MSCCL's Simple allpairs above */
+    static const char *const graph[] = {"interconnect.xgmi.rccl_launch=graph", NULL};
+    assert_no_fall_sets("configs/hw/mi300x-8.ini", graph, "all-reduce", 8, 256, 4ull << 20, 0);
 }
 END_TEST
 

@@ -203,7 +203,8 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "nccl_host_overlap, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
                                                               "rccl_net_rings, msccl, rccl_version, rccl_arch, rccl_ll128, rccl_cpu, rccl_algo, rccl_proto, "
-                                                              "rccl_gdr_flush, rccl_scratch_reclaim, rccl_ranks_per_process, rccl_host_launch, rccl_host_plan, rccl_host_channel, "
+                                                              "rccl_gdr_flush, rccl_mscclpp, rccl_scratch_reclaim, rccl_ranks_per_process, "
+                                                              "rccl_host_launch, rccl_host_plan, rccl_host_channel, "
                                                               "rccl_host_set_device, rccl_host_stream_op, rccl_launch, "
                                                               "rccl_host_overlap, "
                                                               "source)");

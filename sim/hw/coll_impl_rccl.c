@@ -54,17 +54,24 @@
  * 2.26.6 for ROCm 7.0.0": "Added new GPU target gfx950", "Enabled LL128
  * protocol on gfx950"), whose rccl_wrap.cc stretches LL128's all-reduce
  * range by 3.8 above 2 nodes (ROCm/rccl @00c78b7). ll128: the gfx94x
- * architectures that run LL128 there (bit per rccl_arches index). */
+ * architectures that run LL128 there (bit per rccl_arches index).
+ * mscclpp: MSCCL++'s all-reduce (rccl_tuning.h), from 2.21.5 ("MSCCL++
+ * integration for specific contexts", CHANGELOG.md @0cbce2a), built by
+ * default (CMakeLists.txt l. 29 ENABLE_MSCCLPP ON, install.sh l. 27) where
+ * gfx942 is a target (l. 300-305) and on by default where built
+ * (RCCL_MSCCLPP_ENABLE, src/init.cc l. 105-111); 2.22 and 2.26 are taken
+ * as 2.21 (RCCL 2.27 for ROCm 7.1 turns it off by default: CHANGELOG.md). */
 static const struct {
     const char *name;
     bool net_ranges, ll128_x38;
     uint32_t arches, ll128;
     bool model_2_20, msccl_shared_process; /* 2.20's tuning_model_5; MSCCL where ranks share a process */
     bool gdr_flush; /* flushes every Simple step received by GPUDirect RDMA (rccl_gdr_flush below) */
-} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false, false},
-                     {"2.21", false, false, 1u, 0u, false, true, true},
-                     {"2.22", true, false, 1u, 1u, false, true, true},
-                     {"2.26", true, true, 3u, 3u, false, true, true}};
+    bool mscclpp;   /* MSCCL++'s all-reduce in a captured call (rccl_mscclpp below) */
+} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false, false, false},
+                     {"2.21", false, false, 1u, 0u, false, true, true, true},
+                     {"2.22", true, false, 1u, 1u, false, true, true, true},
+                     {"2.26", true, true, 3u, 3u, false, true, true, true}};
 /* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it, and
  * the compute channels RCCL runs per ring of its graph on a whole node
  * (init.cc's allGather3Data nc, which ncclTopoPostset multiplies the graph's
@@ -105,7 +112,22 @@ typedef struct rccl_params {
     strata_coll_host host; /* rccl_ranks_per_process, _host_launch, _host_plan */
     double scratch_reclaim_s; /* rccl_scratch_reclaim: the runtime's time per launch (0: none) */
     double gdr_flush_s; /* rccl_gdr_flush where the release flushes, else 0 */
+    bool mscclpp;       /* rccl_mscclpp and the release and arch run it (rccl_mscclpp below) */
 } rccl_params;
+
+/* rccl_mscclpp: RCCL was built with MSCCL++ and RCCL_MSCCLPP_ENABLE is not
+ * 0 (default true; install.sh --disable-mscclpp: false). MSCCL++ runs
+ * only where the release has it, the GPUs are gfx942 (src/init.cc l.
+ * 2039: IsArchMatch "gfx94"; CMakeLists.txt builds it for gfx942 only),
+ * the topology enables MSCCL (l. 2036: comm->topo->mscclEnabled, the
+ * `msccl` key), no two ranks share a process (mscclppCommCompatible,
+ * msccl_lifecycle.cc l. 91-93: allProcessHostsUnique, whatever
+ * RCCL_MSCCL_ENABLE_SINGLE_PROCESS) and the call is captured into a graph
+ * (`rccl_launch = graph`; l. 524); then MSCCL++'s kernel replaces RCCL's
+ * (rccl_tuning.h), and its fixed cost is not RCCL's base latency but the
+ * GPU's own for a kernel in a graph: the device's kernel_launch
+ * ([compute] of the hardware file; mi300x.ini's 1.9 us, ESTIMATE there
+ * from a HIP-graph kernel's time on MI300X). */
 
 /* rccl_gdr_flush: RCCL's receive proxy flushes every Simple step it
  * receives across nodes by GPUDirect RDMA before it tells the GPU the step
@@ -168,6 +190,9 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_gdr_flush", false, "collectives = rccl: the receiver's GPUDirect flush of every Simple step it receives "
                               "across nodes (a 1-byte RDMA read of it through its NIC), 0 to 1 s (default 2us, "
                               "ESTIMATE; 0: no GPUDirect RDMA, or the flush disabled); RCCL 2.21 on"},
+    {"rccl_mscclpp", false, "collectives = rccl: true or false: RCCL built with MSCCL++ and RCCL_MSCCLPP_ENABLE not 0 "
+                            "(default true; false as install.sh --disable-mscclpp): its all-reduce of 32 B to 1 MiB "
+                            "in a graph-captured call, one process a GPU, gfx942 with msccl (RCCL 2.21 on)"},
     {"rccl_scratch_reclaim", false, "collectives = rccl: the time ROCm's runtime adds to every RCCL kernel launch "
                                     "where it reclaims scratch per dispatch (HSA_NO_SCRATCH_RECLAIM unset with an "
                                     "older runtime or firmware), 0 to 1 s (default 0: none)"},
@@ -255,6 +280,9 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
         g_free(refusal);
     }
     p->gfx94 = ok && a == 0;
+    bool mscclpp = true;
+    ok = ok && hw_get_flag(ctx, group, "rccl_mscclpp", &mscclpp, err); /* absent: true */
+    p->mscclpp = ok && mscclpp && rccl_releases[i].mscclpp && p->gfx94;
     p->ring_copies = ok ? rccl_arches[a].ring_copies : 2;
     g_free(v);
     g_free(arch);
@@ -308,6 +336,15 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
     return strata_coll_reducing(kind) || kind == STRATA_OP_ALL_TO_ALL ? "rccl" : NULL;
 }
 
+/* The GPU's own fixed cost of a kernel, where no RCCL latency prices it:
+ * the device's kernel_launch (its first compute unit's; 0 where none),
+ * the launch-to-start gap and first wave of a kernel (mi300x.ini: 1.9 us,
+ * ESTIMATE from a HIP-graph kernel on MI300X). */
+static double kernel_start_s(const strata_hw *hw)
+{
+    return strata_hw_compute_count(hw) ? strata_hw_compute(hw, 0)->kernel.kernel_launch : 0;
+}
+
 /* An all-to-all that MSCCL does not run: RCCL's p2p plan (nccl_p2p.h
  * strata_rccl_p2p_init) over the communicator's graph (c->graph_channels:
  * the node's rings, or across nodes those through the NICs). Its protocol
@@ -323,12 +360,15 @@ static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const str
  * the network (strata_rccl_p2p_net_step_us: the proxy posting the send,
  * the NIC's RDMA write, the receiver's proxy completing and flushing it,
  * net.cc l. 1534-1566), less the route's two NIC latencies, as the
- * collectives' network step (rccl_tune). RCCL's kernel has no base cost
- * of its own here (its model has no p2p entry), so the fixed cost is the
- * runtime's scratch reclaim only. The host uploads a work to each channel
- * the plan uses. */
-static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint32_t domain_ranks, double route_s,
-                     uint64_t in_bytes, strata_coll_tuning *out)
+ * collectives' network step (rccl_tune). RCCL's model has no p2p entry,
+ * so no base latency prices the kernel (its collectives' baseLat holds
+ * their kernel's launch and setup); the p2p kernel (the same
+ * ncclDevKernel_Generic, one launch a group: ncclGroupEnd's doLaunches)
+ * still starts on the GPU: its fixed cost is the device's kernel start
+ * (kernel_start_s) and the runtime's scratch reclaim. The host uploads a
+ * work to each channel the plan uses. */
+static void a2a_tune(const strata_hw *hw, const rccl_params *p, const strata_rccl_comm *c, uint32_t domain_ranks,
+                     double route_s, uint64_t in_bytes, strata_coll_tuning *out)
 {
     strata_nccl_p2p plan; /* whole nodes, else one (nccl_p2p.h) */
     bool whole = domain_ranks && c->ranks % domain_ranks == 0;
@@ -337,7 +377,8 @@ static void a2a_tune(const rccl_params *p, const strata_rccl_comm *c, uint32_t d
     strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
     double net_s = c->nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
-                                .chunk_bytes = plan.step_bytes, .launch_s = p->scratch_reclaim_s, .net_step_s = net_s,
+                                .chunk_bytes = plan.step_bytes, .launch_s = kernel_start_s(hw) + p->scratch_reclaim_s,
+                                .net_step_s = net_s,
                                 .net_flush_s = c->nodes > 1 ? p->gdr_flush_s : 0, .p2p = plan, .host = p->host};
     out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
 }
@@ -352,7 +393,8 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
                           .msccl = msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
                           .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38,
-                          .model_2_20 = p->model_2_20, .ring_copies = p->ring_copies};
+                          .model_2_20 = p->model_2_20, .ring_copies = p->ring_copies,
+                          .mscclpp = p->mscclpp && p->msccl && p->host.ranks_per_process <= 1 && p->host.graph};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? (ranks + domain_ranks - 1) / domain_ranks : 1; /* the nodes the ranks span (comm_of's rule) */
@@ -365,7 +407,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_choice ch;
     bool chosen = strata_rccl_choose(&c, kind, bytes, &ch);
     if (!chosen && kind == STRATA_OP_ALL_TO_ALL) { /* not MSCCL's: the grouped p2p */
-        a2a_tune(p, &c, domain_ranks, 2 * nics.latency, in_bytes, out);
+        a2a_tune(hw, p, &c, domain_ranks, 2 * nics.latency, in_bytes, out);
         return true;
     }
     if (!chosen) {
@@ -377,11 +419,13 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     uint32_t n_rings = net ? p->n_net_rings : p->n_rings, len = net ? p->net_ring_len : p->ring_len;
     bool rings = n_rings && len == (net ? domain_ranks : ranks);
     /* The fixed cost: RCCL's base latency of the protocol (the kernel's
-     * launch and setup; MSCCL's kernels ESTIMATE the same) and the
+     * launch and setup; MSCCL's kernels ESTIMATE the same), MSCCL++'s
+     * kernel the GPU's own start in a graph (rccl_mscclpp above), and the
      * runtime's scratch reclaim, if any; a network step pays RCCL's
      * latency for it less the route's (two links) */
+    double start_s = ch.mscclpp ? kernel_start_s(hw) : ch.base_us * 1e-6;
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
-                                .launch_s = ch.base_us * 1e-6 + p->scratch_reclaim_s, .estimate_s = ch.time_us * 1e-6,
+                                .launch_s = start_s + p->scratch_reclaim_s, .estimate_s = ch.time_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .net_flush_s = net && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,

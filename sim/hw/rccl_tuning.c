@@ -17,7 +17,10 @@
  * @00c78b7) stretches the all-reduce's above 2 nodes by 3.8. RCCL 2.20
  * (comm->model_2_20): tuning_model_5 as the rocm-6.2.2 tag has it (2.20.5:
  * other per-step latencies, bwRatio 0.41 on LL, other correction rows;
- * baseLat, thresholds and channels as 2.21's).
+ * baseLat, thresholds and channels as 2.21's). MSCCL++'s all-reduce
+ * (mscclpp_choose): ROCm/rccl @0cbce2a src/misc/msccl/msccl_lifecycle.cc,
+ * src/init.cc, and microsoft/mscclpp @1e82dd4 (its submodule)
+ * apps/nccl/src/nccl.cu and allreduce.hpp.
  * Invariant: the functions read only their arguments.
  */
 #include "hw/rccl_tuning.h"
@@ -189,6 +192,25 @@ static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_
     return false;
 }
 
+/* MSCCL++'s all-reduce (rccl_tuning.h): before MSCCL's scheduler
+ * (msccl_lifecycle.cc l. 524-540), where comm->mscclpp, on one node of 8
+ * ranks, its bytes above 0, a multiple of 32 and at most RCCL_MSCCLPP_
+ * THRESHOLD (1 MiB, init.cc l. 105); allreduce7's blocks (28, 56 from 8192
+ * floats: allreduce.hpp l. 402-407) a block group a peer: 4 or 8 a peer.
+ * No NCCL_ALGO / NCCL_PROTO pin, as msccl_choose (a pin asks for RCCL's
+ * own kernels). */
+#define MSCCLPP_THRESHOLD (1u << 20)
+static bool mscclpp_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
+{
+    if (!c->mscclpp || kind != STRATA_OP_ALL_REDUCE || nodes_of(c) > 1 || c->ranks != 8 || c->algos || c->protos ||
+        bytes == 0 || bytes % 32 != 0 || bytes > MSCCLPP_THRESHOLD)
+        return false;
+    uint32_t blocks = bytes / 4 >= 8192 ? 56 : 28;
+    *out = (strata_rccl_choice){.msccl = true, .mscclpp = true, .proto = STRATA_NCCL_LL,
+                                .channels = blocks / (c->ranks - 1)};
+    return true;
+}
+
 /* rcclUpdateCollectiveProtocol (RCCL 2.22+): across nodes, without
  * NCCL_PROTO, the protocol by size per rank (rcclGetSizePerRank: an
  * all-reduce's bytes, an all-gather's or reduce-scatter's bytes / ranks):
@@ -223,7 +245,7 @@ static uint32_t net_protocol(const strata_rccl_comm *c, strata_op_kind kind, uin
 
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
-    if (msccl_choose(c, kind, bytes, out))
+    if (mscclpp_choose(c, kind, bytes, out) || msccl_choose(c, kind, bytes, out))
         return true;
     if (kind == STRATA_OP_ALL_TO_ALL) /* grouped p2p: no tuning model (nccl_p2p.h) */
         return false;
@@ -233,7 +255,7 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
         return false;
     out->time_us = best;
     uint32_t tuned_threshold = net_protocol(c, kind, bytes, out);
-    out->msccl = false;
+    out->msccl = out->mscclpp = false;
     out->base_us = base_lat[out->proto];
     out->net_step_us = nodes_of(c) > 1 ? model_of(c)->net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
     /* getChannnelThreadInfo: comm->nChannels (the graph's rings times

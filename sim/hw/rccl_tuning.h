@@ -69,6 +69,27 @@
  * not run (the caller plans RCCL's grouped p2p, nccl_p2p.h). The
  * @0cbce2a algorithms are taken for every release.
  *
+ * MSCCL++ (RCCL 2.21.5 on, "MSCCL++ integration for specific contexts",
+ * CHANGELOG.md @0cbce2a) comes first where the communicator may run it
+ * (comm->mscclpp): mscclEnqueueCheck (src/misc/msccl/msccl_lifecycle.cc l.
+ * 515-540, the same in a group l. 556-581: l. 524, 530) hands an all-reduce to
+ * mscclpp_ncclAllReduce where the call is captured into a graph
+ * (captureStatus != mscclNoCapture), its bytes are above 0 and a multiple
+ * of 32, at most comm->mscclpp_threshold (RCCL_MSCCLPP_THRESHOLD, default
+ * 1 MiB: src/init.cc l. 105) and its type and op supported (float sum:
+ * l. 481-492). MSCCL++'s NCCL shim (microsoft/mscclpp @1e82dd4, the
+ * submodule ext-src/mscclpp pins; apps/nccl/src/nccl.cu ncclAllReduce l.
+ * 485-495: without the ALLREDUCE_*_JSON_FILE plans, its fallback) runs
+ * allreduce7 from 4 x 8 bytes to 1 MiB (apps/nccl/src/allreduce.hpp
+ * allreduce l. 390-420, l. 406): 28 blocks of 1024 threads, 56 from 8192
+ * elements, a block group a peer; each rank puts its peers' 1/8 shares
+ * into their scratch as LL8 packets (4 bytes of data, 4 of flag), reduces
+ * its own share from the 7 it receives and writes the sum to every peer
+ * as packets: MSCCL's allpairs form on an LL-like protocol, in one kernel
+ * that is not RCCL's (no RCCL base latency). allreduce7 runs only on one
+ * node of NRANKS_PER_NODE = 8 ranks (l. 207: worldSize == nRanksPerNode;
+ * apps/nccl/src/common.hpp l. 14).
+ *
  * Pure functions; no state.
  */
 #ifndef STRATA_HW_RCCL_TUNING_H
@@ -92,12 +113,15 @@ typedef struct strata_rccl_comm {
     bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
     bool model_2_20;           /* RCCL 2.20's tuning_model_5 (else 2.21's and later) */
     uint32_t ring_copies;      /* compute channels per graph ring on the GPUs' arch (init.cc nc); 0: 2 */
+    bool mscclpp;              /* MSCCL++'s all-reduce may run: built and enabled, the topology's MSCCL on, gfx942,
+                                * one process a GPU, the call captured into a graph (coll_impl_rccl.c) */
 } strata_rccl_comm;
 
 typedef struct strata_rccl_choice {
     strata_nccl_algo algo;     /* Tree or Ring */
     strata_nccl_proto proto;
     bool msccl;                /* an MSCCL allpairs algorithm instead (algo meaningless) */
+    bool mscclpp;              /* MSCCL++'s allreduce7 instead (msccl also set: the same allpairs form) */
     uint32_t channels;         /* after getChannnelThreadInfo (MSCCL: the algorithm's) */
     double time_us;            /* RCCL's estimate (MSCCL: none, 0) */
     double base_us;            /* the base latency of the pair */
