@@ -48,6 +48,12 @@ STRATA_ROWS_TEST(shared_prefix_needs_prefix_caching,
     /* what stays taken: the prefix with caching on, and a prefix of 0 (none) with it off */
     {SERVE8 "--shared-prefix 10", 0, NULL},
     {SERVE8 "--no-prefix-caching --shared-prefix 0", 0, NULL},
+    /* --warm-prefix's blocks are found the same way (serve_pool.c warm, hashed and freed at creation): refused
+     * alike beside --no-prefix-caching (merge review) */
+    {SERVE8 "--no-prefix-caching --warm-prefix 16", 2,
+     "--warm-prefix 16: expected prefix caching on (no --no-prefix-caching), which reads it (the blocks an earlier "
+     "run left, found in the cache); with it off, it changes nothing"},
+    {SERVE8 "--warm-prefix 16", 0, NULL},
 )
 
 /* --non-kv-overhead keeps bytes per rank from the pool the memory leaves

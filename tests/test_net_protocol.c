@@ -70,7 +70,8 @@ START_TEST(flights_and_copy_by_message_size)
     ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, true), 19.74e-6, 1e-12);
     p5.pcie_generation = p5.pcie_lanes = 0;
     ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false), 2e-6, 1e-15);
-    ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_TREE) && strata_net_protocol_ctrl_ahead(STRATA_NCCL_NVLS_TREE));
+    ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_TREE));
+    ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_NVLS_TREE));
     ck_assert(!strata_net_protocol_ctrl_ahead(STRATA_NCCL_RING));
 }
 END_TEST

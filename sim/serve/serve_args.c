@@ -626,12 +626,17 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
-    if (s && a->no_prefix && count_or(a->shared_prefix, 0)) {
-        /* the shared blocks are found by prefix caching alone (serve_pool.c block_hash): --no-prefix-caching
-         * --shared-prefix 10 gave the same JSON as --no-prefix-caching */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--shared-prefix %d: expected prefix caching on (no "
-                    "--no-prefix-caching), which reads it (the blocks every prompt shares, found in the cache); with "
-                    "it off, it changes nothing", a->shared_prefix);
+    /* the shared and warm blocks are found by prefix caching alone (serve_pool.c block_hash): --no-prefix-caching
+     * --shared-prefix 10 gave the same JSON as --no-prefix-caching, and so did --warm-prefix */
+    const struct { gint n; const char *opt, *what; } cached[] = {
+        {a->shared_prefix, "--shared-prefix", "the blocks every prompt shares"},
+        {a->warm_prefix, "--warm-prefix", "the blocks an earlier run left"}};
+    for (size_t k = 0; s && a->no_prefix && k < G_N_ELEMENTS(cached); k++) {
+        if (!count_or(cached[k].n, 0))
+            continue;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %d: expected prefix caching on (no "
+                    "--no-prefix-caching), which reads it (%s, found in the cache); with it off, it changes nothing",
+                    cached[k].opt, cached[k].n, cached[k].what);
         strata_serve_stream_free(s);
         return NULL;
     }

@@ -20,7 +20,8 @@ typedef struct strata_serve_args {
     /* decimal numbers (strata_serve_decimal; GOption's doubles took 0x10); NULL: not given */
     char *util, *step_overhead;
     char **sets, **hw_sets;
-    gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks, graph_max_bs;
+    gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks,
+        graph_max_bs;
     gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched;
 } strata_serve_args;
 
