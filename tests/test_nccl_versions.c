@@ -335,12 +335,12 @@ START_TEST(release_names)
     /* NVLSTree's network step: 14 us to v2.28, 20.9 from v2.29 */
     ck_assert_double_eq(strata_nccl_version_find("2.28")->net_lat[STRATA_NCCL_NVLS_TREE][STRATA_NCCL_SIMPLE], 14);
     ck_assert_double_eq(strata_nccl_version_find("2.29")->net_lat[STRATA_NCCL_NVLS_TREE][STRATA_NCCL_SIMPLE], 20.9);
-    static const char *const bad[] = {"2.24", "2.31", "3.0", "2", "2.", "2.27.", "2.27.x", "v2.27", "2.27-1", ""};
+    static const char *const bad[] = {"2.24", "2.31", "2.10", "2.7", "3.0", "2", "2.", "2.27.", "2.27.x", "v2.27", "2.27-1", ""};
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         ck_assert_msg(!strata_nccl_version_find(bad[i]), "'%s' accepted", bad[i]);
     /* every release the message lists is found */
     char *list = strata_nccl_version_list(); /* the table's rows, in order */
-    ck_assert_str_eq(list, "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
+    ck_assert_str_eq(list, "2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
     gchar **names = g_strsplit(list, ", ", -1);
     for (gchar **n = names; *n; n++)
         ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
@@ -367,7 +367,8 @@ START_TEST(hw_key_names_the_release)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
-                                "tables: 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got '2.31'");
+                                "tables: 2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got "
+                                "'2.31'");
 }
 END_TEST
 
@@ -495,6 +496,78 @@ START_TEST(release_2_19_scope)
 }
 END_TEST
 
+/* NCCL 2.8 (v2.8.4-1 src/graph/tuning.cc) on one 8x A100 node (a100-8.ini's
+ * ring graph, 12 channels x 20 GB/s = 240, 24 channels). Any busBw on sm80
+ * is at most 235 first. Ring LL: min(llMaxBw 87.7, 235 / 4 = 58.75) x 8/14
+ * = 33.571 GB/s after 3.6 + 14 x 0.47 = 10.18 us. Ring LL128: min(235 x
+ * 0.92 = 216.2, ll128MaxBwPerCh[AllReduce] 16.9 x 12 = 202.8) x 8/14 =
+ * 115.886 after 10.0 + 14 x 1.9 = 36.6. Ring Simple: 235 x 8/14 = 134.286
+ * after 8.4 + 14 x 3.4 = 56.0. LL128 against Simple: 36.6 + B / 115886
+ * = 56.0 + B / 134286 at B = 19.4 / (1/115886 - 1/134286) = 16.41 MB, so
+ * 8 MiB runs LL128 (36.6 + 72.39 = 108.99 us against 56.0 + 62.47 =
+ * 118.47) and 16 MiB Simple (56.0 + 124.94 = 180.94 against 36.6 + 144.77
+ * = 181.37), where 2.19 keeps LL128 to 24.3 MB. All-gather: LL128 capped
+ * at 18.3 x 12 = 219.6 above 216.2, so 216.2. Tree LL128 (one node): bus
+ * min(216.2 x 7/9 = 168.156, 202.8) x 0.5 = 84.078, after 4.4 + 2 x 7 x
+ * 1.25 = 21.9 us; at 8 MiB (log2(8 MiB / 64) = 17) the release's
+ * correction row gives 0.7 (v2.19's 0.9): 21.9 + 8388608 / (84.078 x 0.7
+ * x 1000) = 164.43 us. */
+START_TEST(release_2_8_on_one_ampere_node)
+{
+    const strata_nccl_version *v28 = strata_nccl_version_find("2.8.4");
+    ck_assert_ptr_nonnull(v28);
+    ck_assert_str_eq(strata_nccl_version_find("2.9.9")->name, "2.9");
+    strata_nccl_comm c = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12, .channel_gbs = 20,
+                          .version = v28};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    double lat, bw;
+    ck_assert(strata_nccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 10.18, 1e-9);
+    ck_assert_double_eq_tol(bw, 58.75 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 36.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 202.8 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 56.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 235.0 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 216.2 * 8 / 7, 1e-9);
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, ar, 8u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.time_us, 36.6 + 8388608 / (202.8 * 8 / 14 * 1000), 1e-6);
+    ck_assert_uint_eq(ch.channels, 24);
+    ck_assert_uint_eq(ch.ring_grain_bytes, 640 * 30);
+    ck_assert(strata_nccl_choose(&c, ar, 16u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 56.0 + 16777216 / (235.0 * 8 / 14 * 1000), 1e-6);
+    ck_assert_double_eq_tol(strata_nccl_time_us(&c, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL128, 8u << 20),
+                            21.9 + 8388608 / (168.156 * 0.5 * 0.7 * 1000), 1e-3);
+    c.version = strata_nccl_version_find("2.19");
+    ck_assert(strata_nccl_choose(&c, ar, 16u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    /* the cap is sm80's: a Volta communicator of the same graph keeps 240 */
+    c = (strata_nccl_comm){.arch = STRATA_NCCL_VOLTA, .ranks = 8, .graph_channels = 12, .channel_gbs = 20,
+                           .version = v28};
+    ck_assert(strata_nccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 240.0 * 8 / 14, 1e-9);
+}
+END_TEST
+
+/* 2.8 on a Hopper node is refused at its line: the release has no
+ * Hopper tables. */
+START_TEST(release_2_8_scope)
+{
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_version = 2.8\n",
+                                "t.ini:15: [interconnect x] nccl_version: expected Volta or Ampere GPUs for NCCL "
+                                "2.8 (it predates Hopper), got nccl_arch = hopper");
+}
+END_TEST
+
 static Suite *nccl_versions_suite(void)
 {
     Suite *s = suite_create("nccl_versions");
@@ -512,6 +585,8 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, hw_keys_set_max_channels);
     tcase_add_test(tc, release_2_19_on_one_ampere_node);
     tcase_add_test(tc, release_2_19_scope);
+    tcase_add_test(tc, release_2_8_on_one_ampere_node);
+    tcase_add_test(tc, release_2_8_scope);
     suite_add_tcase(s, tc);
     return s;
 }

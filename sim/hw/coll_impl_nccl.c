@@ -124,9 +124,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                          "default: all it enables)"},
     {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
                           "Simple; default: all)"},
-    {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.19 (one node of "
-                            "Volta, Ampere or Hopper GPUs) or 2.25 to 2.30 (2.MINOR or 2.MINOR.PATCH; default: the "
-                            "newest, 2.30)"},
+    {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.8 or 2.9 (one node "
+                            "of Volta or Ampere GPUs), 2.19 (one node of Volta, Ampere or Hopper GPUs) or 2.25 to "
+                            "2.30 (2.MINOR or 2.MINOR.PATCH; default: the newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
     {"nccl_max_nchannels", false, "collectives = nccl: NCCL_MAX_NCHANNELS as a run sets it, the most channels of "
@@ -377,9 +377,15 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
         ok = hw_fail_value(ctx, err, group, "nccl_version", want, version);
         g_free(want);
         g_free(list);
-    } else if (version && p->version->one_node && p->arch == STRATA_NCCL_BLACKWELL) {
-        hw_fail(ctx, err, group, "nccl_version", "expected Volta, Ampere or Hopper GPUs for NCCL %s (it predates "
-                "Blackwell), got nccl_arch = blackwell", p->version->name);
+    } else if (version && p->version->one_node && p->arch >= (p->version->pre_hopper ? STRATA_NCCL_HOPPER
+                                                                                     : STRATA_NCCL_BLACKWELL)) {
+        const char *arch = p->arch == STRATA_NCCL_HOPPER ? "hopper" : "blackwell";
+        if (p->version->pre_hopper)
+            hw_fail(ctx, err, group, "nccl_version", "expected Volta or Ampere GPUs for NCCL %s (it predates "
+                    "Hopper), got nccl_arch = %s", p->version->name, arch);
+        else
+            hw_fail(ctx, err, group, "nccl_version", "expected Volta, Ampere or Hopper GPUs for NCCL %s (it predates "
+                    "Blackwell), got nccl_arch = %s", p->version->name, arch);
         ok = false;
     }
     g_free(version);

@@ -311,6 +311,18 @@ static double nvls_channel_bw(const strata_nccl_comm *c, const strata_nccl_versi
     return MIN(intra, inter);
 }
 
+/* LL128's cap per channel: the release's by collective (v2.8, v2.9:
+ * ll128_coll_bw), else its table by architecture and nodes, the tree's
+ * or the ring's. */
+static double ll128_cap(const strata_nccl_comm *c, strata_op_kind kind, uint32_t col, bool tree)
+{
+    const strata_nccl_version *v = ver(c);
+    double by_coll = v->ll128_coll_bw[kind == STRATA_OP_ALL_REDUCE ? 0 : kind == STRATA_OP_ALL_GATHER ? 1 : 2];
+    if (by_coll > 0)
+        return by_coll;
+    return tree ? v->tree_ll128_bw[c->arch][col] : v->ring_ll128_bw[c->arch][col];
+}
+
 /* The bus bandwidth of the pair on its graph (tuning.cc's busBw, before
  * the conversion to algorithm bandwidth); 0 when NCCL does not run it. */
 static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
@@ -340,16 +352,18 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bw = nvls_channel_bw(c, v, ar, a, ch, intra, inter);
     }
     double bus = ch * bw;
+    if (v->sm80_bus_cap > 0 && c->arch == STRATA_NCCL_AMPERE) /* to v2.17: "if (compCap80)" */
+        bus = fmin(bus, v->sm80_bus_cap);
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL) /* to v2.20: a quarter (a third for one node's AG/RS) */
         bus = fmin(v->ll_max_bw[ll_row][col], bus * (!v->ring_ll_quarter ? .5 : nodes > 1 || ar ? .25 : 1.0 / 3));
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * 0.92, ch * v->ring_ll128_bw[c->arch][col]);
+        bus = fmin(bus * 0.92, ch * ll128_cap(c, kind, col, false));
     if (a == STRATA_NCCL_TREE && ar)
         bus = fmin(bus * .92, ch * v->tree_bw[c->arch][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL)
         bus = fmin(bus * 1.0 / 3.8, v->ll_max_bw[ll_row][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * v->tree_ll128_bw[c->arch][col]);
+        bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * ll128_cap(c, kind, col, true));
     /* from v2.26 (tuning.cc l. 261 at v2.26.6-1): "if (a == NCCL_ALGO_TREE
      * && comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE) busBw *= .85",
      * the pattern search.cc gives the tree graph with one GPU a node
@@ -540,8 +554,9 @@ static void nccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
     const strata_nccl_comm *c = comm;
     int log_size = strata_nccl_log2i(bytes >> 6);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
+    const double *ll128_row = ver(c)->tree_ll128_correction; /* the release's own LL128 row (v2.8, v2.9) */
     if (a == STRATA_NCCL_TREE && ar && log_size >= 0 && log_size < 23)
-        *bw_gbs *= tree_correction[p][log_size];
+        *bw_gbs *= p == STRATA_NCCL_LL128 && ll128_row ? ll128_row[log_size] : tree_correction[p][log_size];
     if (a == STRATA_NCCL_NVLS_TREE && ar && log_size >= 0 && log_size < 24 && c->arch >= STRATA_NCCL_BLACKWELL &&
         c->cpu != STRATA_NCCL_ARM && ver(c)->nvls_tree_correction)
         *bw_gbs *= tree_correction[p][log_size];

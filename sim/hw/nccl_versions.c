@@ -86,7 +86,36 @@ static const double inter_230[] = {96.0, 86.0, 80.0, 48.0, 45.1, INTER_TAIL};
 #define CELLS_16K .cell_traffic = 16u << 10, .cell_ll_quad = true
 #define CELLS_32K .cell_traffic = 32u << 10, .cell_ll_quad = true, .cell_round16 = true
 
+/* v2.8.4-1 (2021-02) and v2.9.9-1 (2021-05): their tuning.cc reads the same
+ * constants (they differ in CollNet only, which strata does not run). baseLat
+ * Tree {4.4, 4.4, 0}, Ring {3.6, 10.0, 8.4} (l. 56); hwLat NVLink Tree {.52,
+ * 1.25, 28}, Ring {.47, 1.9, 3.4}, network Ring Simple 9.6 (l. 63-70); LL128
+ * capped per channel by collective (ll128_coll_bw, l. 74); llMaxBws and
+ * perChMaxTreeBws with Volta and Ampere rows only (l. 75-76; the Hopper and
+ * Blackwell rows here repeat Ampere's, never read: pre_hopper); any busBw on
+ * sm80 at most 235 (sm80_bus_cap, l. 124); the ring's LL at a quarter (l.
+ * 125); treeCorrectionFactor's LL128 row its own (l. 265-269). Their
+ * ring kernel rounds an LL chunk to threads x 8 bytes and an LL128 chunk to
+ * threads x 30 (src/collectives/device/all_reduce.h l. 273, 471: v2.19's
+ * minChunkSize, ring_chunk_grain); enqueue.cc getAlgoInfo cuts the channels
+ * as v2.19 does (l. 307-311); no NVLS, no PAT. One node only (one_node). */
+static const double tree_ll128_correction_28[23] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+                                                    .6,  .5,  .6,  .6,  .7,  .7, .8, .9, .9, .92, .92};
+#define RELEASE_28(minor, tag)                                                                                     \
+    {.name = minor, .source = "NVIDIA/nccl " tag " src/graph/tuning.cc, src/collectives/device/all_reduce.h",       \
+     .base_lat = {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},                               \
+     .nvlink_lat = {{0.52, 1.25, 28}, {0.47, 1.9, 3.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},                          \
+     .net_lat = {{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},                                \
+     .ll_max_bw = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},                \
+     .tree_bw = {{26.5, 18.5, 10.0}, {24.0, 22.5, 16.0}, {24.0, 22.5, 16.0}, {24.0, 22.5, 16.0}},                  \
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3,                 \
+     .ring_ll_quarter = true, .ring_chunk_grain = true, .one_node = true, .nvls_chunk_fixed = true,                \
+     .sm80_bus_cap = 235.0, .ll128_coll_bw = {16.9, 18.3, 15.2}, .tree_ll128_correction = tree_ll128_correction_28, \
+     .pre_hopper = true}
+
 static const strata_nccl_version versions[] = {
+    RELEASE_28("2.8", "v2.8.4-1"),
+    RELEASE_28("2.9", "v2.9.9-1"),
     /* v2.19.3-1 (2023-09-26), the last release before v2.20.3-1's
      * rewrite of the ring kernel (ring_chunk_grain) and the last with the
      * ring's LL at a quarter of the graph (ring_ll_quarter): Tree's
@@ -136,7 +165,7 @@ static const strata_nccl_version versions[] = {
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 4
+#define FIRST_PACE 6
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {

@@ -5,8 +5,10 @@
  * NVLS's efficiency and the rules that changed with them. Each table cites
  * the tag and file it is read from (NVIDIA/nccl).
  *
- * Releases: 2.19 (v2.19.3-1, for one node of Volta, Ampere or Hopper
- * GPUs: one_node below), 2.25 and 2.26 (v2.25.1-1 and v2.26.6-1 have the
+ * Releases: 2.8 and 2.9 (v2.8.4-1 and v2.9.9-1, whose tuning.cc reads
+ * the same constants; one node of Volta or Ampere GPUs: one_node,
+ * pre_hopper below), 2.19 (v2.19.3-1, for one node of Volta, Ampere or
+ * Hopper GPUs: one_node below), 2.25 and 2.26 (v2.25.1-1 and v2.26.6-1 have the
  * same tuning constants and rules; they differ in enqueue.cc's cells,
  * cell_ll_quad), 2.27, 2.28, 2.29 and 2.30
  * (the newest, the default; master @5067397 has v2.30.7-1's tuning.cc). A
@@ -143,6 +145,25 @@ typedef struct strata_nccl_version {
     /* trafficPerChannel = divUp(traffic / nChannels, 16) x 16 (from
      * v2.29), else max(MinTrafficPerChannel, traffic / nChannels) */
     bool cell_round16;
+    /* tuning.cc v2.8.4-1 l. 124 (the same to v2.17.1-1 l. 153): "if
+     * (compCap80) busBw = std::min(busBw, 235.0f)", every algorithm and
+     * protocol, before the protocols' factors, on sm80 (nccl_arch = ampere
+     * is taken as the A100's sm80); 0 where the release has no such cap */
+    double sm80_bus_cap;
+    /* v2.8.4-1 / v2.9.9-1 tuning.cc l. 74, ll128MaxBwPerCh[coll]: LL128's
+     * cap per channel by collective (all-reduce 16.9, all-gather 18.3,
+     * reduce-scatter 15.2 GB/s), on every architecture, for the ring and
+     * the tree alike; all 0 where the release has the per-architecture
+     * tables (ring_ll128_bw, tree_ll128_bw: 20 GB/s on Ampere from
+     * v2.10.3-1) */
+    double ll128_coll_bw[3];
+    /* treeCorrectionFactor's LL128 row where the release's differs from
+     * the one nccl_tuning.c holds (v2.8.4-1 l. 267); NULL otherwise */
+    const double *tree_ll128_correction;
+    /* the release predates Hopper: its tables have Volta and Ampere rows
+     * only (v2.8.4-1 llMaxBws[2][3], l. 75), so Hopper and Blackwell GPUs
+     * are an input error (coll_impl_nccl.c) */
+    bool pre_hopper;
 } strata_nccl_version;
 
 /* The release named `name` (2.MINOR or 2.MINOR.PATCH), or NULL. */
