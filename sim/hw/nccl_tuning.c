@@ -352,7 +352,9 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bw = nvls_channel_bw(c, v, ar, a, ch, intra, inter);
     }
     double bus = ch * bw;
-    if (v->sm80_bus_cap > 0 && c->arch == STRATA_NCCL_AMPERE) /* to v2.17: "if (compCap80)" */
+    /* to v2.17: "if (compCap80)", sm80 exactly; strata's ampere row stands for sm80 (A100): an sm86 part would
+     * take neither the cap nor these rows in NCCL (merge review; no shipped file is one) */
+    if (v->sm80_bus_cap > 0 && c->arch == STRATA_NCCL_AMPERE)
         bus = fmin(bus, v->sm80_bus_cap);
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL) /* to v2.20: a quarter (a third for one node's AG/RS) */
         bus = fmin(v->ll_max_bw[ll_row][col], bus * (!v->ring_ll_quarter ? .5 : nodes > 1 || ar ? .25 : 1.0 / 3));

@@ -109,7 +109,8 @@
  * sent right as the sender's kernel starts, about one step after its last
  * send of the collective before, where the receiver's next post takes that
  * send's flight, a pass and its own flight back: eager where small, as
- * before; a larger one's wait for that flight is not built (docs/clusters.md,
+ * before (and, the step model pricing a ring's steps alike, every ring
+ * step of at most 8192 B: an ESTIMATE, net_protocol.h); a larger one's wait for that flight is not built (docs/clusters.md,
  * "aws-ofi-nccl's control message first (wave 38)"). efa-rdm-cuda sends
  * eagerly whatever the receive (libfabric's RDM eager packet lands in the
  * provider's bounce buffer either way).

@@ -20,7 +20,11 @@
  *                 8192 B into a host bounce buffer, which the receiver
  *                 copies into the GPU's buffer by a local read, but only
  *                 where the receiver's control message has not arrived (a
- *                 ring's first step; a tree's edges have it: wave 38);
+ *                 ring's first step; a tree's edges have it: wave 38).
+ *                 strata prices every step of a ring alike, so every ring
+ *                 step of at most 8192 B pays the copy: ESTIMATE, the later
+ *                 steps' control messages sent ahead (NCCL_STEPS posts)
+ *                 not told from the first's (merge review);
  *                 larger messages an RDMA write after the receiver's control
  *                 message, which NCCL's receives posted ahead have sent
  *                 before the data: no flight more.

@@ -205,7 +205,7 @@ static bool mscclpp_choose(const strata_rccl_comm *c, strata_op_kind kind, uint6
     if (!c->mscclpp || kind != STRATA_OP_ALL_REDUCE || nodes_of(c) > 1 || c->ranks != 8 || c->algos || c->protos ||
         bytes == 0 || bytes % 32 != 0 || bytes > MSCCLPP_THRESHOLD)
         return false;
-    uint32_t blocks = bytes / 4 >= 8192 ? 56 : 28;
+    uint32_t blocks = bytes / 4 >= 8192 ? 56 : 28; /* elements of 4 bytes (rccl_tuning.h: an ESTIMATE for 2-byte) */
     *out = (strata_rccl_choice){.msccl = true, .mscclpp = true, .proto = STRATA_NCCL_LL,
                                 .channels = blocks / (c->ranks - 1)};
     return true;

@@ -76,8 +76,11 @@
  * mscclpp_ncclAllReduce where the call is captured into a graph
  * (captureStatus != mscclNoCapture), its bytes are above 0 and a multiple
  * of 32, at most comm->mscclpp_threshold (RCCL_MSCCLPP_THRESHOLD, default
- * 1 MiB: src/init.cc l. 105) and its type and op supported (float sum:
- * l. 481-492). MSCCL++'s NCCL shim (microsoft/mscclpp @1e82dd4, the
+ * 1 MiB: src/init.cc l. 105) and its type and op supported (sum of fp16,
+ * bf16, fp32, int32 or uint32: isMscclppAllReduceSupported l. 481-492; strata's
+ * collectives carry no element type, so the 28/56-block switch below counts
+ * 4-byte elements, nccl-tests' float: an ESTIMATE for 2-byte types, which
+ * switch at half the bytes; merge review). MSCCL++'s NCCL shim (microsoft/mscclpp @1e82dd4, the
  * submodule ext-src/mscclpp pins; apps/nccl/src/nccl.cu ncclAllReduce l.
  * 485-495: without the ALLREDUCE_*_JSON_FILE plans, its fallback) runs
  * allreduce7 from 4 x 8 bytes to 1 MiB (apps/nccl/src/allreduce.hpp
