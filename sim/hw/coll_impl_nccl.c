@@ -379,13 +379,10 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
         g_free(list);
     } else if (version && p->version->one_node && p->arch >= (p->version->pre_hopper ? STRATA_NCCL_HOPPER
                                                                                      : STRATA_NCCL_BLACKWELL)) {
-        const char *arch = p->arch == STRATA_NCCL_HOPPER ? "hopper" : "blackwell";
-        if (p->version->pre_hopper)
-            hw_fail(ctx, err, group, "nccl_version", "expected Volta or Ampere GPUs for NCCL %s (it predates "
-                    "Hopper), got nccl_arch = %s", p->version->name, arch);
-        else
-            hw_fail(ctx, err, group, "nccl_version", "expected Volta, Ampere or Hopper GPUs for NCCL %s (it predates "
-                    "Blackwell), got nccl_arch = %s", p->version->name, arch);
+        bool pre = p->version->pre_hopper;
+        hw_fail(ctx, err, group, "nccl_version", "expected %s GPUs for NCCL %s (it predates %s), got nccl_arch = %s",
+                pre ? "Volta or Ampere" : "Volta, Ampere or Hopper", p->version->name, pre ? "Hopper" : "Blackwell",
+                p->arch == STRATA_NCCL_HOPPER ? "hopper" : "blackwell");
         ok = false;
     }
     g_free(version);
