@@ -719,26 +719,10 @@ END_TEST
 
 /* ---- wave 24: serve's inputs and options, derived hardware files -------- */
 
-/* sh SCRIPT in a fresh directory ($S strata, $H configs/hw), whose last
- * command is strata's or a check after it: exit `status`, with message
- * (NULL: anything) in its standard error. */
-static void sh_row(size_t row, const char *script, int status, const char *message)
-{
-    char *dir = strata_test_temp_dir();
-    strata_cli_result r = strata_test_sh_in(dir, script);
-    ck_assert_msg(r.status == status && (!message || strstr(r.err, message)), "row %zu: exit %d: %s", row, r.status,
-                  r.err);
-    strata_cli_result_clear(&r);
-    remove_all(dir);
-    g_free(dir);
-}
-
-typedef struct sh_case {
-    const char *script;
-    int status;
-    const char *message;
-} sh_case;
-
+/* Each table below is rows of strata_test_sh_rows (testutil.h): SCRIPT run
+ * in a fresh directory ($S strata, $H configs/hw), whose last command is
+ * strata's or a check after it, its exit status, and a message (NULL:
+ * anything) in its standard error; after a refusal no output is left. */
 #define SERVE_ON(hw) "\"$S\" serve -q --hw " hw " --model llama-3-8b "
 #define SERVE SERVE_ON("\"$H/h100.ini\"")
 #define CSV(rows) "printf '" rows "' > r.csv; "
@@ -748,7 +732,7 @@ typedef struct sh_case {
  * exit 2 saying what was expected; the rows at 0 are what stays taken. */
 START_TEST(serve_inputs_refused)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         /* --kv '': no scheme; the report read a first run that was not there (UBSan: load of a null pointer) */
         {SERVE "--poisson n=2 --kv ''", 2, "--kv: expected a scheme, a comma list of them or all, got ''"},
         /* arrivals past the largest double: "completed in inf s", TTFT -nan ms, exit 0 */
@@ -816,8 +800,7 @@ START_TEST(serve_inputs_refused)
          "intermediate = 512\r\nvocab = 1000\r\n' > m.txt; \"$S\" serve -q --hw \"$H/h100.ini\" --model-file m.txt "
          "--poisson n=2", 0, NULL},
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -825,7 +808,7 @@ END_TEST
  * and a tier the derived file adds is named there, FILE:LINE. */
 START_TEST(derived_hardware_files)
 {
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         /* an output onto the file the --hw file's base = names: it was overwritten, exit 0 (serve) */
         {"cp \"$H/dgx-h100.ini\" b.ini; printf '[hardware]\nbase = b.ini\nname = c\n' > c.ini; "
          SERVE_ON("c.ini") "--poisson n=2 --json b.ini; s=$?; cmp -s b.ini \"$H/dgx-h100.ini\" && exit $s", 2,
@@ -842,8 +825,7 @@ START_TEST(derived_hardware_files)
          "[network ib]\nlatency = 1us\n' \"$H\" > c.ini; " SERVE_ON("c.ini") "--poisson n=2", 2,
          "(override c.ini:6): [network ib] missing required key 'bandwidth'"},
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -917,7 +899,7 @@ START_TEST(rccl_rings_of_a_node)
 #define MI300X_8(sed) "cp \"$H/mi300x.ini\" .; sed " sed " \"$H/mi300x-8.ini\" > m.ini; "
 #define RUN_ON_M "\"$S\" run -q --hw m.ini --trace "
 #define EXAMPLE "\"$H/../../traces/examples/double-buffer.trace\""
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {MI300X_8("'s/^rccl_rings = .*/rccl_rings = 0 1 2 3|0 2 1 3/'") RUN_ON_M EXAMPLE, 2,
          "(override m.ini:69): [interconnect xgmi] rccl_rings: expected rings of 8 ranks, a node's (the devices "
          "[interconnect xgmi] joins: its domain, default all), got rings of 4, which no collective would use"},
@@ -934,8 +916,7 @@ START_TEST(rccl_rings_of_a_node)
 #undef EXAMPLE
 #undef RUN_ON_M
 #undef MI300X_8
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -950,7 +931,7 @@ START_TEST(timeline_names_a_format)
 #define RUN_EXPECTED ": expected a name ending in .json, .pftrace or .perfetto-trace, optionally followed by .gz"
 #define SERVE_EXPECTED ": expected a name ending in .json, optionally followed by .gz (this command writes JSON " \
                        "timelines only)"
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {RUN "--timeline x.txt; s=$?; test ! -e x.txt && exit $s", 2, "strata run: --timeline x.txt" RUN_EXPECTED},
         {RUN "--timeline x.gz; s=$?; test ! -e x.gz && exit $s", 2, "strata run: --timeline x.gz" RUN_EXPECTED},
         {RUN "--timeline x.JSON", 2, "strata run: --timeline x.JSON" RUN_EXPECTED},
@@ -969,8 +950,7 @@ START_TEST(timeline_names_a_format)
 #undef RUN_EXPECTED
 #undef RUN
 #undef EXAMPLE
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 
@@ -987,7 +967,7 @@ START_TEST(swap_space_within_the_host)
 #define NO_HOST "printf '[hardware]\nname = nohost\n[memory hbm]\nkind = device\ncapacity = 80GiB\n" \
                 "bandwidth = 1TB/s\n[compute core]\nflops = 100TFLOP/s\noperands = hbm\n' > nh.ini; " \
                 "\"$S\" serve -q --hw nh.ini --model llama-2-7b --poisson n=2 " SWAPS
-    static const sh_case rows[] = {
+    static const strata_test_sh_case rows[] = {
         {SERVE SWAPS "--poisson n=2 --swap-space 1EiB", 2,
          "strata serve: --swap-space: expected at most 175000000000 B (162.98 GiB) per rank, 70% of the pinned host "
          "memory 'host' of "},
@@ -1012,8 +992,7 @@ START_TEST(swap_space_within_the_host)
 #undef NO_HOST
 #undef DGX_70B
 #undef SWAPS
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-        sh_row(i, rows[i].script, rows[i].status, rows[i].message);
+    strata_test_sh_rows(rows, G_N_ELEMENTS(rows));
 }
 END_TEST
 

@@ -259,6 +259,25 @@ static const char *gpu_kernel(const strata_serve_engine *e)
     return e->fa3_prefill || e->fa2_attention || e->triton_moe ? "FlashAttention or Triton fused_moe" : NULL;
 }
 
+/* --shared-prefix and --warm-prefix are blocks found by a prefix-cache
+ * lookup alone (serve_pool.c block_hash, the paged row's lookup; the other
+ * schemes have none, serve_kv.c KV_ROW, nor has TurboMind 0.1's scheduler,
+ * serve_sched_turbomind.c): where the run has none, either gave the JSON of
+ * the run without it, exit 0. Refused naming `got`, what the run has. */
+static bool prefix_options_looked_up(const strata_serve_args *a, bool lookup, const char *got, GError **err)
+{
+    const gint given[] = {a->shared_prefix, a->warm_prefix};
+    const char *const option[] = {"--shared-prefix", "--warm-prefix"};
+    for (size_t k = 0; !lookup && k < G_N_ELEMENTS(given); k++)
+        if (given[k] != STRATA_SERVE_UNSET && given[k] > 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %d: expected a run that looks prefixes up in "
+                        "the cache (--kv paged, a scheduler other than lmdeploy-turbomind), got %s, which looks "
+                        "none up: it changes nothing there", option[k], given[k], got);
+            return false;
+        }
+    return true;
+}
+
 /* The scheduling policy: --scheduler, else the engine's (or the row it
  * picks for this setup on this hardware, with that row's budget); its
  * defaults where the options leave them, and the setups vLLM refuses or
@@ -298,6 +317,9 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
     if (other && !(p = strata_serve_scheduler_find(other, err)))
         return false;
     c->scheduler = p;
+    if (p && strcmp(p->name, "lmdeploy-turbomind") == 0 &&
+        !prefix_options_looked_up(a, false, "the scheduler lmdeploy-turbomind", err))
+        return false;
     /* vLLM V1's loop alone (EngineCore's batch queue); the other engines' rows carry their own (serve_engine.h
      * mode), and the other policies are other engines' */
     if (c->async_scheduling && (c->engine || (p && strcmp(p->name, "vllm-v1")))) {
@@ -511,6 +533,10 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (!bad && c->kv_blocks && c->non_kv_overhead)
         return fail(err, "--non-kv-overhead %s: expected no --kv-blocks, which sizes the KV pool whatever the memory "
                     "(the overhead is kept from the pool the memory leaves); beside it, it changes nothing", a->non_kv);
+    if (!bad && c->kv_blocks && a->util) /* the same rule: 0.5 gave the JSON of 0.9 but for its echo */
+        return fail(err, "--gpu-memory-utilization %s: expected no --kv-blocks, which sizes the KV pool whatever "
+                    "the memory (the utilization sizes the pool the memory leaves); beside it, it changes nothing",
+                    a->util);
     /* the host space is read by swap alone: 1GiB and 4GiB gave the same JSON (0, no space, says recompute too) */
     char *named = a->swap_space ? g_strdup_printf("--swap-space %s", a->swap_space) : NULL;
     bool ok = !bad && (!named || strata_serve_config_swap_space_read(c, named, err));
@@ -694,12 +720,18 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
  * them, each was never read (--kv paged --kv-allocator bogus: exit 0). */
 static bool scheme_options_read(const strata_serve_args *a, const GPtrArray *schemes, GError **err)
 {
-    bool contiguous = false, paged_vm = false;
+    bool contiguous = false, paged_vm = false, lookup = false;
     for (guint i = 0; i < schemes->len; i++) {
-        const char *name = ((const strata_serve_kv_scheme *)g_ptr_array_index(schemes, i))->name;
-        contiguous = contiguous || g_str_has_prefix(name, "contiguous-");
-        paged_vm = paged_vm || strcmp(name, "vattention") == 0 || strcmp(name, "expandable") == 0;
+        const strata_serve_kv_scheme *scheme = g_ptr_array_index(schemes, i);
+        contiguous = contiguous || g_str_has_prefix(scheme->name, "contiguous-");
+        paged_vm = paged_vm || strcmp(scheme->name, "vattention") == 0 || strcmp(scheme->name, "expandable") == 0;
+        lookup = lookup || scheme->lookup;
     }
+    char *kv = g_strdup_printf("--kv %s", a->kv ? a->kv : "paged");
+    bool looked_up = prefix_options_looked_up(a, lookup, kv, err);
+    g_free(kv);
+    if (!looked_up)
+        return false;
     const char *option = NULL, *readers = NULL;
     if (a->kv_allocator && !contiguous)
         option = "--kv-allocator", readers = "contiguous-max, -pow2 or -oracle";

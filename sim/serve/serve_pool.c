@@ -250,6 +250,24 @@ static uint32_t pop_free(pool *p)
     return b;
 }
 
+/* Gives block b, when it has no hash yet, the hash h, and registers it in
+ * the table unless a block there carries h already: the table keeps the
+ * first. Such a duplicate keeps h when keep_duplicate (a request's block,
+ * computed beside the cached one: hash_full), or stays hashless (the warm
+ * prefix's: the earlier run would have found the cached block instead). */
+static void hash_block(pool *p, uint32_t b, uint64_t h, bool keep_duplicate)
+{
+    gpointer key = (gpointer)(uintptr_t)h;
+    if (p->hash[b])
+        return;
+    bool cached = g_hash_table_contains(p->table, key);
+    if (cached && !keep_duplicate)
+        return;
+    p->hash[b] = h;
+    if (!cached)
+        g_hash_table_insert(p->table, key, (gpointer)(uintptr_t)(b + 1));
+}
+
 /* The warm prefix (serve_stream.h): an earlier run on the same server
  * computed request i's first warm_prefix tokens and freed them, so their
  * full blocks wait in the free queue with their hashes, behind the blocks
@@ -270,10 +288,7 @@ static void warm(pool *p)
         for (uint32_t i = 0; i < per; i++) {
             ids[i] = pop_free(p);
             h = block_hash(p, h, id, i);
-            if (!g_hash_table_contains(p->table, (gpointer)(uintptr_t)h)) {
-                p->hash[ids[i]] = h;
-                g_hash_table_insert(p->table, (gpointer)(uintptr_t)h, (gpointer)(uintptr_t)(ids[i] + 1));
-            }
+            hash_block(p, ids[i], h, false);
         }
         for (uint32_t i = per; i-- > 0;)
             queue_append(p, ids[i]);
@@ -289,14 +304,8 @@ static void hash_full(pool *p, req_blocks *q, uint32_t id, uint32_t tokens)
         return;
     uint64_t h = q->n_hashed ? p->hash[q->ids[q->n_hashed - 1]] : 0;
     for (uint32_t i = q->n_hashed; i < full && i < q->n; i++) {
-        uint32_t b = q->ids[i];
         h = block_hash(p, h, id, i);
-        if (!p->hash[b]) {
-            /* a duplicate of a cached block keeps its hash but the table keeps the first */
-            p->hash[b] = h;
-            if (!g_hash_table_contains(p->table, (gpointer)(uintptr_t)h))
-                g_hash_table_insert(p->table, (gpointer)(uintptr_t)h, (gpointer)(uintptr_t)(b + 1));
-        }
+        hash_block(p, q->ids[i], h, true);
         q->n_hashed = i + 1;
     }
 }

@@ -145,6 +145,12 @@ bool strata_serve_config_set(strata_serve_config *c, const char *knob, const cha
     }
     if (strcmp(knob, "swap_space") == 0 && !strata_serve_config_swap_space_read(&next, "swap_space", err))
         return false;
+    if (strcmp(knob, "gpu_memory_utilization") == 0 && next.kv_blocks) { /* serve_args.c config_of's rule */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "gpu_memory_utilization: expected no --kv-blocks, which "
+                    "sizes the KV pool whatever the memory (the utilization sizes the pool the memory leaves); beside "
+                    "it, it changes nothing");
+        return false;
+    }
     *c = next;
     return true;
 }
@@ -639,6 +645,15 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         kc.window_layers = strata_serve_window_layers(m), kc.window = m->sliding_window;
     if (scheme == &strata_serve_kv_paged && strata_serve_pool_windowed(&kc))
         st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
+    /* a windowed pool finds no prefix cached (serve_pool.c pool_lookup, warm): the prefixes changed nothing */
+    uint32_t prefix = s->warm_prefix ? s->warm_prefix : s->shared_prefix;
+    if (ok && st.kv_window && prefix) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--%s-prefix %u: expected a run that looks prefixes up "
+                    "in the cache, got %s's sliding-window layers in vLLM v1's paged pool, which looks none up "
+                    "(docs/serving.md): it changes nothing there", s->warm_prefix ? "warm" : "shared", prefix,
+                    m->name);
+        ok = false;
+    }
     ok = ok && clock_costs(&st, hw, m, c, err);
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     ok = ok && (!c->swap || swap_reachable(&st, hw, err));
