@@ -53,9 +53,38 @@ START_TEST(one_mi300x_node_plan)
     ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 7, 7), 63);
     ck_assert_uint_eq(strata_nccl_p2p_used_channels(&p, 1u << 20), 64);
     ck_assert_uint_eq(strata_nccl_p2p_used_channels(&p, 8u << 10), 8);
-    /* gfx950: 2 a local peer, doubled only on gfx94x: 2 */
+    /* the rule of 2 (neither gfx942 nor gfx950): 2 a local peer, not doubled: 2 */
     strata_rccl_p2p_init(8, 1, 28, false, &p);
     ck_assert_uint_eq(p.per_peer, 2);
+}
+END_TEST
+
+/* RCCL 2.26.6 on 4 MI355X (gfx950), one node (Ahalperin/amd-dev @58a032f
+ * results/scale_4gpu_alltoall/nccl_debug.log, rank 3's init): "24 coll
+ * channels, ... 32 p2p channels, 8 p2p channels per peer". 12 graph rings
+ * doubled: 24; p2pnChannels nextPow2(24) = 32; a peer on the node 4 x 1
+ * link = 4, doubled on one node: 8, as printed (the rule of 2 gives 2);
+ * nChannelsMin 8 (8 x 4 ranks is not above 32). On the rccl row, an
+ * mi300x-8.ini node read as gfx950 under 2.26 without MSCCL: 64 MiB (8 MiB
+ * a peer) runs the p2p plan on its 8 channels a peer (2 before gfx950
+ * took the rule), 8 rounds x 8 parts on all 64 channels. */
+START_TEST(gfx950_takes_the_xgmi_rule_of_4)
+{
+    strata_nccl_p2p p;
+    strata_rccl_p2p_init(4, 1, 12, true, &p);
+    ck_assert_uint_eq(p.p2p_channels, 32);
+    ck_assert_uint_eq(p.per_peer, 8);
+    ck_assert_uint_eq(p.min_channels, 8);
+    const char *const gfx950[] = {"interconnect.xgmi.rccl_version=2.26", "interconnect.xgmi.rccl_arch=gfx950",
+                                  "interconnect.xgmi.msccl=false", NULL};
+    strata_hw *hw = strata_test_load_hw("mi300x-8", gfx950);
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    strata_coll_tuning t;
+    ck_assert(row->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 64u << 20, 0, &t, NULL));
+    ck_assert(!t.msccl && t.p2p.rccl);
+    ck_assert_uint_eq(t.channels, 8);
+    ck_assert_uint_eq(t.host.channels, 64);
+    strata_hw_free(hw);
 }
 END_TEST
 
@@ -231,6 +260,7 @@ static Suite *rccl_p2p_suite(void)
     Suite *s = suite_create("rccl_p2p");
     TCase *tc = tcase_create("plan");
     tcase_add_test(tc, one_mi300x_node_plan);
+    tcase_add_test(tc, gfx950_takes_the_xgmi_rule_of_4);
     tcase_add_test(tc, rccl_order_and_channels_across_nodes);
     tcase_add_test(tc, the_rccl_row_tunes_an_all_to_all);
     tcase_add_test(tc, an_rccl_all_to_all_runs_its_parts_at_once);

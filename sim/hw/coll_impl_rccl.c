@@ -85,11 +85,22 @@ static const struct {
  * "112 coll channels" for the 28 rings of its graph (Ahalperin/amd-dev
  * @58a032f results/scale_8gpu_all_reduce/nccl_debug.log, rank 0; graph.xml
  * nchannels="28"), where the factor 2 gave 56; over 2 nodes it prints 64
- * (results/scale_2x8gpu_all_reduce/nccl_debug.log), the cap. */
+ * (results/scale_2x8gpu_all_reduce/nccl_debug.log), the cap.
+ * p2p_xgmi4: the p2p plan's rule for a peer on the node, 4 channels a
+ * peer per xGMI link (else 2) and p2pnChannelsPerPeer doubled when the
+ * communicator is one node (graph/paths.cc ncclTopoGetNchannels and
+ * ncclTopoComputeP2pChannels: IsArchMatch "gfx94" at @0cbce2a; "gfx942" or
+ * "gfx950" in the later source, ROCm/rccl @ee2d4e4 and ROCm/rocm-systems
+ * @0200157 projects/rccl/src/graph/paths.cc). RCCL 2.26.6 on 4 MI355X
+ * prints "32 p2p channels, 8 p2p channels per peer" (Ahalperin/amd-dev
+ * @58a032f results/scale_4gpu_alltoall/nccl_debug.log, rank 3's init):
+ * 4 x 1 link, doubled, where the rule of 2 gives 2. So gfx950 takes it
+ * from 2.26, its first release (the loader refuses it before). */
 static const struct {
     const char *name;
     uint32_t ring_copies;
-} rccl_arches[] = {{"gfx942", 2}, {"gfx950", 4}};
+    bool p2p_xgmi4;
+} rccl_arches[] = {{"gfx942", 2, true}, {"gfx950", 4, true}};
 
 #define MAX_RINGS 64u
 #define MAX_RING_LEN 16u
@@ -102,6 +113,7 @@ typedef struct rccl_params {
     bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
     bool model_2_20, msccl_shared_process; /* the release's (rccl_releases) */
     bool gfx94;             /* rccl_arch is gfx942 (RCCL's IsArchMatch "gfx94") */
+    bool p2p_xgmi4;         /* rccl_arch's p2p rule on the node (rccl_arches) */
     uint32_t ring_copies;   /* rccl_arch's compute channels per graph ring (rccl_arches) */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
@@ -284,6 +296,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     ok = ok && hw_get_flag(ctx, group, "rccl_mscclpp", &mscclpp, err); /* absent: true */
     p->mscclpp = ok && mscclpp && rccl_releases[i].mscclpp && p->gfx94;
     p->ring_copies = ok ? rccl_arches[a].ring_copies : 2;
+    p->p2p_xgmi4 = ok && rccl_arches[a].p2p_xgmi4;
     g_free(v);
     g_free(arch);
     return ok;
@@ -372,7 +385,7 @@ static void a2a_tune(const strata_hw *hw, const rccl_params *p, const strata_rcc
 {
     strata_nccl_p2p plan; /* whole nodes, else one (nccl_p2p.h) */
     bool whole = domain_ranks && c->ranks % domain_ranks == 0;
-    strata_rccl_p2p_init(c->ranks, whole ? c->nodes : 1, c->graph_channels, p->gfx94, &plan);
+    strata_rccl_p2p_init(c->ranks, whole ? c->nodes : 1, c->graph_channels, p->p2p_xgmi4, &plan);
     uint64_t per_peer = in_bytes / c->ranks;
     strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
     double net_s = c->nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;

@@ -31,7 +31,7 @@
 #define RCCL_MAX_P2P 64u
 #define RCCL_NET_MAX_CHANNELS 64u
 /* paths.cc l. 844: channels a peer on the node, per xGMI link of the path:
- * 4 on gfx94x, else 2 */
+ * 4 on gfx94x (and gfx950 from 2.26: nccl_p2p.h), else 2 */
 #define RCCL_GFX94_LOCAL 4u
 #define RCCL_LOCAL 2u
 
@@ -115,7 +115,7 @@ static uint32_t group_of(const strata_nccl_p2p *p)
     return p->group ? p->group : p->local_ranks;
 }
 
-void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out)
+void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool xgmi4, strata_nccl_p2p *out)
 {
     nodes = nodes > 1 && ranks % nodes == 0 ? nodes : 1;
     *out = (strata_nccl_p2p){.ranks = ranks, .nodes = nodes, .local_ranks = ranks / nodes, .rccl = true};
@@ -128,7 +128,7 @@ void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channel
      * at least getLocalNetCountByBw (1 NIC a GPU here) */
     uint32_t p2p = MAX(1u, MIN(comm_ch, RCCL_MAX_CHANNELS)), min_channels = p2p;
     if (out->local_ranks > 1)
-        min_channels = MIN(min_channels, gfx94 ? RCCL_GFX94_LOCAL : RCCL_LOCAL);
+        min_channels = MIN(min_channels, xgmi4 ? RCCL_GFX94_LOCAL : RCCL_LOCAL);
     if (nodes > 1) {
         uint32_t net = 2;
         while ((uint64_t)net * ranks > (uint64_t)p2p * 4 && net > 1)
@@ -138,7 +138,7 @@ void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channel
     /* l. 910-913: nextPow2, doubled on one gfx94x node ("Doubling P2P
      * channels per peer on single node"); p2pnChannels nextPow2, at most
      * 4 x CHANNEL_LIMIT */
-    out->per_peer = pow2_up(min_channels) * (nodes == 1 && gfx94 ? 2 : 1);
+    out->per_peer = pow2_up(min_channels) * (nodes == 1 && xgmi4 ? 2 : 1);
     out->p2p_channels = MIN(pow2_up(p2p), RCCL_MAX_P2P);
     out->per_peer = MIN(out->per_peer, out->p2p_channels);
     /* enqueue.cc l. 972-975: nChannelsMin as NCCL's */

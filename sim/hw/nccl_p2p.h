@@ -72,10 +72,12 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
  * them), MAXCHANNELS p2p channels, one a peer, the NVLink step. */
 void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p2p *out);
 /* RCCL's plan for `ranks` ranks over `nodes` nodes (1: one node; nodes
- * divide the ranks) whose topology graph has `graph_channels` rings, on
- * gfx94x GPUs (gfx942) or not (gfx950), each pair of a node's GPUs joined
- * by one xGMI link (strata's meshes). */
-void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool gfx94, strata_nccl_p2p *out);
+ * divide the ranks) whose topology graph has `graph_channels` rings, each
+ * pair of a node's GPUs joined by one xGMI link (strata's meshes); xgmi4:
+ * the GPUs take RCCL's rule of 4 channels a local peer, doubled on one
+ * node (gfx942, and gfx950 from 2.26: coll_impl_rccl.c rccl_arches), else
+ * 2, not doubled. */
+void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool xgmi4, strata_nccl_p2p *out);
 /* Whether a send or receive of `bytes` to another rank of the node runs
  * LL, else Simple (enqueue.cc addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16384):
  * to v2.28.7-1 bytes <= p2pnChannelsPerPeer x the threshold; from
