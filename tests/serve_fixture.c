@@ -19,7 +19,7 @@ strata_serve_model strata_test_serve_tiny(void)
 strata_serve_result *strata_test_serve_tiny_run(const char *capacity, strata_serve_request *req, uint32_t n,
                                                 const strata_serve_engine *e, bool swap)
 {
-    strata_serve_stream s = {req, n, 0, 0, (char *)"tiny", NULL, NULL};
+    strata_serve_stream s = {req, n, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;

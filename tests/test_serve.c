@@ -1438,7 +1438,7 @@ START_TEST(attention_dp_schedules_every_rank)
      * TP2 runs A and B (8 tokens), then C and D; attention dp runs both ranks' 4 sequences and 16 tokens
      * at once: one step. The KV per token is every head's (1 KV head: 32 B either way) */
     strata_serve_request req[4] = {{0, 4, 1}, {0, 4, 1}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_stream s = {req, 4, 0, 0, (char *)"four", NULL, NULL};
+    strata_serve_stream s = {req, 4, 0, 0, NULL, 0, (char *)"four", NULL, NULL};
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
     GError *err = NULL;
     strata_hw *hw = hw_load(path, NULL);

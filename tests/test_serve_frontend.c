@@ -116,7 +116,7 @@ static strata_serve_result *run_tiny(const strata_serve_engine *e, strata_serve_
     c.record_steps = true, c.concurrency = conc, c.engine = e;
     c.scheduler = strata_serve_scheduler_find(e->scheduler, &err);
     ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
-    strata_serve_stream s = {req, n, 0, 0, (char *)"tiny", NULL, NULL};
+    strata_serve_stream s = {req, n, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
     const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
     strata_hw *hw = strata_test_load_hw("test-simple", overrides);
     strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);

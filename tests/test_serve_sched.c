@@ -37,7 +37,7 @@ static strata_serve_model tiny(void)
 static strata_serve_result *run_config(strata_serve_config *c, const char *policy, strata_serve_request *req,
                                        uint32_t n)
 {
-    strata_serve_stream s = {req, n, 0, 0, (char *)"tiny", NULL, NULL};
+    strata_serve_stream s = {req, n, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
     c->block_size = 4, c->gpu_memory_utilization = 1, c->record_steps = true;
     GError *err = NULL;
     c->scheduler = strata_serve_scheduler_find(policy, &err);

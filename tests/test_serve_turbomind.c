@@ -50,7 +50,7 @@ END_TEST
 static strata_serve_result *run_tm(strata_serve_config *c, strata_serve_request *req, uint32_t n, strata_hw **hw_out,
                                    strata_serve_model *m)
 {
-    strata_serve_stream s = {req, n, 0, 0, (char *)"tiny", NULL, NULL};
+    strata_serve_stream s = {req, n, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
     strata_serve_model_init(m);
     const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
                              {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};

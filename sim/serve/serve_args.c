@@ -41,6 +41,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "N"},
         {"warm-prefix", 0, 0, G_OPTION_ARG_INT, &a->warm_prefix, "tokens of each prompt already in the prefix "
          "cache when the run starts (an earlier run on the same server sent request i's first N tokens)", "N"},
+        {"prior-run", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->prior_runs, "a run before this one on the same "
+         "server with vLLM's random dataset and the same seed (repeatable, in the order they ran): its prompts' "
+         "blocks wait in the prefix cache as it freed them (docs/serving.md)", "n=N,prompt=P,output=O"},
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
          "closed loop: N clients, each sends its next request when one completes (0, the default: the "
          "stream's own arrival times)", "N"},
@@ -116,6 +119,7 @@ void strata_serve_args_clear(strata_serve_args *a)
         g_free(*strs[i]);
     g_strfreev(a->sets);
     g_strfreev(a->hw_sets);
+    g_strfreev(a->prior_runs);
 }
 
 static bool fail(GError **err, const char *fmt, const char *what)
@@ -612,6 +616,25 @@ bool strata_serve_args_time_scale_read(const strata_serve_args *a, uint32_t conc
     return false;
 }
 
+/* --prior-run's runs into s, in the order given; refused without prefix
+ * caching, which alone reads them (serve_pool.c replay_prior). */
+static bool prior_runs_read(const strata_serve_args *a, strata_serve_stream *s, GError **err)
+{
+    guint n = a->prior_runs ? g_strv_length(a->prior_runs) : 0;
+    if (n && a->no_prefix) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run %s: expected prefix caching on (no "
+                    "--no-prefix-caching), which reads it (the blocks an earlier run left, found in the cache); "
+                    "with it off, it changes nothing", a->prior_runs[0]);
+        return false;
+    }
+    s->prior = n ? g_new(strata_serve_prior_run, n) : NULL;
+    for (guint k = 0; k < n; k++)
+        if (!strata_serve_prior_parse(a->prior_runs[k], &s->prior[k], err))
+            return false;
+    s->n_prior = n;
+    return true;
+}
+
 static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
 {
     strata_serve_stream *s = NULL;
@@ -668,7 +691,7 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     if (s)
         s->shared_prefix = count_or(a->shared_prefix, 0), s->warm_prefix = count_or(a->warm_prefix, 0);
-    if (s && !shared_prefix_fits(s, err)) {
+    if (s && (!prior_runs_read(a, s, err) || !shared_prefix_fits(s, err))) {
         strata_serve_stream_free(s);
         return NULL;
     }

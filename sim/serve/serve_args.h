@@ -19,7 +19,7 @@ typedef struct strata_serve_args {
     char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes, *clock;
     /* decimal numbers (strata_serve_decimal; GOption's doubles took 0x10); NULL: not given */
     char *util, *step_overhead;
-    char **sets, **hw_sets;
+    char **sets, **hw_sets, **prior_runs;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks,
         graph_max_bs;
     gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched;

@@ -42,6 +42,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "serve/serve_prior.h"
 
 typedef struct strata_serve_kv_config {
     uint64_t pool_bytes;      /* one rank's KV memory */
@@ -58,6 +59,9 @@ typedef struct strata_serve_kv_config {
     /* paged, vLLM v1's hybrid allocator: of `layers`, `window_layers` attend
      * to a causal sliding window of `window` tokens (0: every layer full) */
     uint32_t layers, window_layers, window;
+    /* paged: the runs before this one on the same server, in order (serve_prior.h), whose blocks wait freed */
+    const strata_serve_prior_run *prior;
+    uint32_t n_prior;
 } strata_serve_kv_config;
 
 /* What a scheme knows of a request. */

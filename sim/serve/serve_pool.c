@@ -17,7 +17,9 @@
  *     own); a lookup takes the longest run of cached blocks among the
  *     first num_tokens - 1 tokens (the last token is always recomputed);
  *   - a warm prefix (serve_stream.h) is hashed and freed at creation, as an
- *     earlier run on the same server left it.
+ *     earlier run on the same server left it;
+ *   - so are prior runs (serve_prior.h), replayed request by request in
+ *     the order they ran, each taking the blocks the cache already holds.
  *
  * Sliding-window layers (vLLM v1's hybrid allocator, kv_cache_utils.py
  * _get_kv_cache_groups_uniform_page_size; single_type_kv_cache_manager.py
@@ -142,6 +144,7 @@ static void queue_append(pool *p, uint32_t b)
 }
 
 static void warm(pool *p);
+static void replay_prior(pool *p);
 
 static void *pool_create(const strata_serve_kv_config *c, GError **err)
 {
@@ -168,6 +171,7 @@ static void *pool_create(const strata_serve_kv_config *c, GError **err)
     p->table = g_hash_table_new(g_direct_hash, g_direct_equal);
     p->req = g_new0(req_blocks, c->n_requests ? c->n_requests : 1);
     warm(p);
+    replay_prior(p);
     return p;
 }
 
@@ -198,11 +202,25 @@ static uint64_t chain(uint64_t parent, uint64_t key)
 }
 
 /* Block i's hash given its parent's: its tokens are the shared prefix's
- * when the block lies inside it, else request id's own. */
-static uint64_t block_hash(const pool *p, uint64_t parent, uint32_t id, uint32_t i)
+ * when the block lies inside it, else request id's own. With prior runs
+ * (serve_prior.h) a block of request id's prompt of `prompt` tokens is its
+ * own at any length only wholly before the prompt's last token; the block
+ * holding that token is the prompt length's, and a generated block is run
+ * `run`'s (0: this one, k: the k-th prior run). */
+static uint64_t block_hash(const pool *p, uint64_t parent, uint32_t id, uint32_t i, uint32_t prompt, uint32_t run)
 {
     bool shared = (uint64_t)(i + 1) * p->c.block_size <= p->c.shared_prefix;
-    return chain(parent, ((uint64_t)(shared ? UINT32_MAX : id) << 32) | i);
+    uint64_t h = chain(parent, ((uint64_t)(shared ? UINT32_MAX : id) << 32) | i);
+    if (shared || !p->c.n_prior)
+        return h;
+    switch (strata_serve_prior_block(i, p->c.block_size, prompt)) {
+    case STRATA_SERVE_BLOCK_CUT:
+        return chain(h, (1ull << 63) | prompt);
+    case STRATA_SERVE_BLOCK_OUTPUT:
+        return chain(h, (1ull << 62) | run);
+    default:
+        return h;
+    }
 }
 
 static uint32_t pool_lookup(void *s, const strata_serve_kv_req *r, uint32_t num_tokens)
@@ -219,7 +237,7 @@ static uint32_t pool_lookup(void *s, const strata_serve_kv_req *r, uint32_t num_
         q->hits = g_renew(uint32_t, q->hits, max ? max : 1);
     uint64_t h = 0;
     for (uint32_t i = 0; i < max; i++) {
-        h = block_hash(p, h, r->id, i);
+        h = block_hash(p, h, r->id, i, r->prompt, 0);
         gpointer v = g_hash_table_lookup(p->table, (gpointer)(uintptr_t)h);
         if (!v)
             break;
@@ -287,7 +305,7 @@ static void warm(pool *p)
         uint64_t h = 0;
         for (uint32_t i = 0; i < per; i++) {
             ids[i] = pop_free(p);
-            h = block_hash(p, h, id, i);
+            h = block_hash(p, h, id, i, UINT32_MAX, 0);
             hash_block(p, ids[i], h, false);
         }
         for (uint32_t i = per; i-- > 0;)
@@ -296,15 +314,72 @@ static void warm(pool *p)
     g_free(ids);
 }
 
+/* Prior run `run` (1 for the first) request id of `prompt` tokens that
+ * generated `output` (serve_prior.h): as vLLM ran it, its longest run of
+ * cached blocks taken (a block found is taken out of the free queue; the
+ * lookup's cap at num_tokens - 1 is left: its prompt's last block is the
+ * length's own, found only by a run of that length), the rest popped from
+ * the head (evicting what they held), the full blocks of its prompt + output
+ * - 1 computed tokens (the last sampled token is never written) hashed, then
+ * all freed tail first. The run's requests in id order, one at a time (a
+ * closed loop at fixed lengths finishes them in the order it sent them; ids
+ * are the dataset's order, benchmark_serving sends them unshuffled). */
+static void replay(pool *p, uint32_t run, uint32_t id, uint32_t prompt, uint32_t output, uint32_t *ids)
+{
+    uint64_t tokens = (uint64_t)prompt + output - 1, h = 0;
+    uint64_t need = (tokens + p->c.block_size - 1) / p->c.block_size, full = tokens / p->c.block_size;
+    uint32_t n = 0;
+    bool found = true;
+    for (uint32_t i = 0; i < need; i++) {
+        if (i < full)
+            h = block_hash(p, h, id, i, prompt, run);
+        gpointer v = found && i < full ? g_hash_table_lookup(p->table, (gpointer)(uintptr_t)h) : NULL;
+        found = v != NULL;
+        uint32_t b = found ? (uint32_t)((uintptr_t)v - 1) : NIL;
+        if (found && p->ref[b] == 0)
+            queue_remove(p, b);
+        if (!found && !p->n_free)
+            break;
+        if (!found) {
+            b = pop_free(p);
+            if (i < full)
+                hash_block(p, b, h, true);
+        }
+        p->ref[b]++;
+        ids[n++] = b;
+    }
+    while (n-- > 0)
+        if (--p->ref[ids[n]] == 0)
+            queue_append(p, ids[n]);
+}
+
+/* The prior runs in the order they ran (prefix caching on, no window groups). */
+static void replay_prior(pool *p)
+{
+    if (!p->c.prefix_caching || p->win_groups || !p->c.n_prior)
+        return;
+    uint64_t most = 0;
+    for (uint32_t k = 0; k < p->c.n_prior; k++) {
+        uint64_t t = (uint64_t)p->c.prior[k].prompt + p->c.prior[k].output;
+        most = t > most ? t : most;
+    }
+    uint64_t cap = most / p->c.block_size + 1;
+    uint32_t *ids = g_new(uint32_t, cap < p->n_blocks ? cap : p->n_blocks);
+    for (uint32_t k = 0; k < p->c.n_prior; k++)
+        for (uint32_t id = 0; id < p->c.prior[k].n; id++)
+            replay(p, k + 1, id, p->c.prior[k].prompt, p->c.prior[k].output, ids);
+    g_free(ids);
+}
+
 /* Hashes r's blocks that `tokens` fill, from the first unhashed one. */
-static void hash_full(pool *p, req_blocks *q, uint32_t id, uint32_t tokens)
+static void hash_full(pool *p, req_blocks *q, uint32_t id, uint32_t prompt, uint32_t tokens)
 {
     uint32_t full = tokens / p->c.block_size;
     if (!p->c.prefix_caching)
         return;
     uint64_t h = q->n_hashed ? p->hash[q->ids[q->n_hashed - 1]] : 0;
     for (uint32_t i = q->n_hashed; i < full && i < q->n; i++) {
-        h = block_hash(p, h, id, i);
+        h = block_hash(p, h, id, i, prompt, 0);
         hash_block(p, q->ids[i], h, true);
         q->n_hashed = i + 1;
     }
@@ -387,7 +462,7 @@ static bool pool_grow(void *s, const strata_serve_kv_req *r, uint32_t tokens)
         p->ref[b] = 1;
         push_block(q, b);
     }
-    hash_full(p, q, r->id, tokens);
+    hash_full(p, q, r->id, r->prompt, tokens);
     return true;
 }
 

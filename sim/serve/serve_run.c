@@ -639,7 +639,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     st.max_model_len = m->max_model_len;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
                                  c->prefix_caching, s->shared_prefix, s->warm_prefix, st.kv_tensors, c->page_bytes,
-                                 c->allocator, m->layers, 0, 0};
+                                 c->allocator, m->layers, 0, 0, s->prior, s->n_prior};
     /* vLLM v1 (no --engine, or a row that says so) frees a sliding-window layer's blocks outside its window */
     if (!c->engine || c->engine->window_blocks)
         kc.window_layers = strata_serve_window_layers(m), kc.window = m->sliding_window;

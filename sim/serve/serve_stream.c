@@ -418,6 +418,7 @@ void strata_serve_stream_free(strata_serve_stream *s)
     if (!s)
         return;
     g_free(s->req);
+    g_free(s->prior);
     g_free(s->line);
     g_free(s->origin);
     g_free(s->note);

@@ -25,6 +25,9 @@
  * shorter one's token run), so they sit in the prefix cache, freed, when
  * this run starts.
  *
+ * Prior runs: the runs before this one on the same server, each replayed
+ * into the prefix cache (serve_prior.h, serve_pool.c).
+ *
  * Invariants: arrivals are >= 0 and non-decreasing; prompt >= 1, output >= 1.
  */
 #ifndef STRATA_SERVE_STREAM_H
@@ -33,6 +36,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "serve/serve_prior.h"
 
 typedef struct strata_serve_request {
     double arrival;   /* seconds from the stream's start */
@@ -45,6 +49,8 @@ typedef struct strata_serve_stream {
     uint32_t n;
     uint32_t shared_prefix; /* tokens every prompt starts with */
     uint32_t warm_prefix;   /* tokens of request i's own prompt cached before the run starts */
+    strata_serve_prior_run *prior; /* the runs before this one on the same server, in order (serve_prior.h) */
+    uint32_t n_prior;
     char *origin;           /* file, or "poisson(...)" */
     uint64_t *line;         /* each request's line in the file (NULL: generated) */
     char *note;             /* what the reader passed over (columns it does not read, a --limit past the rows), or NULL */
