@@ -30,7 +30,7 @@ struct strata_serve_cost {
     const strata_kernel_model *gemm, *grouped, *flash, *elementwise;
     strata_serve_links links; /* the all-reduces' route (tp > 1) and the host's (serve_links.h) */
     uint32_t max_tokens;
-    double *dense;            /* per T, NAN until computed */
+    double *dense;            /* per T, NAN until computed; then per T of a step of absorbed MLA decodes only */
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
     const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
@@ -44,6 +44,7 @@ struct strata_serve_cost {
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
     const strata_serve_mla_kernels *mla_k;    /* the engine's MLA-layer kernels beyond these ops (NULL: none) */
+    bool mla_absorb;                          /* MLA decodes through vLLM V0's absorbed weights (serve_cost.h) */
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
@@ -223,7 +224,7 @@ static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
 /* The dense times cached per T, to be computed again. */
 static void forget_dense(strata_serve_cost *c)
 {
-    for (uint32_t t = 0; t <= c->max_tokens; t++)
+    for (uint32_t t = 0; t <= 2 * c->max_tokens + 1; t++)
         c->dense[t] = NAN;
 }
 
@@ -253,7 +254,7 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
         g_free(c);
         return NULL;
     }
-    c->dense = g_new(double, (gsize)max_tokens + 1);
+    c->dense = g_new(double, 2 * ((gsize)max_tokens + 1));
     forget_dense(c);
     c->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
     c->coll_owned = true;
@@ -289,6 +290,7 @@ void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
+void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = on; forget_dense(c); }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 {
@@ -326,13 +328,11 @@ static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
     return (t + c->dp - 1) / c->dp;
 }
 
-/* Before the experts, on the lt tokens this rank routes (its own under
- * attention DP, fused_moe_cutlass.py's forward_chunk: routing and input
- * quantization come before the all-gather): the routing kernel
- * (renorm_moe_routing_op, top-k and softmax: reads lt x experts logits,
- * writes lt x top_k ids and scales) and, with 8-bit weights, the input's
- * FP8 quantization (static_quantize_e4m3_per_tensor: reads lt x hidden
- * bf16, writes it in FP8). */
+/* Before the experts, on the lt tokens this rank routes (its own under attention DP, fused_moe_cutlass.py's
+ * forward_chunk: routing and input quantization come before the all-gather): the routing kernel
+ * (renorm_moe_routing_op, top-k and softmax: reads lt x experts logits, writes lt x top_k ids and scales) and, with
+ * 8-bit weights, the input's FP8 quantization (static_quantize_e4m3_per_tensor: reads lt x hidden bf16, writes it in
+ * FP8). */
 static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
 {
     double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), t = (double)lt;
@@ -352,9 +352,8 @@ static double expert_maps(const strata_serve_cost *c, uint64_t t)
     return time;
 }
 
-/* One per-token-group FP8 quantization of a t x k input before a
- * block-scaled linear (weight_block > 0; serve_moe_route.h
- * strata_serve_block_quant_bytes): one kernel; 0 without block scales. */
+/* One per-token-group FP8 quantization of a t x k input before a block-scaled linear (weight_block > 0;
+ * serve_moe_route.h strata_serve_block_quant_bytes): one kernel; 0 without block scales. */
 static double block_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
 {
     double b = strata_serve_block_quant_bytes(t, k, c->m.weight_block, act_bytes(c),
@@ -362,16 +361,12 @@ static double block_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
     return b > 0 ? stream_pass(c, t * k, b) : 0;
 }
 
-/* The routed experts of an MoE layer on t tokens (every rank's under
- * attention DP), kernel by kernel as TensorRT-LLM's CUTLASS fused MoE runs
- * them: the seven kernels and their bytes are listed, with their sources,
- * in serve_moe_route.h ("The routed experts' kernels"). routed = t x
- * top_k over active experts: min(experts, routed) (balanced routing,
- * aiconfigurator's), or in a served step (routed_by_router) the experts a
- * router reaches (strata_serve_routed_experts); per = ceil(routed /
- * active). Served with block-scaled FP8 weights the activation writes
- * bf16 and gemm2's input is quantized by a kernel of its own
- * (block_quant). */
+/* The routed experts of an MoE layer on t tokens (every rank's under attention DP), kernel by kernel as TensorRT-LLM's
+ * CUTLASS fused MoE runs them: the seven kernels and their bytes are listed, with their sources, in serve_moe_route.h
+ * ("The routed experts' kernels"). routed = t x top_k over active experts: min(experts, routed) (balanced routing,
+ * aiconfigurator's), or in a served step (routed_by_router) the experts a router reaches
+ * (strata_serve_routed_experts); per = ceil(routed / active). Served with block-scaled FP8 weights the activation
+ * writes bf16 and gemm2's input is quantized by a kernel of its own (block_quant). */
 static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w, bool routed_by_router)
 {
     uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden, k = c->m.top_k;
@@ -435,10 +430,9 @@ static double mlp_time(const strata_serve_cost *c, uint64_t t)
     return (c->m.layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
-/* A collective of `kind` over the tp ranks of one node, in_bytes of IN
- * on each rank (an all-gather's share, an all-reduce's or a
- * reduce-scatter's whole buffer), as strata's collective model simulates
- * it (serve_coll.h strata_serve_coll_charge). */
+/* A collective of `kind` over the tp ranks of one node, in_bytes of IN on each rank (an all-gather's share, an
+ * all-reduce's or a reduce-scatter's whole buffer), as strata's collective model simulates it (serve_coll.h
+ * strata_serve_coll_charge). */
 static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64_t in_bytes)
 {
     if (c->tp < 2 || !in_bytes || c->links.ar_bw <= 0 || !c->coll)
@@ -451,9 +445,8 @@ bool strata_serve_cost_check_collectives(strata_serve_cost *c, GError **err)
     return c->tp < 2 || !c->coll || strata_serve_coll_check(c->coll, c->dp > 1, err);
 }
 
-/* An all-reduce of the bf16 activations (an FP8 model's too: the
- * row-parallel GEMM writes bf16), t rows: the engine's implementation
- * (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
+/* An all-reduce of the bf16 activations (an FP8 model's too: the row-parallel GEMM writes bf16), t rows: the engine's
+ * implementation (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
 static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
 {
     uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
@@ -522,10 +515,18 @@ static uint64_t q_heads_per_rank(const strata_serve_cost *c)
     return c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1;
 }
 
-/* One layer's attention projections on t tokens: GQA's QKV and O; MLA's
- * down-projections (replicated on every rank, as vLLM's fused_qkv_a_proj),
- * their norms, the query's up-projection q_b and O. */
-static double projections(const strata_serve_cost *c, uint64_t t)
+/* Of a step's t tokens, d of them decodes, those an MLA model runs through vLLM V0's absorbed weights (serve_cost.h
+ * strata_serve_cost_set_mla_absorb): every decode, where the query has its latent (q_lora_rank); none under DP. */
+static uint64_t absorbed(const strata_serve_cost *c, uint64_t t, uint64_t d)
+{
+    return c->mla_absorb && c->dp == 1 && c->s.kv_lora_rank > 0 && c->s.q_lora_rank > 0 ? (d < t ? d : t) : 0;
+}
+
+/* One layer's attention projections on t tokens: GQA's QKV and O; MLA's down-projections (replicated on every rank,
+ * as vLLM's fused_qkv_a_proj), their norms, the query's up-projection q_b and O; the `a` absorbed decodes
+ * (absorbed()) through W_Q_UK (q_lora x heads kv_lora, block-FP8), W_QR (q_lora x heads rope, bf16: the LM head's
+ * bf16 product) and W_UV_O (heads kv_lora x hidden, block-FP8, its input quantized per token group) instead. */
+static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
 {
     const strata_model_shape *s = &c->s;
     const strata_serve_model *m = &c->m;
@@ -538,10 +539,14 @@ static double projections(const strata_serve_cost *c, uint64_t t)
     }
     uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
     uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
-    double down = lq ? linear(c, t, m->hidden, lq + lkv + r) + linear(c, t, lq, heads * qk)
+    uint64_t e = t - a; /* the tokens through q_b and o_proj */
+    double down = lq ? linear(c, t, m->hidden, lq + lkv + r) + linear(c, e, lq, heads * qk)
                      : linear(c, t, m->hidden, heads * qk) + linear(c, t, m->hidden, lkv + r);
-    return down + elementwise(c, t * (lq + lkv)) + linear(c, t, heads * v, m->hidden) + block_quant(c, t, lq) +
-           block_quant(c, t, heads * v);
+    double folded = a ? linear(c, a, lq, heads * lkv) + lm_head(c, a, lq, heads * r) +
+                            linear(c, a, heads * lkv, m->hidden) + block_quant(c, a, heads * lkv)
+                      : 0;
+    return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
+           block_quant(c, e, heads * v) + folded;
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens
@@ -554,7 +559,7 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t lt = local_tokens(c, t);
-    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden) + fp8_input_quant(c, lt, true);
+    double layer = projections(c, lt, 0) + elementwise(c, 4ull * lt * m->hidden) + fp8_input_quant(c, lt, true);
     double dense_act = mlp_activation(c, lt, m->intermediate) + fp8_input_quant(c, lt, false) +
                        block_quant(c, lt, m->intermediate);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t) +
@@ -564,36 +569,34 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t)
     return total;
 }
 
-/* Everything of a step but attention and the LM head, for T tokens. */
-static double dense_time(strata_serve_cost *c, uint32_t t)
+/* Everything of a step but attention and the LM head, for T tokens, d of them decodes. */
+static double dense_time(strata_serve_cost *c, uint32_t t, uint64_t d)
 {
-    if (!c->work && t <= c->max_tokens && !isnan(c->dense[t])) /* a work count runs every op */
-        return c->dense[t];
+    uint64_t a = absorbed(c, t, d);
+    double *cache = !a ? c->dense : a == t ? c->dense + c->max_tokens + 1 : NULL; /* a mixed step: not cached */
+    if (!c->work && cache && t <= c->max_tokens && !isnan(cache[t])) /* a work count runs every op */
+        return cache[t];
     const strata_serve_model *m = &c->m;
     if (c->dp > 1)
         return dense_time_dp(c, t);
-    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t) +
+    double layer = projections(c, t, a) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t) +
                    fp8_input_quant(c, t, true);
     /* the dense MLPs' activation and their FP8 input */
     double dense_act = mlp_activation(c, t, (uint64_t)m->intermediate / c->tp) + fp8_input_quant(c, t, false) +
                        block_quant(c, t, (uint64_t)m->intermediate / c->tp);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t);
-    if (t <= c->max_tokens)
-        c->dense[t] = total;
+    if (cache && t <= c->max_tokens)
+        cache[t] = total;
     return total;
 }
 
-/* MLA's attention in one layer as vLLM's MLA backend runs it
- * (vllm/v1/attention/backends/mla/common.py): a prefill chunk in the
- * expanded form, kv_b up-projecting its whole context (Skv x kv_lora x
- * heads (nope + v)) and an MHA of q/k width nope + rope and v width v
- * (one flash op of head width (qk + v) / 2: the same products and bytes);
- * the decodes with absorbed weights: q_nope times W_UK (T x nope x heads
- * kv_lora, a bmm of one product per head), an MQA over the latent cache
- * (the heads as query rows of one KV head, q/k width kv_lora + rope, v
- * width kv_lora: head width (2 kv_lora + rope) / 2 for the products; the
- * bytes are the latent read once per token, K and V alike, and q and o),
- * then times W_UV (T x kv_lora x heads v). */
+/* MLA's attention in one layer as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py): a prefill
+ * chunk in the expanded form, kv_b up-projecting its whole context (Skv x kv_lora x heads (nope + v)) and an MHA of
+ * q/k width nope + rope and v width v (one flash op of head width (qk + v) / 2: the same products and bytes); the
+ * decodes with absorbed weights: q_nope times W_UK (T x nope x heads kv_lora, a bmm of one product per head), an MQA
+ * over the latent cache (the heads as query rows of one KV head, q/k width kv_lora + rope, v width kv_lora: head
+ * width (2 kv_lora + rope) / 2 for the products; the bytes are the latent read once per token, K and V alike, and q
+ * and o), then times W_UV (T x kv_lora x heads v); under V0's absorbed weights the two bmms are the projections'. */
 static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
     const strata_model_shape *s = &c->s;
@@ -609,6 +612,8 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
     uint64_t d[6] = {decodes, 1, heads, mean, (2 * lkv + r) / 2, 1};
     double bytes = (double)decodes * ((double)mean * (double)(lkv + r) * strata_serve_dtype_bytes(kv) +
                                       (double)heads * (double)(2 * lkv + r) * strata_serve_dtype_bytes(c->m.dtype));
+    if (absorbed(c, decodes, decodes)) /* W_UK and W_UV folded into the projections' weights (projections) */
+        return op_time_bytes(c, c->flash, kv, d, 6, false, bytes);
     return bgemm(c, heads, decodes, (uint64_t)s->qk_nope_head_dim, lkv) +
            op_time_bytes(c, c->flash, kv, d, 6, false, bytes) + bgemm(c, heads, decodes, lkv, (uint64_t)s->v_head_dim);
 }
@@ -647,11 +652,9 @@ static double fa3_prefill_bytes(const strata_serve_cost *c, const strata_serve_c
     return (double)ch->tokens * (double)heads * d * (e + act_bytes(c)) + (double)kv_heads * one_head;
 }
 
-/* window > 0: a sliding layer's chunk, the flash row's causal band
- * (mask=window-W: its block pairs, products and K/V reads within the
- * band), as FlashAttention runs it with window_size = (W - 1, 0) (vLLM
- * v1 vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl:
- * sliding_window = (sliding_window - 1, 0)). */
+/* window > 0: a sliding layer's chunk, the flash row's causal band (mask=window-W: its block pairs, products and K/V
+ * reads within the band), as FlashAttention runs it with window_size = (W - 1, 0) (vLLM v1
+ * vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl: sliding_window = (sliding_window - 1, 0)). */
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv,
                           uint64_t window)
 {
@@ -682,15 +685,12 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
     return strata_serve_decode_time(c->decode, c->hw, c->unit, &in, NULL);
 }
 
-/* Before a step's prefill attention (GQA/MHA), one kernel over its p
- * prefill tokens on this rank: TensorRT-LLM's QKV preprocessing
- * (invokeQKVPreprocessing, run by AttentionOp::enqueueContext in
- * cpp/tensorrt_llm/common/attentionOp.cpp: RoPE applied to q and k, k and
- * v written into the paged cache, q written for the context FMHA), as
- * vLLM's rotary_embedding and reshape_and_cache do in two: q, k and v
- * read in the activations' dtype, written in the attention's (the cache's:
- * FP8 under TensorRT-LLM's FP8 context FMHA, mFP8ContextFMHA). A decode's
- * q, k and v are left to the decode attention. */
+/* Before a step's prefill attention (GQA/MHA), one kernel over its p prefill tokens on this rank: TensorRT-LLM's QKV
+ * preprocessing (invokeQKVPreprocessing, run by AttentionOp::enqueueContext in cpp/tensorrt_llm/common/attentionOp.cpp:
+ * RoPE applied to q and k, k and v written into the paged cache, q written for the context FMHA), as vLLM's
+ * rotary_embedding and reshape_and_cache do in two: q, k and v read in the activations' dtype, written in the
+ * attention's (the cache's: FP8 under TensorRT-LLM's FP8 context FMHA, mFP8ContextFMHA). A decode's q, k and v are
+ * left to the decode attention. */
 static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t heads, strata_dtype kv)
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), n = p * (heads + 2 * kvr) * c->m.head_dim;
@@ -848,12 +848,12 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off), and
      * its decoder over those rows: the sampler was charged only without attention DP */
+    double dense = dense_time(c, (uint32_t)tokens, decodes);
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
-        return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, rows, m->hidden, m->vocab) +
-                               sampler_time(c, rows), decodes);
+        return mla_step(c, dense + attn + lm_head(c, rows, m->hidden, m->vocab) + sampler_time(c, rows), decodes);
     }
-    return mla_step(c, dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+    return mla_step(c, dense + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
                            vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), decodes);
 }
 

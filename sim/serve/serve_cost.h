@@ -148,6 +148,19 @@ void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_samp
 /* An MLA model's layer kernels beyond these ops as the engine runs them, and its eager launches' host time
  * (serve_mla_kernels.h; NULL, the default: none). */
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k);
+/* An MLA model's decodes through vLLM V0's absorbed weights (on: its MLA backend's matrix absorption; off, the
+ * default: q_b, W_UK, W_UV and o_proj as their own products). V0's MLACommonImpl (vllm/attention/backends/mla/
+ * common.py, the V0 backends' base from 0.7.1; read in the search index's stored copy, not pinned to a tag)
+ * process_weights_after_loading folds W_UK into the query's up-projection, W_Q_UK = einsum("qnd,lnd -> qnl", W_Q,
+ * W_UK) (q_lora x heads kv_lora a rank), and W_UV into o_proj, W_UV_O = einsum("lnd,hnd -> nlh", W_UV, W_O) (heads
+ * kv_lora x hidden), each requantized to the checkpoint's block-FP8 groups (scaled_quantize; an FP8 model cannot
+ * run without: "Currently fp8 requires matrix absorption"), and keeps W_QR (q_lora x heads rope) in the activations'
+ * dtype. forward runs a decode's query as _q_proj_and_k_up_proj (W_Q_UK, apply_fp8_linear_generic: the input
+ * quantized per token group, then the block-FP8 GEMM) and torch.matmul(q_c, W_QR), its output as
+ * _v_up_proj_and_o_proj (W_UV_O likewise, then the TP all-reduce o_proj's would have run); prefills keep q_proj,
+ * kv_b_proj and o_proj. At DeepSeek-V3 TP8 a layer's decode reads 74.4 MB of these weights against 23.6 MB for q_b,
+ * W_UK, W_UV and o_proj (docs/serving.md, wave 39). Not under attention DP; a model without q_lora_rank: unchanged. */
+void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost
  * models of one run (the peak's and the sustained clock's) simulates each

@@ -10,39 +10,30 @@
  *   redbox is about 4ms of GPU bubble", vllm-project/vllm issue #6854:
  *   the D2H copy of the sampled tokens, detokenisation and pythonising the
  *   outputs, preparing the next step's input metadata, the scheduler).
- *   Per request 35 us: ESTIMATE of the part that grows with the batch
- *   (per-sequence Python objects built each step: sequence-group metadata,
- *   block tables, the sampler's output, stop checks), from the same RFC's
- *   range of "5-13ms of GPU bubble" spread over vLLM's default batch of
- *   256 sequences ((13 - 4) ms / 256); not a measurement of that term.
- *   The v0.6.0 blog (blog.vllm.ai/2024/09/05/perf-update.html) puts
- *   scheduling at 29% and GPU execution at 38% of v0.5.3's time for that
- *   model and GPU (a ratio of 0.76), the same order.
- *   Per prefilled token 0.3 us: ESTIMATE, the Python that vLLM 0.6.0
- *   runs per prompt token before a prefill step launches (vllm-0.6.0
- *   wheel: worker/model_runner.py ModelInputForGPUBuilder._compute_lens
- *   and build, the token and position lists; attention/backends/utils.py
- *   compute_slot_mapping, a Python loop under 256 tokens and NumPy
- *   extended into a list above; utils.py async_tensor_h2d, torch.tensor of
- *   each list, pinned), those statements timed on a lent H200 host's CPU
- *   (PyTorch 2.11, NumPy 2.5, CPython 3.12; validation/gpu/vllm06-prefill-
- *   inputs.py): 2.43 ms for 17 prompts of 462 tokens, 309 ns a token
- *   (293-342 ns from 1,848 to 8,080 tokens; docs/serving.md, "vLLM 0.6 and
- *   the FP8 KV cache (wave 21)"). Not the blog's host, torch (2.4) or
- *   Python. These figures are charged to every release the row stands
- *   for, 0.6.0 to 0.8.5 (the held-out sets' V0 rows), though from 0.6.0
- *   the output processing (_process_model_outputs: detokenising, the stop
- *   checks, the RequestOutputs) runs while the GPU runs the next forward
- *   (vllm-0.6.5 sdist, engine/llm_engine.py:1401-1403 hands the step an
- *   async_callback; worker/model_runner.py:1735-1736 calls it once the
- *   forward and the logits are launched, before the sampler's
- *   synchronisation; off only for eager mode, pipeline parallelism, Ray
- *   SPMD and speculative decoding, config.py:589-626, platforms/cuda.py:
- *   96-103, rocm.py:76-83). No public figure splits a 0.6+ step's host time
- *   into the serial part (schedule(), prepare_model_input, the sampler's
- *   pythonisation, _advance_to_next_step) and the overlapped part, so the
- *   row is left as it was (docs/serving.md, "vLLM's host time per
- *   sequence (wave 33)").
+ *   Per request 35 us: ESTIMATE of the part that grows with the batch (per-sequence Python objects built each step:
+ *   sequence-group metadata, block tables, the sampler's output, stop checks), from the same RFC's range of "5-13ms of
+ *   GPU bubble" spread over vLLM's default batch of 256 sequences ((13 - 4) ms / 256); not a measurement of that term.
+ *   The v0.6.0 blog (blog.vllm.ai/2024/09/05/perf-update.html) puts scheduling at 29% and GPU execution at 38% of
+ *   v0.5.3's time for that model and GPU (a ratio of 0.76), the same order. Per prefilled token 0.3 us: ESTIMATE, the
+ *   Python that vLLM 0.6.0 runs per prompt token before a prefill step launches (vllm-0.6.0 wheel:
+ *   worker/model_runner.py ModelInputForGPUBuilder._compute_lens and build, the token and position lists;
+ *   attention/backends/utils.py compute_slot_mapping, a Python loop under 256 tokens and NumPy extended into a list
+ *   above; utils.py async_tensor_h2d, torch.tensor of each list, pinned), those statements timed on a lent H200 host's
+ *   CPU (PyTorch 2.11, NumPy 2.5, CPython 3.12; validation/gpu/vllm06-prefill-inputs.py): 2.43 ms for 17 prompts of
+ *   462 tokens, 309 ns a token (293-342 ns from 1,848 to 8,080 tokens; docs/serving.md, "vLLM 0.6 and the FP8 KV cache
+ *   (wave 21)"). Not the blog's host, torch (2.4) or Python. These figures are charged to every release the row stands
+ *   for, 0.6.0 to 0.8.5 (the held-out sets' V0 rows), though from 0.6.0 the output processing (_process_model_outputs:
+ *   detokenising, the stop checks, the RequestOutputs) runs while the GPU runs the next forward (vllm-0.6.5 sdist,
+ *   engine/llm_engine.py:1401-1403 hands the step an async_callback; worker/model_runner.py:1735-1736 calls it once
+ *   the forward and the logits are launched, before the sampler's synchronisation; off only for eager mode, pipeline
+ *   parallelism, Ray SPMD and speculative decoding, config.py:589-626, platforms/cuda.py: 96-103, rocm.py:76-83). No
+ *   public figure splits a 0.6+ step's host time into the serial part (schedule(), prepare_model_input, the sampler's
+ *   pythonisation, _advance_to_next_step) and the overlapped part, so the row is left as it was (docs/serving.md,
+ *   "vLLM's host time per sequence (wave 33)"). An MLA model's decodes run V0's absorbed weights W_Q_UK and W_UV_O
+ *   (mla_absorb: the MLA backend's matrix absorption, serve_cost.h strata_serve_cost_set_mla_absorb), on CUDA and ROCm
+ *   alike (MLACommonImpl is the V0 MLA backends' base, TRITON_MLA's and FLASHMLA's; which one 0.7.3's ROCm build
+ *   selects was not checked); 0.6's V0, before MLA, ran DeepSeek as MHA: not modelled (only
+ *   serving-heldout-18 runs an MLA model on this row).
  * vllm-v0.5: vLLM 0.5.x's v0 engine, before 0.6.0's asynchronous output
  *   processor (vllm-project/vllm PR #7049, merged 2024-08-26, after
  *   v0.5.5): every step's host work is serial with the GPU. Its figures
@@ -574,6 +565,7 @@ static const strata_serve_engine engines[] = {
     {.name = "vllm-v0",
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
+     .mla_absorb = true,
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
              "(ESTIMATE), once per --num-scheduler-steps decode steps",
      VLLM_V0_SHARED},
@@ -746,6 +738,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm));
+    strata_serve_cost_set_mla_absorb(cost, e->mla_absorb);
     const strata_serve_triton_gemm *tg = NULL; /* the ROCm build's block-FP8 Linears (serve_triton_gemm.h) */
     if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))
         return false;

@@ -105,6 +105,8 @@ typedef struct strata_serve_engine {
                             * strata_serve_cost_set_fa2_attention); false: the engine's own kernel */
     bool triton_moe;       /* its block-scaled routed experts run Triton's fused_moe kernel (vLLM, SGLang:
                             * serve_cost.h's strata_serve_cost_set_triton_moe); false: TensorRT-LLM's grouped GEMM */
+    bool mla_absorb;       /* an MLA model's decodes run V0's absorbed weights W_Q_UK and W_UV_O (serve_cost.h's
+                            * strata_serve_cost_set_mla_absorb); false: q_b, W_UK, W_UV and o_proj */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */
