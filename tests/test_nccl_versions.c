@@ -469,7 +469,8 @@ START_TEST(release_2_19_on_one_ampere_node)
 END_TEST
 
 /* The a100-8.ini case: the release's grain reaches the hardware's tuning;
- * 2.19 across nodes, or on Blackwell, is refused. */
+ * 2.19 across nodes of Hopper GPUs (h100-2x8-ib.ini; Volta and Ampere
+ * nodes run since wave 39), or on Blackwell, is refused. */
 START_TEST(release_2_19_scope)
 {
     const char *set19[] = {"interconnect.nvlink.nccl_version=2.19", NULL};
@@ -482,8 +483,10 @@ START_TEST(release_2_19_scope)
     hw = strata_test_load_hw("h100-2x8-ib", set19);
     GError *err = NULL;
     ck_assert(!strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, &err));
-    ck_assert_str_eq(err->message, "algo=nccl: nccl_version = 2.19 models one node; expected the 16 ranks in one "
-                                   "scale-up domain, got 2 domains (its rules across nodes are not in strata's model)");
+    ck_assert_str_eq(err->message, "algo=nccl: nccl_version = 2.19 models one node (across nodes: all-reduce, "
+                                   "all-gather and reduce-scatter of Volta or Ampere GPUs); expected the 16 ranks in "
+                                   "one scale-up domain, got 2 domains (its rules across nodes are not in strata's "
+                                   "model)");
     g_error_free(err);
     strata_hw_free(hw);
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"

@@ -125,8 +125,9 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
                           "Simple; default: all)"},
     {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.8 or 2.9 (one node "
-                            "of Volta or Ampere GPUs), 2.19 (one node of Volta, Ampere or Hopper GPUs) or 2.25 to "
-                            "2.30 (2.MINOR or 2.MINOR.PATCH; default: the newest, 2.30)"},
+                            "of Volta or Ampere GPUs), 2.19 (one node of Volta, Ampere or Hopper GPUs, or "
+                            "Volta or Ampere nodes) or 2.25 to 2.30 (2.MINOR or 2.MINOR.PATCH; default: the "
+                            "newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
     {"nccl_max_nchannels", false, "collectives = nccl: NCCL_MAX_NCHANNELS as a run sets it, the most channels of "
@@ -566,11 +567,17 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     uint64_t n = comm.ranks;
     /* NCCL's size: an all-gather's OUT (n x IN), else IN */
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * n : in_bytes;
-    if (comm.version && comm.version->one_node && comm.nodes > 1) {
+    /* v2.19's table holds its rules across nodes for Volta and Ampere, not its all-to-all's (nccl_versions.h) */
+    bool across = comm.version && comm.version->nodes_pre_hopper && p->arch < STRATA_NCCL_HOPPER &&
+                  kind != STRATA_OP_ALL_TO_ALL;
+    if (comm.version && comm.version->one_node && comm.nodes > 1 && !across) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "algo=nccl: nccl_version = %s models one node; expected the %u ranks in one scale-up domain, "
+                    "algo=nccl: nccl_version = %s models one node%s; expected the %u ranks in one scale-up domain, "
                     "got %u domains (its rules across nodes are not in strata's model)",
-                    comm.version->name, comm.ranks, comm.nodes);
+                    comm.version->name,
+                    comm.version->nodes_pre_hopper ? " (across nodes: all-reduce, all-gather and reduce-scatter "
+                                                     "of Volta or Ampere GPUs)" : "",
+                    comm.ranks, comm.nodes);
         return false;
     }
     if (kind == STRATA_OP_ALL_TO_ALL) {

@@ -358,8 +358,8 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bus = fmin(bus, v->sm80_bus_cap);
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL) /* to v2.20: a quarter (a third for one node's AG/RS) */
         bus = fmin(v->ll_max_bw[ll_row][col], bus * (!v->ring_ll_quarter ? .5 : nodes > 1 || ar ? .25 : 1.0 / 3));
-    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * 0.92, ch * ll128_cap(c, kind, col, false));
+    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128) /* to v2.19: x .7 below 2 GPUs a node */
+        bus = fmin(bus * (v->ppn1_old_rules && c->ranks < 2 * nodes ? 0.7 : 0.92), ch * ll128_cap(c, kind, col, false));
     if (a == STRATA_NCCL_TREE && ar)
         bus = fmin(bus * .92, ch * v->tree_bw[c->arch][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL)
@@ -392,11 +392,11 @@ int strata_nccl_log2i(uint64_t x)
 
 /* NCCL's hardware latency of one step over the network for the pair
  * (hwLatencies[NET]): with one GPU per node the Tree row ("latencies are
- * fully exposed"). */
+ * fully exposed"; from v2.25, not v2.19: ppn1_old_rules). */
 static double net_step(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
 {
     const strata_nccl_version *v = ver(c);
-    return c->ranks == nodes_of(c) ? v->net_lat[STRATA_NCCL_TREE][p] : v->net_lat[a][p];
+    return c->ranks == nodes_of(c) && !v->ppn1_old_rules ? v->net_lat[STRATA_NCCL_TREE][p] : v->net_lat[a][p];
 }
 
 /* tuning.cc's interLat (v2.28.7-1 l. 356-359): that hardware latency plus
@@ -417,7 +417,8 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
     switch (a) {
     case STRATA_NCCL_RING: {
         double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
-        double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * (nodes - 1) : nodes - 1.0;
+        /* v2.19: 2 x nNodes steps of an all-reduce across nodes, later 2 x (nNodes - 1) */
+        double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * (nodes - (ver(c)->ring_inter_steps_all ? 0 : 1)) : nodes - 1.0;
         return lat + (nsteps - inter_steps) * fmax(intra, overhead) + inter_steps * inter;
     }
     case STRATA_NCCL_TREE:

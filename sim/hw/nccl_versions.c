@@ -122,7 +122,12 @@ static const strata_nccl_version versions[] = {
      * Simple step 28 us on NVLink and the network with no base, NVLS's and
      * NVLS_TREE's 23 us on NVLink, Hopper's llMaxBws row Ampere's; Volta,
      * Ampere and Hopper rows only (Blackwell's are Hopper's doubled, never
-     * read: one_node) */
+     * read: one_node). Across nodes (Volta and Ampere, nodes_pre_hopper;
+     * wave 39) its tuning.cc reads what v2.25.1-1's does (hwLat[NET] l.
+     * 74-77, getNetOverhead l. 111-118, llMaxBws' AMD rows l. 86-90, the
+     * ring's plateau l. 419-422, the tree's latency l. 231-233) but for
+     * the ring's nInterSteps (l. 161), the ppn-1 rules (l. 181, 208) and
+     * the tree pattern's x .85 (l. 185) */
     {.name = "2.19",
      .source = "NVIDIA/nccl v2.19.3-1 src/graph/tuning.cc, src/device/all_reduce.h (runRing's realChunkSize)",
      .base_lat = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -133,7 +138,8 @@ static const strata_nccl_version versions[] = {
      .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3, .ring_ll_quarter = true,
-     .ring_chunk_grain = true, .one_node = true, .nvls_chunk_fixed = true},
+     .ring_chunk_grain = true, .one_node = true, .nodes_pre_hopper = true,
+     .ring_inter_steps_all = true, .ppn1_old_rules = true, .tree_pattern_cut = true, .nvls_chunk_fixed = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557) */
     {.name = "2.25",

@@ -130,15 +130,34 @@ typedef struct strata_nccl_version {
      * plateau and the network's overheads, are not in this model): other
      * uses are an input error (coll_impl_nccl.c) */
     bool one_node;
+    /* with one_node: the table also holds what the release's tuning reads
+     * across nodes for Volta and Ampere GPUs (v2.19.3-1: its
+     * tuning.cc's rules across nodes are read, below; Hopper's NVLS
+     * across nodes is not): one_node then refuses Hopper and Blackwell
+     * across nodes only */
+    bool nodes_pre_hopper;
+    /* tuning.cc to v2.19.3-1 (l. 161-163): an all-reduce ring's steps
+     * across nodes are nInterSteps = 2 x nNodes; from v2.25.1-1 (l. 322)
+     * 2 x (nNodes - 1) */
+    bool ring_inter_steps_all;
+    /* tuning.cc to v2.19.3-1: interLat is every algorithm's own network
+     * row (l. 208), where v2.25.1-1 takes Tree's at one GPU a node ("With
+     * ppn=1 latencies are fully exposed", l. 299-300); and the ring's
+     * LL128 bus bandwidth x .7 below two GPUs a node, x .92 at two and
+     * more (l. 181; v2.25.1-1 l. 256: x .92 always) */
+    bool ppn1_old_rules;
     /* src/enqueue.cc scheduleCollTasksToPlan's cells (nccl_channels.h):
      * MinTrafficPerChannel, 16 KiB v2.25 to v2.28, 32 KiB from v2.29; 0:
      * no cells, every channel the even share (v2.19's computeColl) */
     unsigned cell_traffic;
     /* tuning.cc from v2.26.2-1 (v2.26.6-1 l. 261, v2.30.7-1 l. 336):
      * "if (a == NCCL_ALGO_TREE && comm->maxTreePattern ==
-     * NCCL_TOPO_PATTERN_TREE) busBw *= .85" (absent in v2.25.1-1); the
-     * tree graph has that pattern with one GPU a node (search.cc
-     * ncclTopoCompute: "if (ngpus == 1) ... NCCL_TOPO_PATTERN_TREE") */
+     * NCCL_TOPO_PATTERN_TREE) busBw *= .85"; v2.19.3-1 (l. 185) reads the
+     * tree graph's own pattern ("graphs[a]->pattern"), as v2.25.1-1 does
+     * at l. 260 (its table here lacks the cut: found in wave 39, left to
+     * a change of its own); the tree graph has that pattern with one GPU a
+     * node (search.cc ncclTopoCompute: "if (ngpus == 1) ...
+     * NCCL_TOPO_PATTERN_TREE") */
     bool tree_pattern_cut;
     /* LL's traffic per byte x 4 in the cell's size (from v2.26.2-1) */
     bool cell_ll_quad;
