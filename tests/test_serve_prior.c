@@ -141,6 +141,31 @@ START_TEST(cli_prior_run_hits)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "--prior-run"), "%s", r.err);
     strata_cli_result_clear(&r);
+    r = serve_prior("n=4,n=2,prompt=100,output=4", true);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "n twice"), "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+/* Where no prefix is looked up, the prior runs change nothing and are refused (exit 2): a contiguous
+ * reservation (serve_kv.c, no lookup), TurboMind 0.1's scheduler, and a sliding-window model in vLLM v1's
+ * paged pool (serve_pool.c replay_prior returns early on window groups). */
+START_TEST(cli_prior_run_refused_without_lookup)
+{
+    const char *const extra[][4] = {{"--kv", "contiguous-max", NULL, NULL},
+                                    {"--scheduler", "lmdeploy-turbomind", NULL, NULL},
+                                    {"--set", "sliding_window=32", NULL, NULL}};
+    const char *const expect[] = {"--kv contiguous-max", "lmdeploy-turbomind", "sliding-window"};
+    for (size_t i = 0; i < G_N_ELEMENTS(extra); i++) {
+        strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4,dist=fixed",
+                                              "--prior-run", "n=4,prompt=100,output=4", "--quiet", extra[i][0],
+                                              extra[i][1], NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, "--prior-run") && strstr(r.err, expect[i]), "%s", r.err);
+        strata_cli_result_clear(&r);
+    }
 }
 END_TEST
 
@@ -152,6 +177,7 @@ int main(void)
     tcase_add_test(tc, two_runs_by_hand);
     tcase_add_test(tc, lru_keeps_the_latest_run);
     tcase_add_test(tc, cli_prior_run_hits);
+    tcase_add_test(tc, cli_prior_run_refused_without_lookup);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

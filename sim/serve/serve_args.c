@@ -263,7 +263,7 @@ static const char *gpu_kernel(const strata_serve_engine *e)
     return e->fa3_prefill || e->fa2_attention || e->triton_moe ? "FlashAttention or Triton fused_moe" : NULL;
 }
 
-/* --shared-prefix and --warm-prefix are blocks found by a prefix-cache
+/* --shared-prefix, --warm-prefix and --prior-run are blocks found by a prefix-cache
  * lookup alone (serve_pool.c block_hash, the paged row's lookup; the other
  * schemes have none, serve_kv.c KV_ROW, nor has TurboMind 0.1's scheduler,
  * serve_sched_turbomind.c): where the run has none, either gave the JSON of
@@ -279,6 +279,12 @@ static bool prefix_options_looked_up(const strata_serve_args *a, bool lookup, co
                         "none up: it changes nothing there", option[k], given[k], got);
             return false;
         }
+    if (!lookup && a->prior_runs && a->prior_runs[0]) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run %s: expected a run that looks prefixes up "
+                    "in the cache (--kv paged, a scheduler other than lmdeploy-turbomind), got %s, which looks "
+                    "none up: it changes nothing there", a->prior_runs[0], got);
+        return false;
+    }
     return true;
 }
 

@@ -33,7 +33,9 @@
  *   (mla_absorb: the MLA backend's matrix absorption, serve_cost.h strata_serve_cost_set_mla_absorb), on CUDA and ROCm
  *   alike (MLACommonImpl is the V0 MLA backends' base, TRITON_MLA's and FLASHMLA's; which one 0.7.3's ROCm build
  *   selects was not checked); 0.6's V0, before MLA, ran DeepSeek as MHA: not modelled (only
- *   serving-heldout-18 runs an MLA model on this row).
+ *   serving-heldout-18 runs an MLA model on this row). The absorbed weights are 0.7.1's (PR #12528) to 0.7.x's:
+ *   vllm-project/vllm PR #14770 ("MLA get rid of materialization", March 2025, for 0.8) runs W_UK_T and W_UV as
+ *   bmms again, so an 0.8.x V0 MLA run on this row is charged 0.7's larger weight reads (known, not split).
  * vllm-v0.5: vLLM 0.5.x's v0 engine, before 0.6.0's asynchronous output
  *   processor (vllm-project/vllm PR #7049, merged 2024-08-26, after
  *   v0.5.5): every step's host work is serial with the GPU. Its figures

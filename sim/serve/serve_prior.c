@@ -36,6 +36,10 @@ bool strata_serve_prior_parse(const char *spec, strata_serve_prior_run *r, GErro
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run '%s': expected n=N, prompt=P or "
                         "output=O (comma-separated), got '%s'", spec, *p);
             ok = false;
+        } else if (*dst) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run '%s': expected each of n=, prompt= "
+                        "and output= once, got %s twice", spec, key);
+            ok = false;
         } else {
             ok = read_count(key, eq + 1, dst, err);
         }

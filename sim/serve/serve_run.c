@@ -647,11 +647,13 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
     /* a windowed pool finds no prefix cached (serve_pool.c pool_lookup, warm): the prefixes changed nothing */
     uint32_t prefix = s->warm_prefix ? s->warm_prefix : s->shared_prefix;
-    if (ok && st.kv_window && prefix) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--%s-prefix %u: expected a run that looks prefixes up "
-                    "in the cache, got %s's sliding-window layers in vLLM v1's paged pool, which looks none up "
-                    "(docs/serving.md): it changes nothing there", s->warm_prefix ? "warm" : "shared", prefix,
-                    m->name);
+    if (ok && st.kv_window && (prefix || s->n_prior)) {
+        char *what = prefix ? g_strdup_printf("--%s-prefix %u", s->warm_prefix ? "warm" : "shared", prefix)
+                            : g_strdup("--prior-run");
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a run that looks prefixes up in the "
+                    "cache, got %s's sliding-window layers in vLLM v1's paged pool, which looks none up "
+                    "(docs/serving.md): it changes nothing there", what, m->name);
+        g_free(what);
         ok = false;
     }
     ok = ok && clock_costs(&st, hw, m, c, err);
