@@ -25,7 +25,7 @@
 START_TEST(one_mi300x_node_plan)
 {
     strata_nccl_p2p p;
-    strata_rccl_p2p_init(8, 1, 28, true, &p);
+    strata_rccl_p2p_init(8, 1, 28, 2, true, &p);
     ck_assert(p.rccl);
     ck_assert_uint_eq(p.p2p_channels, 64);
     ck_assert_uint_eq(p.per_peer, 8);
@@ -54,15 +54,15 @@ START_TEST(one_mi300x_node_plan)
     ck_assert_uint_eq(strata_nccl_p2p_used_channels(&p, 1u << 20), 64);
     ck_assert_uint_eq(strata_nccl_p2p_used_channels(&p, 8u << 10), 8);
     /* the rule of 2 (neither gfx942 nor gfx950): 2 a local peer, not doubled: 2 */
-    strata_rccl_p2p_init(8, 1, 28, false, &p);
+    strata_rccl_p2p_init(8, 1, 28, 2, false, &p);
     ck_assert_uint_eq(p.per_peer, 2);
 }
 END_TEST
 
 /* RCCL 2.26.6 on 4 MI355X (gfx950), one node (Ahalperin/amd-dev @58a032f
  * results/scale_4gpu_alltoall/nccl_debug.log, rank 3's init): "24 coll
- * channels, ... 32 p2p channels, 8 p2p channels per peer". 12 graph rings
- * doubled: 24; p2pnChannels nextPow2(24) = 32; a peer on the node 4 x 1
+ * channels, ... 32 p2p channels, 8 p2p channels per peer". Its graph's 6
+ * rings ("Pattern 4 ... nChannels 6") times gfx950's 4 copies: 24; p2pnChannels nextPow2(24) = 32; a peer on the node 4 x 1
  * link = 4, doubled on one node: 8, as printed (the rule of 2 gives 2);
  * nChannelsMin 8 (8 x 4 ranks is not above 32). On the rccl row, an
  * mi300x-8.ini node read as gfx950 under 2.26 without MSCCL: 64 MiB (8 MiB
@@ -71,7 +71,7 @@ END_TEST
 START_TEST(gfx950_takes_the_xgmi_rule_of_4)
 {
     strata_nccl_p2p p;
-    strata_rccl_p2p_init(4, 1, 12, true, &p);
+    strata_rccl_p2p_init(4, 1, 6, 4, true, &p);
     ck_assert_uint_eq(p.p2p_channels, 32);
     ck_assert_uint_eq(p.per_peer, 8);
     ck_assert_uint_eq(p.min_channels, 8);
@@ -97,7 +97,7 @@ END_TEST
 START_TEST(rccl_order_and_channels_across_nodes)
 {
     strata_nccl_p2p p;
-    strata_rccl_p2p_init(16, 2, 28, true, &p);
+    strata_rccl_p2p_init(16, 2, 28, 2, true, &p);
     ck_assert_uint_eq(p.p2p_channels, 64);
     ck_assert_uint_eq(p.per_peer, 2);
     ck_assert_uint_eq(p.min_channels, 2);
@@ -106,7 +106,7 @@ START_TEST(rccl_order_and_channels_across_nodes)
     ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 8, 0), 32);
     ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 9, 1), 17);
     uint32_t nd[64], ld[64];
-    strata_rccl_p2p_init(64, 8, 28, true, &p);
+    strata_rccl_p2p_init(64, 8, 28, 2, true, &p);
     strata_nccl_p2p_deltas(&p, nd, ld);
     static const uint32_t order[8] = {0, 4, 1, 7, 3, 5, 2, 6};
     for (uint32_t k = 0; k < 64; k++) {

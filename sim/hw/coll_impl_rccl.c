@@ -385,7 +385,7 @@ static void a2a_tune(const strata_hw *hw, const rccl_params *p, const strata_rcc
 {
     strata_nccl_p2p plan; /* whole nodes, else one (nccl_p2p.h) */
     bool whole = domain_ranks && c->ranks % domain_ranks == 0;
-    strata_rccl_p2p_init(c->ranks, whole ? c->nodes : 1, c->graph_channels, p->p2p_xgmi4, &plan);
+    strata_rccl_p2p_init(c->ranks, whole ? c->nodes : 1, c->graph_channels, p->ring_copies, p->p2p_xgmi4, &plan);
     uint64_t per_peer = in_bytes / c->ranks;
     strata_nccl_proto proto = strata_nccl_p2p_ll(&plan, per_peer) ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
     double net_s = c->nodes > 1 ? MAX(0.0, strata_rccl_p2p_net_step_us(c) * 1e-6 - route_s) : 0;

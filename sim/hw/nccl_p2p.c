@@ -115,12 +115,17 @@ static uint32_t group_of(const strata_nccl_p2p *p)
     return p->group ? p->group : p->local_ranks;
 }
 
-void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool xgmi4, strata_nccl_p2p *out)
+void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, uint32_t ring_copies, bool xgmi4,
+                          strata_nccl_p2p *out)
 {
     nodes = nodes > 1 && ranks % nodes == 0 ? nodes : 1;
     *out = (strata_nccl_p2p){.ranks = ranks, .nodes = nodes, .local_ranks = ranks / nodes, .rccl = true};
     uint32_t max_ch = nodes > 1 ? RCCL_NET_MAX_CHANNELS : RCCL_MAX_CHANNELS;
-    uint32_t comm_ch = MIN(max_ch, graph_channels <= max_ch / 2 ? 2 * graph_channels : graph_channels);
+    /* comm->nChannels: the graph's rings times init.cc's nc (ring_copies: 2, or 4 on gfx950, as rccl_tuning.c's
+     * collectives count them) where that fits, else doubled where that fits, else the graph's */
+    uint64_t copies = (uint64_t)(ring_copies ? ring_copies : 2u) * graph_channels;
+    uint32_t comm_ch = copies <= max_ch ? (uint32_t)copies
+                       : MIN(max_ch, graph_channels <= max_ch / 2 ? 2 * graph_channels : graph_channels);
     /* paths.cc ncclTopoComputeP2pChannels l. 880-913: min(nChannels,
      * MAXCHANNELS), the least of its peers' counts: a peer on the node
      * 4 (gfx94x) or 2 x max(1, path bw / xGMI speed), one link; across

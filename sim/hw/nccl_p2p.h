@@ -77,7 +77,8 @@ void strata_nccl_p2p_untuned(uint32_t ranks, uint32_t local_ranks, strata_nccl_p
  * the GPUs take RCCL's rule of 4 channels a local peer, doubled on one
  * node (gfx942, and gfx950 from 2.26: coll_impl_rccl.c rccl_arches), else
  * 2, not doubled. */
-void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, bool xgmi4, strata_nccl_p2p *out);
+void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channels, uint32_t ring_copies, bool xgmi4,
+                          strata_nccl_p2p *out);
 /* Whether a send or receive of `bytes` to another rank of the node runs
  * LL, else Simple (enqueue.cc addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16384):
  * to v2.28.7-1 bytes <= p2pnChannelsPerPeer x the threshold; from
