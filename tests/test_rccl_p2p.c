@@ -62,7 +62,8 @@ END_TEST
 /* RCCL 2.26.6 on 4 MI355X (gfx950), one node (Ahalperin/amd-dev @58a032f
  * results/scale_4gpu_alltoall/nccl_debug.log, rank 3's init): "24 coll
  * channels, ... 32 p2p channels, 8 p2p channels per peer". Its graph's 6
- * rings ("Pattern 4 ... nChannels 6") times gfx950's 4 copies: 24; p2pnChannels nextPow2(24) = 32; a peer on the node 4 x 1
+ * rings ("Pattern 4 ... nChannels 6") times gfx950's 4 copies: 24;
+ * p2pnChannels nextPow2(24) = 32; a peer on the node 4 x 1
  * link = 4, doubled on one node: 8, as printed (the rule of 2 gives 2);
  * nChannelsMin 8 (8 x 4 ranks is not above 32). On the rccl row, an
  * mi300x-8.ini node read as gfx950 under 2.26 without MSCCL: 64 MiB (8 MiB
