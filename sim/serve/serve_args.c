@@ -263,29 +263,49 @@ static const char *gpu_kernel(const strata_serve_engine *e)
     return e->fa3_prefill || e->fa2_attention || e->triton_moe ? "FlashAttention or Triton fused_moe" : NULL;
 }
 
-/* --shared-prefix, --warm-prefix and --prior-run are blocks found by a prefix-cache
- * lookup alone (serve_pool.c block_hash, the paged row's lookup; the other
- * schemes have none, serve_kv.c KV_ROW, nor has TurboMind 0.1's scheduler,
- * serve_sched_turbomind.c): where the run has none, either gave the JSON of
- * the run without it, exit 0. Refused naming `got`, what the run has. */
+/* --shared-prefix, --warm-prefix and --prior-run, where given (in that
+ * order, n of them): each puts blocks in the cache that a prefix-cache
+ * lookup alone finds (serve_pool.c block_hash). `text` is the value as the
+ * messages print it (the count, or the first --prior-run). */
+typedef struct {
+    const char *opt, *what, *text;
+    char count[16];
+} prefix_option;
+
+static size_t prefix_options_given(const strata_serve_args *a, prefix_option out[3])
+{
+    const struct {
+        gint n;
+        const char *opt, *what;
+    } counts[] = {{a->shared_prefix, "--shared-prefix", "the blocks every prompt shares"},
+                  {a->warm_prefix, "--warm-prefix", "the blocks an earlier run left"}};
+    size_t n = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(counts); k++)
+        if (counts[k].n != STRATA_SERVE_UNSET && counts[k].n > 0) {
+            out[n] = (prefix_option){counts[k].opt, counts[k].what, NULL, ""};
+            g_snprintf(out[n].count, sizeof out[n].count, "%d", counts[k].n);
+            out[n].text = out[n].count;
+            n++;
+        }
+    if (a->prior_runs && a->prior_runs[0])
+        out[n++] = (prefix_option){"--prior-run", "the blocks an earlier run left", a->prior_runs[0], ""};
+    return n;
+}
+
+/* Those options are blocks found by a prefix-cache lookup alone (the
+ * paged row's lookup; the other schemes have none, serve_kv.c KV_ROW, nor
+ * has TurboMind 0.1's scheduler, serve_sched_turbomind.c): where the run
+ * has none, each gave the JSON of the run without it, exit 0. Refused
+ * naming `got`, what the run has. */
 static bool prefix_options_looked_up(const strata_serve_args *a, bool lookup, const char *got, GError **err)
 {
-    const gint given[] = {a->shared_prefix, a->warm_prefix};
-    const char *const option[] = {"--shared-prefix", "--warm-prefix"};
-    for (size_t k = 0; !lookup && k < G_N_ELEMENTS(given); k++)
-        if (given[k] != STRATA_SERVE_UNSET && given[k] > 0) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %d: expected a run that looks prefixes up in "
-                        "the cache (--kv paged, a scheduler other than lmdeploy-turbomind), got %s, which looks "
-                        "none up: it changes nothing there", option[k], given[k], got);
-            return false;
-        }
-    if (!lookup && a->prior_runs && a->prior_runs[0]) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run %s: expected a run that looks prefixes up "
-                    "in the cache (--kv paged, a scheduler other than lmdeploy-turbomind), got %s, which looks "
-                    "none up: it changes nothing there", a->prior_runs[0], got);
-        return false;
-    }
-    return true;
+    prefix_option given[3];
+    if (lookup || prefix_options_given(a, given) == 0)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %s: expected a run that looks prefixes up in the cache "
+                "(--kv paged, a scheduler other than lmdeploy-turbomind), got %s, which looks none up: it changes "
+                "nothing there", given[0].opt, given[0].text, got);
+    return false;
 }
 
 /* The scheduling policy: --scheduler, else the engine's (or the row it
@@ -622,17 +642,11 @@ bool strata_serve_args_time_scale_read(const strata_serve_args *a, uint32_t conc
     return false;
 }
 
-/* --prior-run's runs into s, in the order given; refused without prefix
- * caching, which alone reads them (serve_pool.c replay_prior). */
+/* --prior-run's runs into s, in the order given (stream_of refuses them
+ * without prefix caching, as it does the other prefix options). */
 static bool prior_runs_read(const strata_serve_args *a, strata_serve_stream *s, GError **err)
 {
     guint n = a->prior_runs ? g_strv_length(a->prior_runs) : 0;
-    if (n && a->no_prefix) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run %s: expected prefix caching on (no "
-                    "--no-prefix-caching), which reads it (the blocks an earlier run left, found in the cache); "
-                    "with it off, it changes nothing", a->prior_runs[0]);
-        return false;
-    }
     s->prior = n ? g_new(strata_serve_prior_run, n) : NULL;
     for (guint k = 0; k < n; k++)
         if (!strata_serve_prior_parse(a->prior_runs[k], &s->prior[k], err))
@@ -681,17 +695,13 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
     }
     for (uint32_t i = 0; s && i < s->n; i++)
         s->req[i].arrival *= scale;
-    /* the shared and warm blocks are found by prefix caching alone (serve_pool.c block_hash): --no-prefix-caching
-     * --shared-prefix 10 gave the same JSON as --no-prefix-caching, and so did --warm-prefix */
-    const struct { gint n; const char *opt, *what; } cached[] = {
-        {a->shared_prefix, "--shared-prefix", "the blocks every prompt shares"},
-        {a->warm_prefix, "--warm-prefix", "the blocks an earlier run left"}};
-    for (size_t k = 0; s && a->no_prefix && k < G_N_ELEMENTS(cached); k++) {
-        if (!count_or(cached[k].n, 0))
-            continue;
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %d: expected prefix caching on (no "
+    /* the shared, warm and prior runs' blocks are found by prefix caching alone (serve_pool.c block_hash):
+     * --no-prefix-caching --shared-prefix 10 gave the same JSON as --no-prefix-caching, and so did the others */
+    prefix_option given[3];
+    if (s && a->no_prefix && prefix_options_given(a, given) > 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s %s: expected prefix caching on (no "
                     "--no-prefix-caching), which reads it (%s, found in the cache); with it off, it changes nothing",
-                    cached[k].opt, cached[k].n, cached[k].what);
+                    given[0].opt, given[0].text, given[0].what);
         strata_serve_stream_free(s);
         return NULL;
     }
