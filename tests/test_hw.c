@@ -190,7 +190,7 @@ START_TEST(tpu_v5e_figures)
     strata_hw_free(hw);
 
     hw = load_config("h100");
-    ck_assert_uint_eq(mem(hw, "hbm")->capacity, 80000000000ULL);
+    ck_assert_uint_eq(mem(hw, "hbm")->capacity, 80ULL << 30); /* "80GB" of five 16 GiB stacks */
     ck_assert(mem(hw, "hbm")->bandwidth == 3.35e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 989.5e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_F32) == 67e12);
@@ -393,7 +393,7 @@ START_TEST(unknown_key)
     load_fails(BASE_HARDWARE BASE_HBM "[memory host]\nkind = host\ncapacity = 64GiB\nbandwidth = 100GB/s\n"
                "reported_capacity = 60GiB\n", NULL, "reported_capacity", "only a memory of kind device has one");
     GError *err = NULL;
-    strata_hw *hw = strata_placement_hw_load_data(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16GB\n"
+    strata_hw *hw = strata_placement_hw_load_data(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16GiB\n"
                                                   "reported_capacity = 15.5GiB\nbandwidth = 1TB/s\n\n" BASE_HOST
                                                   BASE_LINK BASE_COMPUTE, "ok.ini", NULL, &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
@@ -402,6 +402,45 @@ START_TEST(unknown_key)
     strata_hw_free(hw);
 }
 END_TEST
+
+/* The driver's total is at most the memory. By hand: 79.11GiB = 79.11 x 2^30 = 84,943,715,696.64, rounded to
+ * 84,943,715,697 B, over a decimal 80GB (80,000,000,000 B: h100.ini before wave 40) and under 80GiB
+ * (85,899,345,920 B); equal is accepted. `none` undoes it; a --set of capacity alone drops the file's (the
+ * total of the part the file describes), a --set of both is checked. Line 6 is capacity, 7 reported_capacity. */
+#define REPORTED_HBM(cap, rep) BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = " cap "\nreported_capacity = " \
+    rep "\nbandwidth = 1TB/s\n\n" BASE_HOST BASE_LINK BASE_COMPUTE
+START_TEST(reported_capacity_at_most_capacity)
+{
+    load_fails(REPORTED_HBM("80GB", "79.11GiB"), NULL,
+               "bad.ini:7: [memory hbm] reported_capacity: 79.11GiB (84943715697 B) exceeds capacity = 80GB "
+               "(80000000000 B, bad.ini:6)", "80GiB, not 80GB");
+    const char *const both[] = {"memory.hbm.capacity=1GiB", "memory.hbm.reported_capacity=2GiB", NULL};
+    load_fails(REPORTED_HBM("16GiB", "15.5GiB"), both, "2GiB (2147483648 B) exceeds capacity = 1GiB (1073741824 B",
+               "override memory.hbm.capacity=1GiB");
+    const struct {
+        const char *cap, *rep, *set;
+        uint64_t capacity, reported;
+    } ok[] = {
+        {"80GiB", "79.11GiB", NULL, 85899345920ull, 84943715697ull},
+        {"16GiB", "16GiB", NULL, 17179869184ull, 17179869184ull},
+        {"16GiB", "none", NULL, 17179869184ull, 0},
+        {"16GiB", "15.5GiB", "memory.hbm.capacity=1GiB", 1073741824ull, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+        char *text = g_strdup_printf(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = %s\nreported_capacity = "
+                                     "%s\nbandwidth = 1TB/s\n\n" BASE_HOST BASE_LINK BASE_COMPUTE, ok[i].cap, ok[i].rep);
+        const char *const set[] = {ok[i].set, NULL};
+        GError *err = NULL;
+        strata_hw *hw = strata_placement_hw_load_data(text, "ok.ini", ok[i].set ? set : NULL, &err);
+        ck_assert_msg(hw, "%zu: %s", i, err ? err->message : "");
+        ck_assert_uint_eq(mem(hw, "hbm")->capacity, ok[i].capacity);
+        ck_assert_uint_eq(mem(hw, "hbm")->reported_capacity, ok[i].reported);
+        strata_hw_free(hw);
+        g_free(text);
+    }
+}
+END_TEST
+#undef REPORTED_HBM
 
 START_TEST(missing_required_keys)
 {
@@ -590,6 +629,7 @@ int main(void)
     tcase_add_test(tc, overrides_apply_before_validation);
     tcase_add_test(tc, unknown_group);
     tcase_add_test(tc, unknown_key);
+    tcase_add_test(tc, reported_capacity_at_most_capacity);
     tcase_add_test(tc, missing_required_keys);
     tcase_add_test(tc, bad_values_name_line_group_key);
     tcase_add_test(tc, bad_links);

@@ -51,7 +51,7 @@ static const strata_key_def hardware_keys[] = {
 static const strata_key_def memory_keys[] = {
     {"kind", true, NULL}, /* the names of memory_kind_names (below) */
     {"capacity", true, "size, 1 B to 1 EiB"},
-    {"reported_capacity", false, "size (kind device): the total the CUDA driver reports (cudaMemGetInfo)"},
+    {"reported_capacity", false, "size, at most capacity, or none (kind device): the driver's total (cudaMemGetInfo)"},
     {"bandwidth", true, "the memory's own port, 1 kB/s to 10 PB/s, shared by all traffic"},
     {"latency", false, "access latency seen by compute operands, 0 to 1 s (default 0)"},
     {"allocator", false, "allocator NAME (default best-fit); its parameters as allocator.KEY = VALUE"},
@@ -397,12 +397,8 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
         !hw_get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
         !hw_get_time(ctx, group, "latency", &m.latency, err))
         return false;
-    if (strata_keyfile_has_key(ctx->k, group, "reported_capacity")) {
-        if (m.kind != STRATA_MEM_DEVICE)
-            hw_fail(ctx, err, group, "reported_capacity", "only a memory of kind device has one");
-        if (m.kind != STRATA_MEM_DEVICE || !hw_get_size(ctx, group, "reported_capacity", &m.reported_capacity, err))
-            return false;
-    }
+    if (!hw_get_reported_capacity(ctx, group, m.kind == STRATA_MEM_DEVICE, m.capacity, &m.reported_capacity, err))
+        return false;
     if (strata_keyfile_has_key(ctx->k, group, "alignment")) {
         if (!hw_get_size(ctx, group, "alignment", &m.alignment, err))
             return false;

@@ -95,6 +95,40 @@ bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uin
     return ok;
 }
 
+/* The driver's total (cudaMemGetInfo) of a device memory: at most the memory itself, so a capacity written in
+ * decimal GB where the part's is binary (80GB for an H100's 80 GiB under its 79.11 GiB total) is refused with both
+ * values. `none` undoes a base file's (a derived file for another part); a --set of capacity alone drops the
+ * file's, which was the total of the part the file describes (the pool then takes the capacity). */
+bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool device, uint64_t capacity,
+                              uint64_t *out, GError **err)
+{
+    *out = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, "reported_capacity"))
+        return true;
+    if (!device) {
+        hw_fail(ctx, err, group, "reported_capacity", "only a memory of kind device has one");
+        return false;
+    }
+    char *rv = hw_get_raw(ctx, group, "reported_capacity");
+    bool dropped = strcmp(rv, "none") == 0 || (strata_keyfile_overridden(ctx->k, group, "capacity") &&
+                                               !strata_keyfile_overridden(ctx->k, group, "reported_capacity"));
+    bool ok = dropped || hw_get_size(ctx, group, "reported_capacity", out, err);
+    if (ok && *out > capacity) {
+        char *cv = hw_get_raw(ctx, group, "capacity"), *cw = strata_keyfile_where(ctx->k, group, "capacity");
+        hw_fail(ctx, err, group, "reported_capacity",
+                "%s (%" G_GUINT64_FORMAT " B) exceeds capacity = %s (%" G_GUINT64_FORMAT " B, %s): the driver's "
+                "total is at most the memory; write capacity in the part's units (80GiB, not 80GB), or "
+                "reported_capacity = none", rv, *out, cv, capacity, cw);
+        g_free(cv);
+        g_free(cw);
+        ok = false;
+    }
+    if (!ok)
+        *out = 0;
+    g_free(rv);
+    return ok;
+}
+
 /* A rate key (bandwidth, flop rate): parsed by `parse`, then refused when
  * not positive (`positive` names an example) or outside its sane range. */
 static bool get_rate(const hw_load_ctx *ctx, const char *group, const char *key,

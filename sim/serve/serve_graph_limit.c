@@ -5,10 +5,11 @@
  * The memory both read is nvidia-smi's memory.total in MiB, the least over
  * the node's GPUs (utils get_nvgpu_memory_capacity; ROCm: rocminfo's pool
  * size in MiB, get_amdgpu_memory_capacity): here the device's capacity in
- * MiB (capacity / 2^20). The hardware files give the datasheets' decimal
- * GB (docs/serving.md, Limits): an H100's 80 GB reads 76,294 MiB here and
- * 81,559 on its nvidia-smi, an A10's 24 GB 22,888 (23,028), a B200's 179 GB
- * 170,709: each on the same side of every threshold below as the driver's.
+ * MiB (capacity / 2^20). The hardware files give the parts' memory in GiB
+ * (docs/hardware.md, "Device memory capacities"): an H100's 80 GiB reads
+ * 81,920 MiB here and 81,559 on its nvidia-smi, an H200's 141 GiB 144,384
+ * (143,771), a B200's 180 GiB 184,320 (183,359): each on the same side of
+ * every threshold below as the driver's.
  *
  * "sglang-0.4" (the sglang-v0.4 row): SGLang 0.4.0's PyPI wheel,
  *   sglang/srt/server_args.py:152-155 reads the memory, :177-182
