@@ -2,10 +2,13 @@
  * test_serve_graph_limit.c: SGLang's CUDA graph limit by the GPU's memory
  * and TP, its capture lists (serve_graph_limit.h), a decode step above the
  * limit run eagerly in a run, and --cuda-graph-max-bs, against values
- * derived by hand from the releases' rules (serve_graph_limit.c).
+ * derived by hand from the releases' rules (serve_graph_limit.c); vLLM
+ * V0's max_seq_len_to_capture (a decode past it eager, serve_sched.c) and
+ * its eager chain (serve_eager.c's vllm-0.4 row).
  */
 #include <string.h>
 #include "serve/serve.h"
+#include "serve/serve_eager.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_graph_limit.h"
 #include "serve/serve_scheduler.h"
@@ -161,6 +164,84 @@ START_TEST(cli_option_where_sglang_has_it)
 }
 END_TEST
 
+/* One request of 4 prompt tokens and 4 outputs on the tiny model (one dense layer, hidden 8, test-simple.ini,
+ * 1 MiB) under the vllm-v0.5 row, max_seq_len_to_capture limit (0: the row's 8192). */
+static strata_serve_result *run_v0(uint32_t limit)
+{
+    strata_serve_model m = strata_test_serve_tiny();
+    GError *err = NULL;
+    const strata_serve_engine *row = strata_serve_engine_find("vllm-v0.5", NULL);
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 16, c.max_num_seqs = 4, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.record_steps = true, c.engine = row, c.max_seq_len_to_capture = limit;
+    c.scheduler = strata_serve_scheduler_find(row->scheduler, &err);
+    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    strata_serve_request req[1] = {{0, 4, 4}};
+    strata_serve_stream s = {req, 1, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
+    strata_hw *hw = strata_test_load_hw("test-simple", (const char *const[]){"memory.hbm.capacity=1MiB", NULL});
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}
+
+/* The vllm-0.4 row (serve_eager.c): a layer's attention 28 calls and dense MLP 4, at 4 us each: 128 us; the
+ * step's 2: 8 us; at TP > 1 two all-reduces of 2 calls: 16 us more a layer. 24 layers (Qwen2-0.5B's count): 24 x
+ * 128 + 8 = 3,080 us at TP1, 24 x 144 + 8 = 3,464 us at TP2. The tiny model's one layer: 136 us.
+ * In a run with max_seq_len_to_capture 5: step 1 prefills (eager, as every prefill); step 2 decodes at context
+ * 4 + 1 = 5, not above 5: a graph; step 3 at 4 + 2 = 6 > 5: eager, its forward the chain's 136 us (the tiny
+ * layer's GPU time a few us), then the row's CPU time, 4 ms + 103.2258 us a request: dt = 136 us + 4.1032258 ms
+ * = 4.2392258 ms; step 2's dt is its GPU time + 4.1032258 ms, under it. The row's own 8192: step 3 graphed, as
+ * step 2. */
+START_TEST(v0_decode_past_the_capture_limit_runs_eager)
+{
+    const strata_serve_eager *r4 = strata_serve_engine_eager(strata_serve_engine_find("vllm-v0.5", NULL));
+    ck_assert(r4 && r4 == strata_serve_eager_find("vllm-0.4"));
+    ck_assert(!strata_serve_engine_eager(strata_serve_engine_find("vllm-v0", NULL)));
+    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0", NULL)->seq_capture, 8192);
+    strata_serve_model m = strata_test_serve_tiny();
+    ck_assert_double_eq_tol(strata_serve_eager_host(r4, &m, 0, 1), 136e-6, 1e-12);
+    m.layers = 24;
+    ck_assert_double_eq_tol(strata_serve_eager_host(r4, &m, 0, 1), 3080e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r4, &m, 0, 2), 3464e-6, 1e-12);
+    strata_serve_result *r = run_v0(5);
+    ck_assert_uint_ge(r->steps_log->len, 4);
+    const strata_serve_step *s2 = &g_array_index(r->steps_log, strata_serve_step, 1);
+    const strata_serve_step *s3 = &g_array_index(r->steps_log, strata_serve_step, 2);
+    ck_assert_uint_eq(s3->decodes, 1);
+    ck_assert_uint_eq(s3->prefills, 0);
+    ck_assert_double_eq_tol(s3->dt, 4.2392258e-3, 1e-9);
+    ck_assert_double_gt(s2->dt, 4.1032258e-3);
+    ck_assert_double_lt(s2->dt, 4.2392258e-3 - 100e-6);
+    double graphed = s2->dt;
+    strata_serve_result_free(r);
+    r = run_v0(0);
+    s3 = &g_array_index(r->steps_log, strata_serve_step, 2);
+    ck_assert_double_lt(s3->dt, 4.2392258e-3 - 100e-6);
+    ck_assert_double_eq_tol(s3->dt, graphed, 1e-6);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+/* --max-seq-len-to-capture: vLLM V0's option, read by the vllm-v0 rows; refused (exit 2) elsewhere and below 1. */
+START_TEST(cli_max_seq_len_to_capture)
+{
+    const char *engines[] = {"vllm-v0.5", "sglang-v0.5", "vllm-v0"};
+    const char *values[] = {"8", "8", "0"};
+    const char *errs[] = {NULL, "--max-seq-len-to-capture: --engine sglang-v0.5 has no such option",
+                          "--max-seq-len-to-capture: expected a whole number from 1 to 2147483647, got 0"};
+    for (size_t i = 0; i < G_N_ELEMENTS(engines); i++) {
+        strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                              "llama-3-8b", "--poisson", "n=2,rate=0,prompt=8,output=4", "-q",
+                                              "--engine", engines[i], "--max-seq-len-to-capture", values[i], NULL);
+        ck_assert_int_eq(r.status, errs[i] ? 2 : 0);
+        ck_assert_msg(!errs[i] || strstr(r.err, errs[i]), "%s", r.err);
+        strata_cli_result_clear(&r);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_graph_limit");
@@ -169,6 +250,8 @@ int main(void)
     tcase_add_test(tc, capture_lists_by_hand);
     tcase_add_test(tc, decode_above_the_limit_runs_eager);
     tcase_add_test(tc, cli_option_where_sglang_has_it);
+    tcase_add_test(tc, v0_decode_past_the_capture_limit_runs_eager);
+    tcase_add_test(tc, cli_max_seq_len_to_capture);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

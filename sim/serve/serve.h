@@ -83,6 +83,9 @@ typedef struct strata_serve_config {
     /* --cuda-graph-max-bs: the largest decode batch a rank captures, for an engine row with a graph limit
      * (serve_graph_limit.h); 0: the row's rule from the device's memory and tp */
     uint32_t cuda_graph_max_bs;
+    /* --max-seq-len-to-capture: vLLM V0's longest context a decode step runs in a CUDA graph (serve_engine.h
+     * seq_capture); 0: the row's default */
+    uint32_t max_seq_len_to_capture;
     /* the hardware at its sustained clock (serve_args.h --clock; NULL: the peak's everywhere): the step's
      * compute-bound ops run on it (serve_cost.h strata_serve_cost_set_sustained) */
     const strata_hw *sustained_hw;

@@ -12,7 +12,8 @@
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 {
     a->tp = a->max_seqs = a->max_tokens = a->block = a->limit = a->kv_blocks = STRATA_SERVE_UNSET;
-    a->shared_prefix = a->warm_prefix = a->concurrency = a->scheduler_steps = a->graph_max_bs = STRATA_SERVE_UNSET;
+    a->shared_prefix = a->warm_prefix = a->concurrency = a->scheduler_steps = a->graph_max_bs = a->seq_capture =
+        STRATA_SERVE_UNSET;
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
         {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
@@ -89,6 +90,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"cuda-graph-max-bs", 0, 0, G_OPTION_ARG_INT, &a->graph_max_bs, "sglang-v0.4, sglang-v0.5: the largest "
          "decode batch a rank captures in a CUDA graph, 1 to 2^20 (SGLang's --cuda-graph-max-bs; default: the "
          "release's rule by the GPU's memory and --tp); a larger decode batch runs eagerly", "N"},
+        {"max-seq-len-to-capture", 0, 0, G_OPTION_ARG_INT, &a->seq_capture, "vllm-v0, vllm-v0.5: a decode step "
+         "whose longest context is above N runs eagerly (vLLM V0's --max-seq-len-to-capture; default 8192)", "N"},
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"kv-blocks", 0, 0, G_OPTION_ARG_INT, &a->kv_blocks, "the KV pool as this many blocks of --block-size per "
@@ -193,6 +196,27 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-batch-sizes: expected up to %d increasing "
                     "sizes from 1 to 2^20, comma-separated, got '%s'", STRATA_SERVE_GRAPH_SIZES, list);
     return ok;
+}
+
+/* --max-seq-len-to-capture: vLLM V0's engine argument (arg_utils.py), read by the rows with a context limit
+ * (serve_engine.h seq_capture: vllm-v0, vllm-v0.5); 1 to 2^31 - 1. */
+static bool seq_capture_of(const strata_serve_args *a, strata_serve_config *c, GError **err)
+{
+    if (a->seq_capture == STRATA_SERVE_UNSET)
+        return true;
+    if (!c->engine || !c->engine->seq_capture) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--max-seq-len-to-capture: --engine %s has no such "
+                    "option (vLLM V0's engine argument); expected --engine vllm-v0 or vllm-v0.5",
+                    c->engine ? c->engine->name : "none given (vLLM v1)");
+        return false;
+    }
+    if (a->seq_capture < 1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--max-seq-len-to-capture: expected a whole number from "
+                    "1 to 2147483647, got %d", a->seq_capture);
+        return false;
+    }
+    c->max_seq_len_to_capture = (uint32_t)a->seq_capture;
+    return true;
 }
 
 /* --cuda-graph-max-bs: SGLang 0.4's and 0.5's server argument (server_args.py's cuda_graph_max_bs), read by the
@@ -546,7 +570,7 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
-    if (!graph_max_bs_of(a, c, err))
+    if (!graph_max_bs_of(a, c, err) || !seq_capture_of(a, c, err))
         return false;
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");

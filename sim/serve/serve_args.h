@@ -21,7 +21,7 @@ typedef struct strata_serve_args {
     char *util, *step_overhead;
     char **sets, **hw_sets, **prior_runs;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks,
-        graph_max_bs;
+        graph_max_bs, seq_capture;
     gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched;
 } strata_serve_args;
 

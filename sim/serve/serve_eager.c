@@ -79,6 +79,38 @@
  * forward_decode, the same layer with the backend's decode kernel in the
  * attention's entry) is given the same chain (ESTIMATE: its calls not
  * counted apart); so is an MLA model's (mla_layer_s).
+ *
+ * "vllm-0.4" (the vllm-v0.5 row, which stands for 0.4.2 to 0.5.x): vLLM
+ * V0 runs a step eagerly where it has prefill tokens, or a decode batch
+ * above 256 or past max_seq_len_to_capture (serve_sched.c). Counted in the
+ * vllm-0.4.2 wheel (PyPI) for a Qwen2/Llama-style layer's decode at TP1,
+ * the calls that reach the dispatcher or launch a kernel. Its custom ops
+ * are pybind11 functions of vllm._C (`from vllm._C import ops`), not
+ * registered torch ops: each is taken at an ATen op's 4 us (ESTIMATE: one
+ * Python binding and one launch, without the dispatcher) and counted
+ * with the ATen ops:
+ * - attn (models/qwen2.py:138-145, 215-232): input_layernorm's
+ *   ops.fused_add_rms_norm (layers/layernorm.py:46-60); qkv_proj's F.linear
+ *   (layers/linear.py, UnquantizedLinearMethod.apply) and qkv.split;
+ *   rotary_emb's cos_sin_cache.to and ops.rotary_embedding
+ *   (layers/rotary_embedding.py:146-155); the backend's forward
+ *   (attention/backends/xformers.py, flash_attn.py:181-271: the same decode
+ *   path): three views of q, k and v, split_kv_cache's two indexings and
+ *   two views (attention/ops/paged_attn.py:52-58), ops.reshape_and_cache,
+ *   torch.empty_like, four slices, forward_decode's empty_like, the
+ *   v2 kernel's three buffers (a context above 8192 takes v2,
+ *   paged_attn.py:108) and ops.paged_attention_v2, the output's slice
+ *   assignment (a slice and a copy_) and its view; o_proj's F.linear;
+ *   post_attention_layernorm's ops.fused_add_rms_norm: 28;
+ * - dense: gate_up_proj and down_proj (F.linear, 2), SiluAndMul's
+ *   torch.empty and ops.silu_and_mul (layers/activation.py:31-35): 4;
+ * - tp: each RowParallelLinear's all-reduce outside a graph, the custom
+ *   kernel's all_reduce_unreg (an empty_like and its call), two a layer: 4;
+ * - step: the embedding and the final norm (the rest of the step, its
+ *   logits and sampler, runs eagerly in either mode: the row's CPU time).
+ * Not counted: the module calls' Python (no measured eager vLLM 0.4 step
+ * was found: python_layer_s 0, so the chain is a lower bound), 0.4.2's
+ * fused MoE's calls (moe 0), q/k norms (no 0.4.2 model has them).
  */
 #include "serve/serve_eager.h"
 #include <stddef.h>
@@ -107,6 +139,15 @@
 static const strata_serve_eager rows[] = {
     SGLANG_ROW("sglang", 0, 0),
     SGLANG_ROW("sglang-0.5", SGLANG_PYTHON_LAYER_S, SGLANG_MLA_LAYER_S),
+    {.name = "vllm-0.4",
+     .attn = {28, 0, 0},
+     .qk_norm = {0, 0, 0},
+     .dense = {4, 0, 0},
+     .moe = {0, 0, 0},
+     .tp = {4, 0, 0},
+     .step = {2, 0, 0},
+     .python_layer_s = 0,
+     .mla_layer_s = 0},
 };
 
 const strata_serve_eager *strata_serve_eager_find(const char *name)

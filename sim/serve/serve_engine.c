@@ -479,12 +479,14 @@ enum { GRAPH_ALIGN = 8 };
 
 /* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
  * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
- * FlashAttention-2 kernels and the logits gathered to rank 0, the embedding all-reduced. */
+ * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced, max_seq_len_to_capture 8192 (serve_sched.c).
+ */
 #define VLLM_V0_SHARED                                                                                             \
     .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
-    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true, \
+    .seq_capture = 8192
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
@@ -574,6 +576,7 @@ static const strata_serve_engine engines[] = {
     {.name = "vllm-v0.5",
      .step_s = 4e-3,
      .per_seq_s = VLLM_V05_PER_SEQ_S,
+     .eager = "vllm-0.4",
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
      VLLM_V0_SHARED},

@@ -83,6 +83,9 @@ typedef struct strata_serve_engine {
                             * --cuda-graph-batch-sizes */
     const char *graph_limit; /* its CUDA graph limit by memory and TP, its capture list and padding
                               * (serve_graph_limit.h; NULL: graph_max and graph_align) */
+    uint32_t seq_capture;  /* a decode-only step whose longest context (prompt + tokens so far) is above this runs
+                            * eagerly, unpadded (vLLM V0's max_seq_len_to_capture, --max-seq-len-to-capture;
+                            * serve_sched.c cites it); 0: no such limit */
     bool pool_of_free;     /* the KV pool is gpu_memory_utilization of the memory left after the
                             * weights and the profile run (TensorRT-LLM's free_gpu_memory_fraction);
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */

@@ -322,6 +322,28 @@ static void finish_step(serve_state *st)
  * max(global_num_tokens)), else n. */
 static uint32_t graph_ranks(const strata_serve_config *c) { return c->attention_dp && c->tp > 1 ? c->tp : 1; }
 
+/* Whether a decode-only step's longest context (prompt + tokens so far: vLLM's seq_data.get_len(), the position
+ * the step writes + 1) passes the engine's max_seq_len_to_capture (serve_engine.h seq_capture, or
+ * --max-seq-len-to-capture). vLLM V0 then runs the step eagerly and unpadded: 0.4.2's _prepare_decode
+ * (worker/model_runner.py:512-517, vllm-0.4.2 wheel) takes a graph only where max(seq_lens) <=
+ * max_seq_len_to_capture, 0.6.0's _use_captured_graph the same with max_decode_seq_len (:666-670; 0.6.4 :742-751,
+ * 858-861), 0.7.3's alike (:881-884); the default 8192 (engine/arg_utils.py: 0.4.2 :55, 0.6.3 :126, 0.7.3 :137),
+ * min'd with max_model_len (config.py _verify_cuda_graph), which no context passes. 0.6.3's wheel passes
+ * max_decode_seq_len=max_encoder_seq_len (model_runner.py:833-836, 0 for a decoder-only model), so it graphs every
+ * context (the typo vllm-project/vllm PR #9285 fixed, for 0.6.4): a case of that release passes its
+ * max_model_len here. */
+static bool past_capture(const serve_state *st)
+{
+    const strata_serve_engine *e = st->cfg->engine;
+    uint32_t limit = st->cfg->max_seq_len_to_capture ? st->cfg->max_seq_len_to_capture : e ? e->seq_capture : 0;
+    for (uint32_t i = 0; limit && i < st->n_chunks; i++) {
+        const serve_req *q = &st->req[st->chunks[i].id];
+        if ((uint64_t)q->prompt + q->generated > limit)
+            return true;
+    }
+    return false;
+}
+
 /* The engine's own captured sizes: under a graph limit by hardware
  * (serve_graph_limit.h) its capture list up to st->graph_largest, padded
  * per rank; else (serve_engine.h graph_align) 1, 2, 4, then multiples of
@@ -337,7 +359,7 @@ static uint32_t engine_graph_pad(const serve_state *st, uint32_t n)
                                                                               (n + ranks - 1) / ranks);
         return size ? size * ranks - n : 0;
     }
-    if (!e || !e->graph_align || n <= 2)
+    if (!e || !e->graph_align || n <= 2 || past_capture(st))
         return 0;
     uint32_t a = e->graph_align, max = e->graph_max ? e->graph_max : (c->max_num_seqs + a - 1) / a * a;
     if (n > max)
@@ -379,7 +401,8 @@ static bool step_eager(const serve_state *st, bool prefill)
     uint32_t ranks = graph_ranks(st->cfg), per = (st->n_chunks + ranks - 1) / ranks;
     if (!e || prefill)
         return e != NULL;
-    return st->graph_limit ? per > st->graph_largest : e->graph_max && st->n_chunks > e->graph_max;
+    return st->graph_limit ? per > st->graph_largest
+                           : (e->graph_max && st->n_chunks > e->graph_max) || past_capture(st);
 }
 
 /* The step's requests, their prompts, what they had generated and the
