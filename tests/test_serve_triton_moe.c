@@ -114,7 +114,7 @@ START_TEST(served_prefill_takes_the_kernel)
     strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 16384, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
     double t_plain = strata_serve_cost_step_work(c, &p, 1, &plain);
-    strata_serve_cost_set_triton_moe(c, true);
+    strata_serve_cost_set_triton_moe(c, true, NULL);
     double t_triton = strata_serve_cost_step_work(c, &p, 1, &triton);
     strata_serve_cost_free(c);
     ck_assert_double_eq(triton.flops, plain.flops);

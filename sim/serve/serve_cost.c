@@ -13,7 +13,6 @@
 #include "serve/serve_links.h"
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
-#include "serve/serve_triton_moe.h"
 #include "serve/serve_triton_gemm.h"
 #include "serve/serve_mla_kernels.h"
 
@@ -37,7 +36,9 @@ struct strata_serve_cost {
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     bool fa2;                                 /* GQA attention as FA2's own kernels, vLLM 0.6's entries */
     bool triton_moe;                          /* block-scaled routed experts as Triton's fused_moe (serve_cost.h) */
+    const strata_serve_triton_moe_configs *moe_cfg; /* its release's config file (NULL: vllm-645d18fa's) */
     const strata_serve_triton_gemm *block_gemm; /* block-FP8 Linears' Triton kernel (serve_cost.h; NULL: gemm row) */
+    const strata_serve_fused_moe_bf16 *bf16_moe; /* unquantized experts' fused_moe default config (NULL: grouped) */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
@@ -162,8 +163,9 @@ static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, ui
     if (!b || !m || !k || !n)
         return 0;
     kernel_cost(c, c->grouped, c->m.dtype, (uint64_t[4]){b, m, k, n}, 4, false, 0, 0, &kc);
-    double mma = strata_serve_triton_moe_compute_s(t, b * m, b, k, n, strata_hw_compute(c->hw, c->unit)->kernel.sms,
-                                                   strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8));
+    double mma = strata_serve_triton_moe_compute_of(c->moe_cfg, t, b * m, b, k, n,
+                                                    strata_hw_compute(c->hw, c->unit)->kernel.sms,
+                                                    strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8));
     return fmax(mma, c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
 }
 
@@ -272,15 +274,14 @@ void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *
 
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k) { c->decode = k; }
 
-void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *sustained)
-{
-    c->sustained = sustained;
-    forget_dense(c); /* they were at the peak's clock */
-}
+void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *s) { c->sustained = s; forget_dense(c); }
 
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
-void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on) { c->triton_moe = on; forget_dense(c); }
+void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strata_serve_triton_moe_configs *cfg)
+{ c->triton_moe = on; c->moe_cfg = cfg; forget_dense(c); }
+void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_serve_fused_moe_bf16 *r)
+{ c->bf16_moe = r; forget_dense(c); }
 void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g)
 {
     /* gfx942 only (MI300X/MI325X: 304 CUs); gfx950 (MI355X, 256) takes per-(N,K) MI350X configs, not ported */
@@ -386,7 +387,10 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
     if (split && c->triton_moe)
         return pre + triton_gemm(c, t, active, per, h, up) + activation + triton_gemm(c, t, active, per, w, h) +
                combine;
-    return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
+    const strata_serve_fused_moe_bf16 *f = routed_by_router && in >= 2 ? c->bf16_moe : NULL; /* serve_cost.h */
+    return pre + strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, h, up), t, c->m.experts, w, h) +
+           activation + strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, w, h), t, c->m.experts, w, w) +
+           combine;
 }
 
 double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work)

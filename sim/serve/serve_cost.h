@@ -90,6 +90,8 @@
 #include "serve/serve_model.h"
 #include "serve/serve_sampler.h"
 #include "serve/serve_triton_gemm.h"
+#include "serve/serve_fused_moe_bf16.h"
+#include "serve/serve_triton_moe.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
 
@@ -125,8 +127,13 @@ void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on);
 /* A served step's routed experts under block-scaled FP8 (weight_block > 0) as the Triton fused_moe kernel runs
  * their two grouped GEMMs (vLLM, SGLang: serve_triton_moe.h); false (the default): TensorRT-LLM's grouped
- * kernel (models/kernel grouped-gemm). The MoE cases (strata_serve_cost_moe_experts) keep the latter. */
-void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on);
+ * kernel (models/kernel grouped-gemm). The MoE cases (strata_serve_cost_moe_experts) keep the latter. cfg: the
+ * engine's release's config file (serve_triton_moe.h; NULL: vllm@645d18fa's H200 file). */
+void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strata_serve_triton_moe_configs *cfg);
+/* Unquantized routed experts as vLLM's Triton fused_moe runs them at a release's default config where it ships no
+ * tuned file (serve_fused_moe_bf16.h: vLLM 0.4.2 on Ampere): each grouped GEMM of a served step the slower of the
+ * grouped row and its small-tile K loop's chain; NULL (the default): the grouped row. */
+void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_serve_fused_moe_bf16 *r);
 /* A block-scaled FP8 model's (weight_block > 0, dtype f8) Linear layers as the engine's Triton kernel runs them
  * (serve_triton_gemm.h: SGLang 0.5's aiter gemm_a8w8_blockscale on gfx942), each the slower of its programs'
  * waves on single CUs and the gemm row; NULL (the default): the gemm row. The MoE router's GEMM keeps the row. */

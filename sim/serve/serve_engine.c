@@ -479,14 +479,14 @@ enum { GRAPH_ALIGN = 8 };
 
 /* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
  * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
- * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced, max_seq_len_to_capture 8192 (serve_sched.c).
- */
+ * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced, max_seq_len_to_capture 8192 (serve_sched.c);
+ * block-FP8 experts under 0.7.3's fused_moe configs (its H200 file, its default on ROCm: serve_triton_moe.h). */
 #define VLLM_V0_SHARED                                                                                             \
     .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
     .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true, \
-    .seq_capture = 8192
+    .seq_capture = 8192, .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default"
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
@@ -575,7 +575,7 @@ static const strata_serve_engine engines[] = {
      VLLM_V0_SHARED},
     {.name = "vllm-v0.5",
      .step_s = 4e-3,
-     .per_seq_s = VLLM_V05_PER_SEQ_S,
+     .per_seq_s = VLLM_V05_PER_SEQ_S, .fused_moe_bf16 = "vllm-0.4.2",
      .eager = "vllm-0.4",
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
@@ -742,12 +742,15 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     }
     strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
-    strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm));
+    const char *moe_cfg = platform_kernel(rocm, e->triton_moe_configs, e->triton_moe_configs_rocm);
+    strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm),
+                                     strata_serve_triton_moe_configs_find(moe_cfg));
     strata_serve_cost_set_mla_absorb(cost, e->mla_absorb);
     const strata_serve_triton_gemm *tg = NULL; /* the ROCm build's block-FP8 Linears (serve_triton_gemm.h) */
     if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))
         return false;
     strata_serve_cost_set_triton_gemm(cost, tg);
+    strata_serve_cost_set_fused_moe_bf16(cost, strata_serve_fused_moe_bf16_for(e->fused_moe_bf16, hw));
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);

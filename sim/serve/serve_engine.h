@@ -108,6 +108,12 @@ typedef struct strata_serve_engine {
                             * strata_serve_cost_set_fa2_attention); false: the engine's own kernel */
     bool triton_moe;       /* its block-scaled routed experts run Triton's fused_moe kernel (vLLM, SGLang:
                             * serve_cost.h's strata_serve_cost_set_triton_moe); false: TensorRT-LLM's grouped GEMM */
+    const char *triton_moe_configs; /* with triton_moe, its release's config files (serve_triton_moe.h; NULL:
+                                     * vllm@645d18fa's H200 file) */
+    const char *triton_moe_configs_rocm; /* the same where the collectives are RCCL's (NULL: triton_moe_configs) */
+    const char *fused_moe_bf16; /* its unquantized routed experts' Triton fused_moe release: its tuned files and
+                                 * default tile (serve_fused_moe_bf16.h, on Ampere: the step's part; NULL: the
+                                 * grouped-GEMM row) */
     bool mla_absorb;       /* an MLA model's decodes run V0's absorbed weights W_Q_UK and W_UV_O (serve_cost.h's
                             * strata_serve_cost_set_mla_absorb); false: q_b, W_UK, W_UV and o_proj */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its

@@ -5,17 +5,46 @@
 #include "serve/serve_triton_moe.h"
 #include <math.h>
 #include <stddef.h>
+#include "serve/serve_names.h"
 
-/* vllm-project/vllm@645d18fa fused_moe/configs/E=256,N=256,device_name=
- * NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json: its keys and each
- * key's BLOCK_SIZE_M (BLOCK_SIZE_N and BLOCK_SIZE_K are 128 at every key). */
-static const struct {
-    uint32_t key, block_m;
-} h200_e256_n256[] = {{1, 16},   {2, 16},   {4, 16},    {8, 16},    {16, 16},   {24, 16},
-                      {32, 16},  {48, 16},  {64, 16},   {96, 16},   {128, 16},  {256, 16},
-                      {512, 16}, {1024, 64}, {1536, 64}, {2048, 64}, {3072, 64}, {4096, 64}};
+typedef struct {
+    uint32_t key, block_m, block_n, block_k;
+} moe_key;
 
-enum { TRITON_MOE_BLOCK_N = 128, TRITON_MOE_BLOCK_K = 128 };
+/* vllm-project/vllm@645d18fa fused_moe/configs/E=256,N=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=
+ * [128,128].json: its keys and each key's BLOCK_SIZE_M (BLOCK_SIZE_N and BLOCK_SIZE_K 128 at every key). */
+static const moe_key h200_645d18fa[] = {
+    {1, 16, 128, 128},    {2, 16, 128, 128},    {4, 16, 128, 128},    {8, 16, 128, 128},    {16, 16, 128, 128},
+    {24, 16, 128, 128},   {32, 16, 128, 128},   {48, 16, 128, 128},   {64, 16, 128, 128},   {96, 16, 128, 128},
+    {128, 16, 128, 128},  {256, 16, 128, 128},  {512, 16, 128, 128},  {1024, 64, 128, 128}, {1536, 64, 128, 128},
+    {2048, 64, 128, 128}, {3072, 64, 128, 128}, {4096, 64, 128, 128}};
+
+/* The vllm 0.7.3 wheel (PyPI), vllm/model_executor/layers/fused_moe/configs/ the same file name: each key's
+ * BLOCK_SIZE_M, _N, _K (1: 16 x 64 x 128; 2: 16 x 128; 4: 64 x 64; 16: 16 x 256 x 64; 3072: 128 x 64). */
+static const moe_key h200_073[] = {
+    {1, 16, 64, 128},     {2, 16, 128, 128},    {4, 64, 64, 128},     {8, 64, 128, 128},    {16, 16, 256, 64},
+    {24, 64, 128, 128},   {32, 64, 128, 128},   {48, 64, 128, 128},   {64, 64, 128, 128},   {96, 64, 128, 128},
+    {128, 64, 128, 128},  {256, 64, 128, 128},  {512, 64, 128, 128},  {1024, 64, 128, 128}, {1536, 64, 128, 128},
+    {2048, 64, 128, 128}, {3072, 128, 64, 128}, {4096, 64, 128, 128}};
+
+/* The same wheel's fused_moe.py l. 823-833, get_default_config with dtype fp8_w8a8 and a block_shape: BLOCK_SIZE_M
+ * 64, BLOCK_SIZE_N block_shape[0] = 128, BLOCK_SIZE_K block_shape[1] = 128 at every M (its configs/ has no E=256 file
+ * but H200's N=256 and H100's N=128: an AMD part or another N takes it). */
+static const moe_key default_073[] = {{1, 64, 128, 128}};
+
+struct strata_serve_triton_moe_configs {
+    const char *name;
+    const moe_key *keys;
+    size_t n;
+};
+
+#define CONFIGS(name, keys) {(name), (keys), sizeof(keys) / sizeof((keys)[0])}
+static const strata_serve_triton_moe_configs rows[] = {
+    CONFIGS("vllm-645d18fa", h200_645d18fa),
+    CONFIGS("vllm-0.7.3", h200_073),
+    CONFIGS("vllm-0.7.3-default", default_073),
+    {NULL, NULL, 0},
+};
 
 /* sgl-project/sglang PR #3893 (H200): w8a8_block_fp8_matmul at m = 4096,
  * n = 24576, k = 7168 in 4,067.296 us; the H200's dense FP8 peak (h200.ini,
@@ -26,19 +55,32 @@ enum { TRITON_MOE_BLOCK_N = 128, TRITON_MOE_BLOCK_K = 128 };
 #define MEASURED_S 4067.296e-6
 #define MEASURED_PEAK 1979e12
 
-void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_tile *tile)
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name)
 {
-    size_t n = sizeof h200_e256_n256 / sizeof h200_e256_n256[0], best = 0;
+    return serve_names_find(SERVE_NAMES(rows, strata_serve_triton_moe_configs), name);
+}
+
+void strata_serve_triton_moe_config_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
+                                       strata_serve_triton_moe_tile *tile)
+{
+    if (!cfg)
+        cfg = &rows[0];
+    size_t best = 0;
     uint64_t best_d = UINT64_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t key = h200_e256_n256[i].key;
+    for (size_t i = 0; i < cfg->n; i++) {
+        uint64_t key = cfg->keys[i].key;
         uint64_t d = key > tokens ? key - tokens : tokens - key;
         if (d < best_d) { /* strict: a tie keeps the smaller key, the one min() meets first */
             best_d = d;
             best = i;
         }
     }
-    *tile = (strata_serve_triton_moe_tile){h200_e256_n256[best].block_m, TRITON_MOE_BLOCK_N, TRITON_MOE_BLOCK_K};
+    *tile = (strata_serve_triton_moe_tile){cfg->keys[best].block_m, cfg->keys[best].block_n, cfg->keys[best].block_k};
+}
+
+void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_tile *tile)
+{
+    strata_serve_triton_moe_config_of(NULL, tokens, tile);
 }
 
 uint64_t strata_serve_triton_moe_mblocks(uint64_t routed, uint64_t active, uint32_t block_m)
@@ -54,17 +96,24 @@ double strata_serve_triton_moe_efficiency(void)
     return 2.0 * MEASURED_M * MEASURED_N * MEASURED_K / MEASURED_S / MEASURED_PEAK;
 }
 
-double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
-                                         uint64_t n, uint32_t sms, double f8_peak)
+double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
+                                          uint64_t routed, uint64_t active, uint64_t k, uint64_t n, uint32_t sms,
+                                          double f8_peak)
 {
     if (!routed || !active || !k || !n || !sms || f8_peak <= 0)
         return 0;
     strata_serve_triton_moe_tile tile;
-    strata_serve_triton_moe_config(tokens, &tile);
+    strata_serve_triton_moe_config_of(cfg, tokens, &tile);
     uint64_t tiles = strata_serve_triton_moe_mblocks(routed, active, tile.block_m) *
                      ((n + tile.block_n - 1) / tile.block_n);
     uint64_t waves = (tiles + sms - 1) / sms;
     double k_main = ceil((double)k / tile.block_k) * tile.block_k;
     double per_sm = strata_serve_triton_moe_efficiency() * f8_peak / sms;
     return (double)waves * 2.0 * tile.block_m * tile.block_n * k_main / per_sm;
+}
+
+double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
+                                         uint64_t n, uint32_t sms, double f8_peak)
+{
+    return strata_serve_triton_moe_compute_of(NULL, tokens, routed, active, k, n, sms, f8_peak);
 }

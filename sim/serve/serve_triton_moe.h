@@ -53,7 +53,7 @@
  * bounds the GEMM.
  *
  * Invariants: pure functions of their arguments; the config's tile is
- * one of the file's two rows; the M-blocks of `active` experts number at
+ * one of the file's rows; the M-blocks of `active` experts number at
  * least `active` when routed >= active > 0; every time is >= 0 and 0 for
  * an empty problem.
  */
@@ -70,6 +70,18 @@ typedef struct strata_serve_triton_moe_tile {
 
 void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_tile *tile);
 
+/* A release's config file for the layer (wave 40): "vllm-645d18fa" (the file above, the default), "vllm-0.7.3" (the
+ * vllm 0.7.3 wheel's E=256,N=256 H200 file: BLOCK_SIZE_M 64 from the key 4, but 16 at 1, 2 and 16, and BLOCK_SIZE_N
+ * 64 at 1 and 4, 256 at 16 with BLOCK_SIZE_K 64; set 18's vLLM 0.7.3 / 0.7.4.dev V0 runs) or "vllm-0.7.3-default"
+ * (its get_default_config for block FP8, fused_moe.py l. 823-833: 64 x 128 x 128 at every M, where the wheel ships
+ * no file for the part: MI300X). NULL for an unknown name. */
+typedef struct strata_serve_triton_moe_configs strata_serve_triton_moe_configs;
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name);
+
+/* The tile of that release's file for `tokens` (cfg NULL: vllm-645d18fa). */
+void strata_serve_triton_moe_config_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
+                                       strata_serve_triton_moe_tile *tile);
+
 /* The M-blocks moe_align_block_size leaves for `routed` rows spread evenly
  * over `active` experts (ceil(routed / active) each), each expert's rows
  * padded to a multiple of block_m. */
@@ -85,5 +97,10 @@ double strata_serve_triton_moe_efficiency(void);
  * efficiency x f8_peak / sms. 0 for an empty problem or no peak. */
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
                                          uint64_t n, uint32_t sms, double f8_peak);
+
+/* The same under a release's file (cfg NULL: vllm-645d18fa). */
+double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
+                                          uint64_t routed, uint64_t active, uint64_t k, uint64_t n, uint32_t sms,
+                                          double f8_peak);
 
 #endif

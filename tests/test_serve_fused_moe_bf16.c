@@ -1,0 +1,161 @@
+/*
+ * test_serve_fused_moe_bf16.c: vLLM 0.4.2's Triton fused_moe on unquantized
+ * experts at its default config (sim/serve/serve_fused_moe_bf16.h) and
+ * vLLM 0.7.3's block-FP8 config files (sim/serve/serve_triton_moe.h)
+ * against values derived by hand.
+ */
+#include <math.h>
+#include "serve/serve_cost.h"
+#include "serve/serve_fused_moe_bf16.h"
+#include "serve/serve_model.h"
+#include "serve/serve_triton_moe.h"
+#include "testutil.h"
+
+/* fused_moe.py l. 410-423: M <= E takes 16 x 32 x 64, so 1 and 64 tokens over
+ * 64 experts; 65 tokens the 64 x 64 x 32 tile. */
+START_TEST(default_tile_by_m)
+{
+    strata_serve_fused_moe_tile t;
+    strata_serve_fused_moe_bf16_tile(1, 64, &t);
+    ck_assert_uint_eq(t.block_m, 16);
+    ck_assert_uint_eq(t.block_n, 32);
+    ck_assert_uint_eq(t.block_k, 64);
+    strata_serve_fused_moe_bf16_tile(64, 64, &t);
+    ck_assert_uint_eq(t.block_m, 16);
+    strata_serve_fused_moe_bf16_tile(65, 64, &t);
+    ck_assert_uint_eq(t.block_m, 64);
+    ck_assert_uint_eq(t.block_n, 64);
+    ck_assert_uint_eq(t.block_k, 32);
+}
+END_TEST
+
+/* The 0.4.2 wheel's files: Mixtral at TP2 (E=8, N=7168) and DBRX at TP8
+ * (E=16, N=1344) are shipped; Qwen2-57B at TP2 (E=64, N=1280) and Mixtral's
+ * whole width at TP1 (N=14336) are not. */
+START_TEST(shipped_files)
+{
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 7168));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 16, 1344));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 64, 1280));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 8, 14336));
+}
+END_TEST
+
+/* The step: PR #40542's 183.5 us over 32 + 22 = 54 K steps, 3.398148 us.
+ * Qwen2-57B-A14B at TP2, one token: gate_up's K is the hidden 3584, 56
+ * steps of 64 = 190.2963 us; down's K is 2560 / 2 = 1280, 20 steps =
+ * 67.9630 us. 65 tokens (> E), a shipped file, no row: 0. */
+START_TEST(chain_by_hand)
+{
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_chain_s(r, 1, 64, 1280, 3584) * 1e6, 190.2963, 1e-3);
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_chain_s(r, 1, 64, 1280, 1280) * 1e6, 67.9630, 1e-3);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(r, 65, 64, 1280, 3584), 0.0);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(r, 1, 8, 7168, 4096), 0.0);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(NULL, 1, 64, 1280, 3584), 0.0);
+    /* the slower of a grouped time and the chain */
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 100e-6, 1, 64, 1280, 3584) * 1e6, 190.2963, 1e-3);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 300e-6, 1, 64, 1280, 3584), 300e-6);
+}
+END_TEST
+
+/* The row applies on Ampere only (a100-8.ini: nccl_arch = ampere), not on
+ * Hopper (hgx-h200), nor without a name. */
+START_TEST(row_by_part)
+{
+    strata_hw *a100 = strata_test_load_hw("a100-8", NULL), *h200 = strata_test_load_hw("hgx-h200", NULL);
+    ck_assert_ptr_nonnull(strata_serve_fused_moe_bf16_for("vllm-0.4.2", a100));
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for("vllm-0.4.2", h200));
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for(NULL, a100));
+    strata_hw_free(a100);
+    strata_hw_free(h200);
+}
+END_TEST
+
+/* A decode step of one token of Qwen2-57B-A14B at TP2 on A100 (28 MoE
+ * layers): the row adds, per layer, the chains (190.30 + 67.96 = 258.26 us)
+ * less the grouped row's two GEMMs. Those stream 8 experts' gate_up (8 x
+ * 2560 x 3584 x 2 B = 146.8 MB) and down (73.4 MB) at no more than 2,039
+ * GB/s, at least 108.0 us, and (the grouped row's stream efficiency and
+ * launch) well under twice that: the step grows by between 28 x (258.26 -
+ * 216.0) = 1.18 ms and 28 x (258.26 - 108.0) = 4.21 ms. */
+START_TEST(served_decode_takes_the_chain)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw("a100-8", NULL);
+    strata_serve_model m;
+    ck_assert_msg(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/qwen2-57b-a14b.json", &err),
+                  "%s", err ? err->message : "");
+    strata_serve_chunk d = {.id = 0, .tokens = 1, .context = 100, .samples = true};
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double plain = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_fused_moe_bf16(c, strata_serve_fused_moe_bf16_for("vllm-0.4.2", hw));
+    double chained = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_free(c);
+    ck_assert_double_ge(chained - plain, 1.18e-3);
+    ck_assert_double_le(chained - plain, 4.21e-3);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* vLLM 0.7.3's H200 E=256,N=256 block-FP8 file: 1 token -> 16 x 64 x 128;
+ * 4 -> 64 x 64 x 128; 16 -> 16 x 256 x 64; 30 -> 32 (64 x 128 x 128); 2500
+ * -> 2048 (|452| against 3072's |572|: 64 x 128). Its default (no file):
+ * 64 x 128 x 128 at every M. An unknown name: NULL. */
+START_TEST(release_073_tiles)
+{
+    const strata_serve_triton_moe_configs *f = strata_serve_triton_moe_configs_find("vllm-0.7.3");
+    const strata_serve_triton_moe_configs *d = strata_serve_triton_moe_configs_find("vllm-0.7.3-default");
+    strata_serve_triton_moe_tile t;
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_null(strata_serve_triton_moe_configs_find("vllm-0.1"));
+    strata_serve_triton_moe_config_of(f, 1, &t);
+    ck_assert(t.block_m == 16 && t.block_n == 64 && t.block_k == 128);
+    strata_serve_triton_moe_config_of(f, 4, &t);
+    ck_assert(t.block_m == 64 && t.block_n == 64 && t.block_k == 128);
+    strata_serve_triton_moe_config_of(f, 16, &t);
+    ck_assert(t.block_m == 16 && t.block_n == 256 && t.block_k == 64);
+    strata_serve_triton_moe_config_of(f, 30, &t);
+    ck_assert(t.block_m == 64 && t.block_n == 128 && t.block_k == 128);
+    strata_serve_triton_moe_config_of(f, 2500, &t);
+    ck_assert(t.block_m == 64 && t.block_n == 128);
+    strata_serve_triton_moe_config_of(d, 1, &t);
+    ck_assert(t.block_m == 64 && t.block_n == 128 && t.block_k == 128);
+}
+END_TEST
+
+/* DeepSeek-V3 TP8 gate_up (K 7168, N 512) at 4 tokens, 32 routed rows over
+ * 31 experts on 132 SMs at 0.179286 x 1,979 TFLOP/s / 132 = 2.68794 TFLOP/s
+ * a SM. 0.7.3: 64 x 64 tiles, 31 x 8 = 248 tiles, 2 waves x 2 x 64 x 64 x
+ * 7168 = 58.72 MFLOP: 43.69 us. vllm@645d18fa: 16 x 128, 31 x 2 blocks
+ * (ceil(32/31) = 2 rows, one 16-row block each: 31) x 4 = 124 tiles, one
+ * wave of 2 x 16 x 128 x 7168 = 29.36 MFLOP: 10.92 us. */
+START_TEST(release_073_mma_at_c4)
+{
+    const strata_serve_triton_moe_configs *f = strata_serve_triton_moe_configs_find("vllm-0.7.3");
+    double peak = 1979e12;
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_of(f, 4, 32, 31, 7168, 512, 132, peak) * 1e6, 43.69,
+                            0.01);
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_of(NULL, 4, 32, 31, 7168, 512, 132, peak) * 1e6, 10.92,
+                            0.01);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_fused_moe_bf16");
+    TCase *tc = tcase_create("serve_fused_moe_bf16");
+    tcase_add_test(tc, default_tile_by_m);
+    tcase_add_test(tc, shipped_files);
+    tcase_add_test(tc, chain_by_hand);
+    tcase_add_test(tc, row_by_part);
+    tcase_add_test(tc, served_decode_takes_the_chain);
+    tcase_add_test(tc, release_073_tiles);
+    tcase_add_test(tc, release_073_mma_at_c4);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
