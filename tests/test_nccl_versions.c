@@ -499,6 +499,43 @@ START_TEST(release_2_19_scope)
 }
 END_TEST
 
+/* The tree's x .85 with one GPU a node (strata_nccl_version
+ * tree_pattern_cut): NVIDIA/nccl v2.25.1-1 src/graph/tuning.cc l. 260 "if
+ * (a == NCCL_ALGO_TREE && graphs[a]->pattern == NCCL_TOPO_PATTERN_TREE)
+ * busBw *= .85" (v2.26.6-1 l. 261 reads comm->maxTreePattern, the same on
+ * one communicator), the pattern search.cc l. 995 gives the tree graph at
+ * ngpus == 1. One H100 and one 400 Gb/s NIC on each of 2 nodes
+ * (test_nccl_tree_graph.c): tree graph 2 channels, bwIntra 48, so Tree
+ * Simple's bus min(2 x 48 x .92 = 88.32, 2 x 41.4 = 82.8) = 82.8, x .85 =
+ * 70.38, algorithm x .5 = 35.19 GB/s under 2.25, 2.26 and 2.30 alike;
+ * latency 8.4 + 2 x (0 + 1 x 14) = 36.4 us. Forced to Tree, 1 GiB (log2
+ * (2^30 / 64) = 24: no correction) takes 36.4 + 2^30 / 35190 = 30549.10
+ * us. Eight GPUs a node (two_nodes: tree graph 8 x 45 / 45, the balanced
+ * pattern) keep min(331.2, 331.2) x .5 = 165.6 in 2.25. */
+START_TEST(tree_pattern_cut_at_one_gpu_a_node)
+{
+    const char *releases[] = {"2.25", "2.26", "2.30"};
+    double lat, bw;
+    for (size_t i = 0; i < sizeof releases / sizeof releases[0]; i++) {
+        strata_nccl_comm one = {.arch = STRATA_NCCL_HOPPER, .ranks = 2, .graph_channels = 12, .channel_gbs = 30.0,
+                                .nodes = 2, .nics = 1, .nic_gbs = 50.0, .nic_gpus = 1,
+                                .version = strata_nccl_version_find(releases[i])};
+        ck_assert(strata_nccl_version_find(releases[i])->tree_pattern_cut);
+        ck_assert(strata_nccl_model(&one, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+        ck_assert_double_eq_tol(lat, 36.4, 1e-9);
+        ck_assert_double_eq_tol(bw, 35.19, 1e-9);
+        one.algos = 1u << STRATA_NCCL_TREE;
+        one.protos = 1u << STRATA_NCCL_SIMPLE;
+        strata_nccl_choice ch;
+        ck_assert(strata_nccl_choose(&one, STRATA_OP_ALL_REDUCE, 1ull << 30, &ch));
+        ck_assert_double_eq_tol(ch.time_us, 36.4 + 1073741824.0 / 35190.0, 1e-6);
+    }
+    strata_nccl_comm eight = two_nodes("2.25");
+    ck_assert(strata_nccl_model(&eight, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 165.6, 1e-9);
+}
+END_TEST
+
 /* NCCL 2.8 (v2.8.4-1 src/graph/tuning.cc) on one 8x A100 node (a100-8.ini's
  * ring graph, 12 channels x 20 GB/s = 240, 24 channels). Any busBw on sm80
  * is at most 235 first. Ring LL: min(llMaxBw 87.7, 235 / 4 = 58.75) x 8/14
@@ -590,6 +627,7 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, release_2_19_scope);
     tcase_add_test(tc, release_2_8_on_one_ampere_node);
     tcase_add_test(tc, release_2_8_scope);
+    tcase_add_test(tc, tree_pattern_cut_at_one_gpu_a_node);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -366,10 +366,12 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bus = fmin(bus * 1.0 / 3.8, v->ll_max_bw[ll_row][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
         bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * ll128_cap(c, kind, col, true));
-    /* from v2.26 (tuning.cc l. 261 at v2.26.6-1): "if (a == NCCL_ALGO_TREE
-     * && comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE) busBw *= .85",
-     * the pattern search.cc gives the tree graph with one GPU a node
-     * ("if (ngpus == 1) ... graph->pattern = NCCL_TOPO_PATTERN_TREE") */
+    /* tuning.cc (v2.25.1-1 l. 260, v2.26.6-1 l. 261): "if (a ==
+     * NCCL_ALGO_TREE && comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE)
+     * busBw *= .85" (graphs[a]->pattern to v2.25), the pattern search.cc
+     * gives the tree graph with one GPU a node ("if (ngpus == 1) ...
+     * graph->pattern = NCCL_TOPO_PATTERN_TREE"): strata_nccl_version
+     * tree_pattern_cut */
     if (a == STRATA_NCCL_TREE && nodes > 1 && c->ranks == nodes && v->tree_pattern_cut)
         bus *= .85;
     if (a == STRATA_NCCL_PAT)

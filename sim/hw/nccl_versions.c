@@ -141,12 +141,15 @@ static const strata_nccl_version versions[] = {
      .ring_chunk_grain = true, .one_node = true, .nodes_pre_hopper = true,
      .ring_inter_steps_all = true, .ppn1_old_rules = true, .tree_pattern_cut = true, .nvls_chunk_fixed = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
-     * without v2.26's x 4 (l. 557) */
+     * without v2.26's x 4 (l. 557). The tree's x .85 with one GPU a node
+     * is its tuning.cc l. 260 ("if (a == NCCL_ALGO_TREE &&
+     * graphs[a]->pattern == NCCL_TOPO_PATTERN_TREE) busBw *= .85"), the
+     * pattern search.cc l. 995 gives the tree graph at ngpus == 1 */
     {.name = "2.25",
      .source = "NVIDIA/nccl v2.25.1-1 src/graph/tuning.cc (v2.26.6-1's constants and rules), src/enqueue.cc",
      OLD_TABLES,
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .cell_traffic = 16u << 10,
-     SM100_SPEEDS(intra_225, inter_225)},
+     .tree_pattern_cut = true, SM100_SPEEDS(intra_225, inter_225)},
     {.name = "2.26",
      .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
      OLD_TABLES,

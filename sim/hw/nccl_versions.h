@@ -152,12 +152,13 @@ typedef struct strata_nccl_version {
     unsigned cell_traffic;
     /* tuning.cc from v2.26.2-1 (v2.26.6-1 l. 261, v2.30.7-1 l. 336):
      * "if (a == NCCL_ALGO_TREE && comm->maxTreePattern ==
-     * NCCL_TOPO_PATTERN_TREE) busBw *= .85"; v2.19.3-1 (l. 185) reads the
-     * tree graph's own pattern ("graphs[a]->pattern"), as v2.25.1-1 does
-     * at l. 260 (its table here lacks the cut: found in wave 39, left to
-     * a change of its own); the tree graph has that pattern with one GPU a
-     * node (search.cc ncclTopoCompute: "if (ngpus == 1) ...
-     * NCCL_TOPO_PATTERN_TREE") */
+     * NCCL_TOPO_PATTERN_TREE) busBw *= .85"; v2.19.3-1 (l. 185) and
+     * v2.25.1-1 (l. 260) read the tree graph's own pattern
+     * ("graphs[a]->pattern"), the same on a communicator whose nodes hold
+     * one GPU each; the tree graph has that pattern with one GPU a node
+     * (search.cc ncclTopoCompute, v2.25.1-1 l. 995: "if (ngpus == 1) if
+     * (graph->pattern != NCCL_TOPO_PATTERN_RING) graph->pattern =
+     * NCCL_TOPO_PATTERN_TREE"). Every table from v2.19 has it */
     bool tree_pattern_cut;
     /* LL's traffic per byte x 4 in the cell's size (from v2.26.2-1) */
     bool cell_ll_quad;
