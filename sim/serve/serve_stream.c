@@ -187,7 +187,10 @@ bool strata_serve_decimal(const char *text, double *x)
     if (!*text || text[strspn(text, "0123456789.eE+-")] != '\0')
         return false;
     *x = g_ascii_strtod(text, &end);
-    return end && end != text && !*end && isfinite(*x) && *x >= 0;
+    /* a figure strtod reads as 0 though a digit of its mantissa is not (1e-400, below the least double):
+     * --poisson rate=1e-400 ran as rate 0, every request at once, and --time-scale 1e-400 as 0 */
+    bool lost = *x == 0 && strcspn(text, "123456789") < strcspn(text, "eE");
+    return end && end != text && !*end && isfinite(*x) && *x >= 0 && !lost;
 }
 
 strata_params *strata_serve_kv_read(const char *owner, const char *spec, const strata_param_def *defs,

@@ -69,7 +69,8 @@ typedef struct strata_serve_poisson {
 } strata_serve_poisson;
 
 /* A finite number >= 0 written in decimal (digits, '.', an exponent):
- * false for hex ("0x10", which strtod reads as 16), inf, nan and any
+ * false for hex ("0x10", which strtod reads as 16), inf, nan, a nonzero
+ * figure below the least double (1e-400, which strtod reads as 0) and any
  * other text; the one rule of arrival_s, --poisson's values and
  * --time-scale. */
 bool strata_serve_decimal(const char *text, double *x);
