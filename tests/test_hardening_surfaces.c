@@ -774,7 +774,7 @@ START_TEST(serve_inputs_refused)
          "--sweep: --num-scheduler-steps 4: expected --engine vllm-v0"},
         {SERVE "--poisson n=2 --engine vllm-v0 --num-scheduler-steps 8", 0, NULL},
         /* a --poisson key twice: the last one kept */
-        {SERVE "--poisson n=2,n=3", 2, "--poisson: n= given twice"},
+        {SERVE "--poisson n=2,n=3", 2, "--poisson: parameter 'n' given twice"},
         /* options no scheme of --kv reads: ignored at exit 0 */
         {SERVE "--poisson n=2 --kv-allocator bogus", 2,
          "--kv-allocator: expected --kv to run a scheme that reads it (contiguous-max, -pow2 or -oracle), got --kv paged"},

@@ -143,7 +143,7 @@ START_TEST(cli_prior_run_hits)
     strata_cli_result_clear(&r);
     r = serve_prior("n=4,n=2,prompt=100,output=4", true);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "n twice"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "parameter 'n' given twice"), "%s", r.err);
     strata_cli_result_clear(&r);
 }
 END_TEST

@@ -341,6 +341,15 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
     return ok;
 }
 
+/* Whether a digit of q's significand (before its exponent) is not 0. */
+static bool mantissa_nonzero(const quantity *q)
+{
+    for (size_t i = 0; i < q->number_len && q->number[i] != 'e' && q->number[i] != 'E'; i++)
+        if (q->number[i] >= '1' && q->number[i] <= '9')
+            return true;
+    return false;
+}
+
 /* Shared parser for the double-valued quantities. `divide` for times.
  * `bare_ok`: a number without unit is accepted (in base units); `zero_ok`:
  * a bare 0 is accepted even when bare numbers are not. */
@@ -364,6 +373,11 @@ static bool parse_real(const char *text, const unit_def *units, bool divide, boo
     }
     if (isnan(value)) {
         set_error(err, what, text);
+        return false;
+    }
+    if (value == 0.0 && mantissa_nonzero(&q)) { /* 1e-400s, 1e-320ps: a time of 0 at exit 0 */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "'%s' is below the least double and reads as 0; "
+                    "expected 0 or %s", text, what);
         return false;
     }
     if (!isfinite(value)) {

@@ -132,11 +132,12 @@ static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_
     return fmax(fmax(tg.s, kc.compute_s), c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
 }
 
-/* The LM head's m x k x n product. Its weight stays in bf16 under narrower weights: ModelOpt quantizes the Linear
- * layers and exports every 8-bit (and 4-bit) checkpoint with the head excluded (NVIDIA/TensorRT-Model-Optimizer
- * @87f791d6, modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint: FP8 -> "exclude_modules":
- * ["lm_head"]), the checkpoints TensorRT-LLM and NIM's FP8 profiles serve. */
-static double lm_head(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
+/* An m x k x n product whose weight stays in bf16 under narrower weights (the model's own dtype when that is 2
+ * bytes or more): the LM head, which ModelOpt exports every 8-bit (and 4-bit) checkpoint without quantizing
+ * (NVIDIA/TensorRT-Model-Optimizer @87f791d6, modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint:
+ * FP8 -> "exclude_modules": ["lm_head"]), the checkpoints TensorRT-LLM and NIM's FP8 profiles serve; and the
+ * absorbed MLA's W_QR (projections()). */
+static double bf16_weight_gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
     strata_dtype dt = strata_serve_dtype_bytes(c->m.dtype) < 2 ? STRATA_DTYPE_BF16 : c->m.dtype;
     return m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0;
@@ -528,8 +529,8 @@ static uint64_t absorbed(const strata_serve_cost *c, uint64_t t, uint64_t d)
 
 /* One layer's attention projections on t tokens: GQA's QKV and O; MLA's down-projections (replicated on every rank,
  * as vLLM's fused_qkv_a_proj), their norms, the query's up-projection q_b and O; the `a` absorbed decodes
- * (absorbed()) through W_Q_UK (q_lora x heads kv_lora, block-FP8), W_QR (q_lora x heads rope, bf16: the LM head's
- * bf16 product) and W_UV_O (heads kv_lora x hidden, block-FP8, its input quantized per token group) instead. */
+ * (absorbed()) through W_Q_UK (q_lora x heads kv_lora, block-FP8), W_QR (q_lora x heads rope, bf16:
+ * bf16_weight_gemm) and W_UV_O (heads kv_lora x hidden, block-FP8, its input quantized per token group) instead. */
 static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
 {
     const strata_model_shape *s = &c->s;
@@ -546,7 +547,7 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
     uint64_t e = t - a; /* the tokens through q_b and o_proj */
     double down = lq ? linear(c, t, m->hidden, lq + lkv + r) + linear(c, e, lq, heads * qk)
                      : linear(c, t, m->hidden, heads * qk) + linear(c, t, m->hidden, lkv + r);
-    double folded = a ? linear(c, a, lq, heads * lkv) + lm_head(c, a, lq, heads * r) +
+    double folded = a ? linear(c, a, lq, heads * lkv) + bf16_weight_gemm(c, a, lq, heads * r) +
                             linear(c, a, heads * lkv, m->hidden) + block_quant(c, a, heads * lkv)
                       : 0;
     return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
@@ -855,9 +856,10 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     double dense = dense_time(c, (uint32_t)tokens, decodes);
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
-        return mla_step(c, dense + attn + lm_head(c, rows, m->hidden, m->vocab) + sampler_time(c, rows), decodes);
+        return mla_step(c, dense + attn + bf16_weight_gemm(c, rows, m->hidden, m->vocab) + sampler_time(c, rows),
+                        decodes);
     }
-    return mla_step(c, dense + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+    return mla_step(c, dense + attn + bf16_weight_gemm(c, sampled, m->hidden, m->vocab / c->tp) +
                            vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), decodes);
 }
 

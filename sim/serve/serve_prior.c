@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "serve/serve_stream.h"
 
 static bool read_count(const char *key, const char *text, uint32_t *out, GError **err)
 {
@@ -22,35 +23,30 @@ static bool read_count(const char *key, const char *text, uint32_t *out, GError 
     return true;
 }
 
+/* --prior-run's keys, each a count read by read_count (digits only, 1 to 2^32-1). */
+static const strata_param_def prior_params[] = {
+    {"n", STRATA_PARAM_STRING, NULL, "requests of the earlier run", NULL},
+    {"prompt", STRATA_PARAM_STRING, NULL, "tokens of each of its prompts", NULL},
+    {"output", STRATA_PARAM_STRING, NULL, "tokens each of its requests generated", NULL},
+    {NULL, STRATA_PARAM_STRING, NULL, NULL, NULL},
+};
+
 bool strata_serve_prior_parse(const char *spec, strata_serve_prior_run *r, GError **err)
 {
     *r = (strata_serve_prior_run){0, 0, 0};
-    gchar **kv = g_strsplit(spec, ",", -1);
-    bool ok = true;
-    for (gchar **p = kv; ok && *p; p++) {
-        const char *eq = strchr(*p, '=');
-        char *key = eq ? g_strndup(*p, (gsize)(eq - *p)) : g_strdup(*p);
-        uint32_t *dst = !strcmp(key, "n") ? &r->n : !strcmp(key, "prompt") ? &r->prompt
-                      : !strcmp(key, "output") ? &r->output : NULL;
-        if (!eq || !dst) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run '%s': expected n=N, prompt=P or "
-                        "output=O (comma-separated), got '%s'", spec, *p);
-            ok = false;
-        } else if (*dst) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run '%s': expected each of n=, prompt= "
-                        "and output= once, got %s twice", spec, key);
-            ok = false;
-        } else {
-            ok = read_count(key, eq + 1, dst, err);
-        }
-        g_free(key);
-    }
-    g_strfreev(kv);
-    if (ok && (!r->n || !r->prompt || !r->output)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run '%s': expected all of n=, prompt= and "
-                    "output=", spec);
+    char *owner = g_strdup_printf("--prior-run '%s'", spec); /* the messages quote the whole run */
+    strata_params *kv = strata_serve_kv_read(owner, spec, prior_params, err);
+    bool ok = kv != NULL;
+    if (ok && (!strata_params_is_set(kv, "n") || !strata_params_is_set(kv, "prompt") ||
+               !strata_params_is_set(kv, "output"))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected all of n=, prompt= and output=", owner);
         ok = false;
     }
+    ok = ok && read_count("n", strata_params_string(kv, "n"), &r->n, err) &&
+         read_count("prompt", strata_params_string(kv, "prompt"), &r->prompt, err) &&
+         read_count("output", strata_params_string(kv, "output"), &r->output, err);
+    strata_params_free(kv);
+    g_free(owner);
     return ok;
 }
 

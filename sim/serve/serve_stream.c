@@ -187,7 +187,23 @@ bool strata_serve_decimal(const char *text, double *x)
     if (!*text || text[strspn(text, "0123456789.eE+-")] != '\0')
         return false;
     *x = g_ascii_strtod(text, &end);
-    return end && end != text && !*end && isfinite(*x) && *x >= 0;
+    /* a figure strtod reads as 0 though a digit of its mantissa is not (1e-400, below the least double):
+     * --poisson rate=1e-400 ran as rate 0, every request at once, and --time-scale 1e-400 as 0 */
+    bool lost = *x == 0 && strcspn(text, "123456789") < strcspn(text, "eE");
+    return end && end != text && !*end && isfinite(*x) && *x >= 0 && !lost;
+}
+
+strata_params *strata_serve_kv_read(const char *owner, const char *spec, const strata_param_def *defs,
+                                    GError **err)
+{
+    if (spec[strcspn(spec, " \t\r\n\v\f")]) { /* strata_params strips around keys and values */
+        char *q = strata_quote(spec);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected KEY=VALUE,... with no spaces, got '%s'",
+                    owner, q);
+        g_free(q);
+        return NULL;
+    }
+    return strata_params_new(owner, defs, spec, err);
 }
 
 /* A row: its time as whole seconds *sec and a fraction *t, and its lengths. */
@@ -333,26 +349,30 @@ strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p)
     return s;
 }
 
+/* --poisson's keys: read as text and checked by poisson_value (strata_serve_decimal's rule, each key's range);
+ * unset keys keep strata_serve_poisson_parse's defaults. */
+static const char *const poisson_dists[] = {"fixed", "uniform", "exp", NULL};
+static const strata_param_def poisson_params[] = {
+    {"n", STRATA_PARAM_STRING, NULL, "requests (1..1e8, whole; default 1000)", NULL},
+    {"rate", STRATA_PARAM_STRING, NULL, "requests a second, >= 0 (default 0: all at time 0)", NULL},
+    {"prompt", STRATA_PARAM_STRING, NULL, "mean prompt tokens (1..1e8; default 512)", NULL},
+    {"output", STRATA_PARAM_STRING, NULL, "mean output tokens (1..1e8; default 128)", NULL},
+    {"dist", STRATA_PARAM_STRING, NULL, "lengths: fixed (default), uniform or exp", poisson_dists},
+    {"spread", STRATA_PARAM_STRING, NULL, "dist=uniform's +- fraction of the mean (0..1; default 0.15)", NULL},
+    {"seed", STRATA_PARAM_STRING, NULL, "the generator's seed (whole, < 2^32; default 1)", NULL},
+    {NULL, STRATA_PARAM_STRING, NULL, NULL, NULL},
+};
+
 static bool poisson_value(strata_serve_poisson *p, const char *k, const char *v, GError **err)
 {
     double x = 0;
-    bool num = strata_serve_decimal(v, &x);
-    if (strcmp(k, "dist") == 0) {
-        if (strcmp(v, "fixed") == 0)
-            p->dist = STRATA_SERVE_LEN_FIXED;
-        else if (strcmp(v, "uniform") == 0)
-            p->dist = STRATA_SERVE_LEN_UNIFORM;
-        else if (strcmp(v, "exp") == 0)
-            p->dist = STRATA_SERVE_LEN_EXP;
-        else
-            num = false;
-        if (num || strcmp(v, "fixed") == 0 || strcmp(v, "uniform") == 0 || strcmp(v, "exp") == 0)
-            return true;
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson dist: expected fixed, uniform or exp, got '%s'",
-                    v);
-        return false;
+    if (strcmp(k, "dist") == 0) { /* one of poisson_dists (strata_params checked it) */
+        p->dist = strcmp(v, "uniform") == 0 ? STRATA_SERVE_LEN_UNIFORM
+                : strcmp(v, "exp") == 0     ? STRATA_SERVE_LEN_EXP
+                                            : STRATA_SERVE_LEN_FIXED;
+        return true;
     }
-    if (!num) {
+    if (!strata_serve_decimal(v, &x)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson %s: expected a number >= 0, got '%s'", k, v);
         return false;
     }
@@ -380,36 +400,24 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
 {
     *p = (strata_serve_poisson){.n = 1000, .rate = 0, .prompt_mean = 512, .output_mean = 128,
                                 .dist = STRATA_SERVE_LEN_FIXED, .spread = 0.15, .seed = 1};
-    char **kv = g_strsplit(spec, ",", -1);
-    bool ok = true;
-    if (!*kv) { /* '' served the defaults' 1,000 requests */
+    if (!*spec) { /* '' served the defaults' 1,000 requests */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: expected KEY=VALUE,... such as n=100,rate=4, "
                     "got ''");
+        return false;
+    }
+    strata_params *kv = strata_serve_kv_read("--poisson", spec, poisson_params, err);
+    bool ok = kv != NULL;
+    for (const strata_param_def *d = poisson_params; ok && d->name; d++)
+        if (strata_params_is_set(kv, d->name))
+            ok = poisson_value(p, d->name, strata_params_string(kv, d->name), err);
+    if (ok && strata_params_is_set(kv, "spread") && p->dist != STRATA_SERVE_LEN_UNIFORM) {
+        /* only dist=uniform draws within +- spread */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson spread=%s: expected dist=uniform, which reads "
+                    "it, got dist=%s", strata_params_string(kv, "spread"),
+                    p->dist == STRATA_SERVE_LEN_EXP ? "exp" : "fixed");
         ok = false;
     }
-    for (char **w = kv; ok && *w; w++) {
-        char *eq = strchr(*w, '=');
-        if (!eq || eq == *w) { /* an empty word too: "n=2,,rate=1" or a trailing comma */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: expected KEY=VALUE, got '%s'", *w);
-            ok = false;
-            break;
-        }
-        *eq = '\0';
-        for (char **x = kv; ok && x < w; x++) /* the words before are keys now; n=3,n=4 ran 4 */
-            if (strcmp(*x, *w) == 0) {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: %s= given twice", *w);
-                ok = false;
-            }
-        ok = ok && poisson_value(p, *w, eq + 1, err);
-    }
-    for (char **w = kv; ok && *w; w++) /* keys now; only dist=uniform draws within +- spread */
-        if (strcmp(*w, "spread") == 0 && p->dist != STRATA_SERVE_LEN_UNIFORM) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson spread=%s: expected dist=uniform, which "
-                        "reads it, got dist=%s", *w + strlen(*w) + 1,
-                        p->dist == STRATA_SERVE_LEN_EXP ? "exp" : "fixed");
-            ok = false;
-        }
-    g_strfreev(kv);
+    strata_params_free(kv);
     return ok;
 }
 

@@ -36,6 +36,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/params.h"
 #include "serve/serve_prior.h"
 
 typedef struct strata_serve_request {
@@ -68,10 +69,17 @@ typedef struct strata_serve_poisson {
 } strata_serve_poisson;
 
 /* A finite number >= 0 written in decimal (digits, '.', an exponent):
- * false for hex ("0x10", which strtod reads as 16), inf, nan and any
+ * false for hex ("0x10", which strtod reads as 16), inf, nan, a nonzero
+ * figure below the least double (1e-400, which strtod reads as 0) and any
  * other text; the one rule of arrival_s, --poisson's values and
  * --time-scale. */
 bool strata_serve_decimal(const char *text, double *x);
+/* An option's "k=v,k=v" (--poisson, --prior-run) read against defs by
+ * strata_params (the split, the key lookup, a key given twice; owner names
+ * the option in each message), or NULL with err. Whitespace anywhere is
+ * refused, not stripped: these options' values are taken as written. */
+strata_params *strata_serve_kv_read(const char *owner, const char *spec, const strata_param_def *defs,
+                                    GError **err);
 /* Reads path; limit > 0 keeps its first limit rows. */
 strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err);
 strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p);
