@@ -428,7 +428,8 @@ START_TEST(reported_capacity_at_most_capacity)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
         char *text = g_strdup_printf(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = %s\nreported_capacity = "
-                                     "%s\nbandwidth = 1TB/s\n\n" BASE_HOST BASE_LINK BASE_COMPUTE, ok[i].cap, ok[i].rep);
+                                     "%s\nbandwidth = 1TB/s\n\n" BASE_HOST BASE_LINK BASE_COMPUTE, ok[i].cap,
+                                     ok[i].rep);
         const char *const set[] = {ok[i].set, NULL};
         GError *err = NULL;
         strata_hw *hw = strata_placement_hw_load_data(text, "ok.ini", ok[i].set ? set : NULL, &err);

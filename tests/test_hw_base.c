@@ -80,11 +80,43 @@ START_TEST(changes_only_what_it_states)
 }
 END_TEST
 
+/* The driver's total belongs to the capacity it was written beside: a derived file that restates capacity alone
+ * (another part) drops the base's reported_capacity, which would otherwise refuse a smaller part (40 GiB under
+ * 79.11 GiB) or shrink a larger one's pool (180 GiB read as 79.11); one that restates reported_capacity keeps its
+ * own. 79.11 GiB = 84,943,715,697 B (79.11 x 2^30 = 84,943,715,696.64, rounded); 75 GiB = 80,530,636,800 B. */
+START_TEST(reported_capacity_follows_capacity)
+{
+    static const char *text = "[hardware]\nname = base\n"
+                              "[memory hbm]\nkind = device\ncapacity = 80GiB\nreported_capacity = 79.11GiB\n"
+                              "bandwidth = 2TB/s\n"
+                              "[memory host]\nkind = host\ncapacity = 1TB\nbandwidth = 200GB/s\n"
+                              "[link pcie]\nbetween = host hbm\ngeneration = 4\nlanes = 16\nmax_payload = 256B\n"
+                              "max_read_request = 512B\nlatency = 2us\n";
+    char *base = strata_test_write_temp("base-XXXXXX.ini", text);
+    const char *bodies[] = {"[memory hbm]\nbandwidth = 1TB/s\n", "[memory hbm]\ncapacity = 40GiB\n",
+                            "[memory hbm]\ncapacity = 180GiB\n", "[memory hbm]\nreported_capacity = 75GiB\n"};
+    const uint64_t want[] = {84943715697ull, 0, 0, 80530636800ull};
+    for (size_t i = 0; i < G_N_ELEMENTS(bodies); i++) {
+        char *path = derived(base, bodies[i]);
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, NULL, &err);
+        ck_assert_msg(hw, "%zu: %s", i, err ? err->message : "");
+        int hbm = strata_hw_memory_index(hw, "hbm");
+        ck_assert_uint_eq(strata_hw_memory(hw, (uint32_t)hbm)->reported_capacity, want[i]);
+        strata_hw_free(hw);
+        g_free(path);
+    }
+    g_free(base);
+}
+END_TEST
+
 /* Every shipped validation/hw file loads through its base. */
 START_TEST(shipped_validation_files)
 {
     const char *files[] = {"v100-sxm2-16gb.ini", "a100-sxm4-40gb.ini", "a100-sxm4-40gb-gen3.ini",
-                           "a100-pcie-40gb.ini", "h100-pcie.ini"};
+                           "a100-pcie-40gb.ini", "h100-pcie.ini", "../held-out/hw/p4d-efa.ini",
+                           "../held-out/hw/a100-40gb-hdr-ib.ini", "../held-out/hw/a100-40gb-4xhdr-ib.ini",
+                           "../held-out/hw/oci-a100-40gb-roce.ini", "../../configs/hw/hgx-b200.ini"};
     for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
         char *rel = g_strconcat("validation/hw/", files[i], NULL);
         char *path = strata_test_source_path(rel);
@@ -103,6 +135,7 @@ int main(void)
     Suite *s = suite_create("hw_base");
     TCase *tc = tcase_create("hw_base");
     tcase_add_test(tc, changes_only_what_it_states);
+    tcase_add_test(tc, reported_capacity_follows_capacity);
     tcase_add_test(tc, shipped_validation_files);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -199,7 +199,8 @@ START_TEST(v0_decode_past_the_capture_limit_runs_eager)
     const strata_serve_eager *r4 = strata_serve_engine_eager(strata_serve_engine_find("vllm-v0.5", NULL));
     ck_assert(r4 && r4 == strata_serve_eager_find("vllm-0.4"));
     ck_assert(!strata_serve_engine_eager(strata_serve_engine_find("vllm-v0", NULL)));
-    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0", NULL)->seq_capture, 8192);
+    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0.5", NULL)->seq_capture, 8192);
+    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0", NULL)->seq_capture, 0); /* no chain: not applied */
     strata_serve_model m = strata_test_serve_tiny();
     ck_assert_double_eq_tol(strata_serve_eager_host(r4, &m, 0, 1), 136e-6, 1e-12);
     m.layers = 24;
@@ -224,12 +225,14 @@ START_TEST(v0_decode_past_the_capture_limit_runs_eager)
 }
 END_TEST
 
-/* --max-seq-len-to-capture: vLLM V0's option, read by the vllm-v0 rows; refused (exit 2) elsewhere and below 1. */
+/* --max-seq-len-to-capture: vLLM V0's option, read by the row with an eager chain (vllm-v0.5); refused (exit 2)
+ * elsewhere (vllm-v0 names no chain, so an eager step there would cost less than a graphed one) and below 1. */
 START_TEST(cli_max_seq_len_to_capture)
 {
-    const char *engines[] = {"vllm-v0.5", "sglang-v0.5", "vllm-v0"};
-    const char *values[] = {"8", "8", "0"};
+    const char *engines[] = {"vllm-v0.5", "sglang-v0.5", "vllm-v0", "vllm-v0.5"};
+    const char *values[] = {"8", "8", "8", "0"};
     const char *errs[] = {NULL, "--max-seq-len-to-capture: --engine sglang-v0.5 has no such option",
+                          "--max-seq-len-to-capture: --engine vllm-v0 has no such option",
                           "--max-seq-len-to-capture: expected a whole number from 1 to 2147483647, got 0"};
     for (size_t i = 0; i < G_N_ELEMENTS(engines); i++) {
         strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",

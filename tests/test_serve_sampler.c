@@ -157,16 +157,17 @@ START_TEST(trtllm_decoder_011_buffers)
 END_TEST
 
 /* The pool those buffers take from: Llama 3 70B FP8 at TP8 on a DGX H100
- * (80 GiB a GPU) with 8,192 slots and 16,384 tokens a step, at the page's
- * --kv_cache_free_gpu_mem_fraction 0.99. Both rows hold 9,083,035,648 B of
+ * (80 GiB a GPU; the driver's total 79.11 GiB = 84,943,715,697 B, dgx-h100.ini's reported_capacity) with 8,192
+ * slots and 16,384 tokens a step, at the page's --kv_cache_free_gpu_mem_fraction 0.99.
+ * Both rows hold 9,083,035,648 B of
  * weights a rank and trtllm-cpp's profile run 1,516,240,896 B (their own
  * tests' figures); trtllm-cpp-0.11 holds 21,550,333,952 B more:
- *   trtllm-cpp: (85,899,345,920 - 9,083,035,648 - 1,516,240,896) x 0.99
- *     = 74,547,068,682.24 -> 74,547,068,682 B, 3,639,993 tokens of
- *     20,480 B (one FP8 KV head a rank: 80 layers x 2 x 128 B), 1,672
+ *   trtllm-cpp: (84,943,715,697 - 9,083,035,648 - 1,516,240,896) x 0.99
+ *     = 73,600,994,761.47 -> 73,600,994,761 B, 3,593,798 tokens of
+ *     20,480 B (one FP8 KV head a rank: 80 layers x 2 x 128 B), 1,651
  *     requests of 128 + 2,048 tokens;
- *   trtllm-cpp-0.11: (85,899,345,920 - 9,083,035,648 - 23,066,574,848) x 0.99
- *     = 53,212,238,069.76 -> 53,212,238,069 B, 2,598,253 tokens, 1,194
+ *   trtllm-cpp-0.11: (84,943,715,697 - 9,083,035,648 - 23,066,574,848) x 0.99
+ *     = 52,266,164,148.99 -> 52,266,164,148 B, 2,552,058 tokens, 1,172
  *     requests.
  * Llama 2 70B (1,024 slots) keeps 722,468,864 B more: its pool
  * 0.99 x 722,468,864 = 715,244,175.36 B smaller (each pool truncated to
@@ -199,11 +200,11 @@ START_TEST(trtllm_cpp_011_pool)
         if (i == 0) {
             ck_assert_uint_eq(w[0], 9083035648ull);
             ck_assert_uint_eq(a[0], 1516240896ull);
-            ck_assert_uint_eq(pool[0], 74547068682ull);
-            ck_assert_uint_eq(pool[1], 53212238069ull);
-            ck_assert_uint_eq(pool[1] / 20480, 2598253);
-            ck_assert_uint_eq(pool[1] / 20480 / 2176, 1194);
-            ck_assert_uint_eq(pool[0] / 20480 / 2176, 1672);
+            ck_assert_uint_eq(pool[0], 73600994761ull);
+            ck_assert_uint_eq(pool[1], 52266164148ull);
+            ck_assert_uint_eq(pool[1] / 20480, 2552058);
+            ck_assert_uint_eq(pool[1] / 20480 / 2176, 1172);
+            ck_assert_uint_eq(pool[0] / 20480 / 2176, 1651);
         }
     }
     strata_hw_free(hw);

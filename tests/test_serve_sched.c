@@ -621,7 +621,8 @@ START_TEST(v0_engine_chunks_long_context_off_rocm)
 END_TEST
 
 /* The KV pool of each engine on Llama-4-Maverick (validation/serving/models/llama-4-maverick.model) in FP8 at
- * TP8 with attention dp on dgx-h100 (80 GiB, 85,899,345,920 B), 8,192 batched tokens, 512 sequences, fraction 0.9.
+ * TP8 with attention dp on dgx-h100 (the driver's total, reported_capacity 79.11 GiB = 84,943,715,697 B), 8,192
+ * batched tokens, 512 sequences, fraction 0.9.
  * Weights a rank holds, by hand: the attention 48 x 62,914,560 = 3,019,898,880, the dense MLPs 24 x 3 x 5120 x
  * 16384 = 6,039,797,760, the shared experts 24 x 3 x 5120 x 8192 = 3,019,898,880 and the embedding and LM head
  * 2 x 202048 x 5120 = 2,068,971,520 whole (TensorRT-LLM's Llama4Model and DecoderModelForCausalLM under
@@ -630,7 +631,7 @@ END_TEST
  * byte, + the embedding and head's second byte (bf16: an Embedding and an LMHead take no quantization)
  * 2,068,971,520 = 64,552,145,920 B. Activations (serve_run.c's estimate): 8192 x (2 x 5120 + (40 + 16) x 128
  * + 3 x 16384) x 1 B + 512 x 202048 x 8 B = 545,259,520 + 827,588,608 = 1,372,848,128.
- * vLLM: 0.9 x 85,899,345,920 - 64,552,145,920 - 1,372,848,128 = 11,384,417,280 B (6,075,005,952 at 80e9).
+ * vLLM: 0.9 x 84,943,715,697 - 64,552,145,920 - 1,372,848,128 = 10,524,350,079.3 -> 10,524,350,079 B.
  * TensorRT-LLM's profile run peaks instead in the fused MoE's call on the 8 x 8,192 = 65,536 gathered tokens
  * (strata_serve_moe_call_bytes, top 1: 65,536 routed rows, slice 8192 / 8 = 1,024): maps 3 x 4 x 65,536 =
  * 786,432, blocked counts 2 x 4 x 128 x 64 = 65,536 (1,024-token blocks), blocked rows 4 x 128 x 65,536 =
@@ -638,8 +639,8 @@ END_TEST
  * results), src_to_dest 262,144, output 65,536 x 5120 x 2 = 671,088,640: 2,047,935,496; with the gathered
  * input 65,536 x (5120 + 8) = 336,068,608: 2,384,004,104, above the dense MLP's 402,653,184. Activations
  * 8192 x (10,240 + 7,168) + 2,384,004,104 + 827,588,608 = 3,354,199,048.
- * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (85,899,345,920 - 64,552,145,920 - 3,354,199,048) =
- * 16,193,700,856 B (a double's product, 16,193,700,856.8 truncated; 10,884,289,528 at 80e9). */
+ * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (84,943,715,697 - 64,552,145,920 - 3,354,199,048) =
+ * 15,333,633,656 B (a double's product, 15,333,633,656.1 truncated). */
 START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
 {
     GError *err = NULL;
@@ -652,7 +653,7 @@ START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
     ck_assert_msg(strata_serve_model_load(&m, model, &err), "%s", err ? err->message : "");
     ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
     const char *engines[2] = {"none", "trtllm"};
-    const uint64_t want[2] = {11384417280ull, 16193700856ull}, acts[2] = {1372848128ull, 3354199048ull};
+    const uint64_t want[2] = {10524350079ull, 15333633656ull}, acts[2] = {1372848128ull, 3354199048ull};
     for (int i = 0; i < 2; i++) {
         strata_serve_config c;
         strata_serve_config_default(&c);
@@ -709,15 +710,14 @@ END_TEST
 /* trtllm-cpp, NIM's TensorRT-LLM C++ executor (serve_engine.c): its scheduler, decode kernel and pool, and no
  * CPU time. The NIM rows' shape, Llama-3-70B FP8 at TP2 on dgx-h100 (8,192 tokens, 1,024 sequences a step):
  * weights 36,328,185,856 B and activations 1,053,818,880 B a rank, 37,382,004,736 B together.
- * vLLM's rule (none): 0.9 x 85,899,345,920 (80 GiB) - 37,382,004,736 = 39,927,406,592 B.
- * The executor's (KVCacheManager::calculateMaxNumBlocks: 0.9 of the free memory): 0.9 x (85,899,345,920 -
- * 37,382,004,736) = 43,665,607,065 B (065.6 truncated). At 81,920 B a token (80 layers x 4 KV heads x 128 x 2,
- * FP8) a block of 16 tokens is 1,310,720 B: 30,462 and 33,314 blocks. A 5,000 + 500-token request reserves
- * ceil(5,500 / 16) = 344 blocks to completion (GUARANTEED_NO_EVICT), so 88 and 96 such requests fit. The NIM
- * page's own figures put 85 in decode at concurrency 100-250 (Little's law: 920 tok/s / 500 tokens x 499 x
- * 92.9 ms = 85.5), as the decimal 80e9 B gave (76 and 85) before wave 40; what the executor holds beside
- * weights, activations and pool (CUDA context, NCCL's and its own workspaces) is not modelled (docs/serving.md,
- * Limits). */
+ * vLLM's rule (none): 0.9 x 84,943,715,697 (the driver's 79.11 GiB, dgx-h100.ini) - 37,382,004,736 =
+ * 39,067,339,391 B (391.3 truncated). The executor's (KVCacheManager::calculateMaxNumBlocks: 0.9 of the free
+ * memory): 0.9 x (84,943,715,697 - 37,382,004,736) = 42,805,539,864 B (864.9 truncated). At 81,920 B a token (80
+ * layers x 4 KV heads x 128 x 2, FP8) a block of 16 tokens is 1,310,720 B: 29,806 and 32,658 blocks. A 5,000 +
+ * 500-token request reserves ceil(5,500 / 16) = 344 blocks to completion (GUARANTEED_NO_EVICT), so 86 and 94 such
+ * requests fit. The NIM page's own figures put 85 in decode at concurrency 100-250 (Little's law: 920 tok/s / 500
+ * tokens x 499 x 92.9 ms = 85.5); what the executor holds beside weights, activations and pool (CUDA context,
+ * NCCL's and its own workspaces) is not modelled (docs/serving.md, Limits). */
 START_TEST(trtllm_cpp_runs_nims_executor)
 {
     GError *err = NULL;
@@ -736,7 +736,7 @@ START_TEST(trtllm_cpp_runs_nims_executor)
     ck_assert(e->pool_of_free && !e->fa3_prefill && !e->graph_max);
     ck_assert_double_eq(strata_serve_engine_step(e, 10e-3, (strata_serve_engine_batch){.requests = 85}, true, 1), 10e-3);
     const char *engines[2] = {"none", "trtllm-cpp"};
-    const uint64_t want[2] = {39927406592ull, 43665607065ull}, fits[2] = {88, 96};
+    const uint64_t want[2] = {39067339391ull, 42805539864ull}, fits[2] = {86, 94};
     for (int i = 0; i < 2; i++) {
         strata_serve_config c;
         strata_serve_config_default(&c);

@@ -321,6 +321,14 @@ bool strata_keyfile_overridden(const strata_keyfile *k, const char *group, const
     return set;
 }
 
+bool strata_keyfile_derived(const strata_keyfile *k, const char *group, const char *key)
+{
+    char *lk = line_key(group, key);
+    bool set = g_hash_table_contains(k->derived, lk);
+    g_free(lk);
+    return set;
+}
+
 char *strata_keyfile_where(const strata_keyfile *k, const char *group, const char *key)
 {
     char *lk = line_key(group, key);

@@ -88,6 +88,8 @@ void strata_keyfile_note_derived_group(strata_keyfile *kf, const char *group, co
 
 /* Whether group/key was set by an override (not only read from the file). */
 bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, const char *key);
+/* Whether group/key was set by a file derived from this one (hw's `base =`). */
+bool strata_keyfile_derived(const strata_keyfile *kf, const char *group, const char *key);
 /* Every key of the group is one of known (NULL-terminated) or starts with
  * prefix (when not NULL) followed by something; else an error at the key's
  * line listing the known keys: "FILE:LINE: [GROUP] unknown key 'K' (known: ...)". */

@@ -95,10 +95,17 @@ bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uin
     return ok;
 }
 
+/* Whether a key was stated by a later layer than the base file: a derived file (`base =`) or a --set. */
+static bool restated(const hw_load_ctx *ctx, const char *group, const char *key)
+{
+    return strata_keyfile_overridden(ctx->k, group, key) || strata_keyfile_derived(ctx->k, group, key);
+}
+
 /* The driver's total (cudaMemGetInfo) of a device memory: at most the memory itself, so a capacity written in
  * decimal GB where the part's is binary (80GB for an H100's 80 GiB under its 79.11 GiB total) is refused with both
- * values. `none` undoes a base file's (a derived file for another part); a --set of capacity alone drops the
- * file's, which was the total of the part the file describes (the pool then takes the capacity). */
+ * values. A total belongs to the capacity it was written beside: where a derived file or a --set restates capacity
+ * and not reported_capacity (a derived file for another part, a slice's smaller memory), the earlier total is
+ * dropped and the pool takes the capacity; `none` drops it explicitly. The value is parsed either way. */
 bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool device, uint64_t capacity,
                               uint64_t *out, GError **err)
 {
@@ -110,9 +117,10 @@ bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool de
         return false;
     }
     char *rv = hw_get_raw(ctx, group, "reported_capacity");
-    bool dropped = strcmp(rv, "none") == 0 || (strata_keyfile_overridden(ctx->k, group, "capacity") &&
-                                               !strata_keyfile_overridden(ctx->k, group, "reported_capacity"));
-    bool ok = dropped || hw_get_size(ctx, group, "reported_capacity", out, err);
+    bool none = strcmp(rv, "none") == 0;
+    bool ok = none || hw_get_size(ctx, group, "reported_capacity", out, err);
+    if (ok && (none || (restated(ctx, group, "capacity") && !restated(ctx, group, "reported_capacity"))))
+        *out = 0;
     if (ok && *out > capacity) {
         char *cv = hw_get_raw(ctx, group, "capacity"), *cw = strata_keyfile_where(ctx->k, group, "capacity");
         hw_fail(ctx, err, group, "reported_capacity",

@@ -1,7 +1,4 @@
-/*
- * serve_cost.c: a served model's step time from the kernel models
- * (serve_cost.h).
- */
+/* serve_cost.c: a served model's step time from the kernel models (serve_cost.h). */
 #include "serve/serve_cost.h"
 #include <math.h>
 #include <string.h>
@@ -49,10 +46,9 @@ struct strata_serve_cost {
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
-/* The engine runs FlashAttention-2's own kernels on this cache (vLLM 0.6's
- * FLASH_ATTN); vLLM 0.6's selector takes XFormers instead for an FP8 cache
- * or a sliding window (attention/selector.py, which_attn_to_use): not
- * modelled, the engine's kernel then. */
+/* The engine runs FlashAttention-2's own kernels on this cache (vLLM 0.6's FLASH_ATTN); vLLM 0.6's selector takes
+ * XFormers instead for an FP8 cache or a sliding window (attention/selector.py, which_attn_to_use): not modelled,
+ * the engine's kernel then. */
 static bool fa2_runs(const strata_serve_cost *c, strata_dtype kv)
 {
     return c->fa2 && strata_serve_dtype_bytes(kv) >= 2 && !c->m.sliding_window;
@@ -164,7 +160,9 @@ static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, ui
     if (!b || !m || !k || !n)
         return 0;
     kernel_cost(c, c->grouped, c->m.dtype, (uint64_t[4]){b, m, k, n}, 4, false, 0, 0, &kc);
-    double mma = strata_serve_triton_moe_compute_of(c->moe_cfg, t, b * m, b, k, n,
+    uint32_t width = (c->m.moe_intermediate ? c->m.moe_intermediate : c->m.intermediate) / c->tp;
+    double mma = strata_serve_triton_moe_compute_of(strata_serve_triton_moe_configs_for(c->moe_cfg, c->m.experts,
+                                                                                        width), t, b * m, b, k, n,
                                                     strata_hw_compute(c->hw, c->unit)->kernel.sms,
                                                     strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F8));
     return fmax(mma, c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;

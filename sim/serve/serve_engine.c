@@ -479,14 +479,12 @@ enum { GRAPH_ALIGN = 8 };
 
 /* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
  * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
- * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced, max_seq_len_to_capture 8192 (serve_sched.c);
- * block-FP8 experts under 0.7.3's fused_moe configs (its H200 file, its default on ROCm: serve_triton_moe.h). */
+ * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced. */
 #define VLLM_V0_SHARED                                                                                             \
     .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
-    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true, \
-    .seq_capture = 8192, .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default"
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
@@ -569,14 +567,15 @@ static const strata_serve_engine engines[] = {
     {.name = "vllm-v0",
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
-     .mla_absorb = true,
+     .mla_absorb = true, /* block-FP8 experts under 0.7.3's fused_moe files (serve_triton_moe.h) */
+     .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default",
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
              "(ESTIMATE), once per --num-scheduler-steps decode steps",
      VLLM_V0_SHARED},
     {.name = "vllm-v0.5",
      .step_s = 4e-3,
-     .per_seq_s = VLLM_V05_PER_SEQ_S, .fused_moe_bf16 = "vllm-0.4.2",
-     .eager = "vllm-0.4",
+     .per_seq_s = VLLM_V05_PER_SEQ_S, .fused_moe_bf16 = "vllm-0.4.2", /* eager past 8,192 (serve_sched.c) */
+     .eager = "vllm-0.4", .seq_capture = 8192,
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
      VLLM_V0_SHARED},

@@ -32,18 +32,25 @@ static const moe_key h200_073[] = {
  * but H200's N=256 and H100's N=128: an AMD part or another N takes it). */
 static const moe_key default_073[] = {{1, 64, 128, 128}};
 
+/* A release's configs for one file name's E (experts) and N (an expert's width a rank, w2's K), or for any
+ * (experts 0: a default); a layer of another E or N takes `otherwise` (fused_moe.py's get_config: no file found,
+ * get_default_config). The device in the file name (NVIDIA_H200) is not checked: no hardware file names its part
+ * as torch does, so every Hopper part takes the H200 file (on an H100, 0.7.3 finds no E=256,N=256 file and runs
+ * the default, 64 x 128 x 128: a difference at 1, 2 and 16 tokens only). */
 struct strata_serve_triton_moe_configs {
     const char *name;
     const moe_key *keys;
     size_t n;
+    uint32_t experts, width;
+    const char *otherwise;
 };
 
-#define CONFIGS(name, keys) {(name), (keys), sizeof(keys) / sizeof((keys)[0])}
+#define CONFIGS(name, keys, e, w, otherwise) {(name), (keys), sizeof(keys) / sizeof((keys)[0]), (e), (w), (otherwise)}
 static const strata_serve_triton_moe_configs rows[] = {
-    CONFIGS("vllm-645d18fa", h200_645d18fa),
-    CONFIGS("vllm-0.7.3", h200_073),
-    CONFIGS("vllm-0.7.3-default", default_073),
-    {NULL, NULL, 0},
+    CONFIGS("vllm-645d18fa", h200_645d18fa, 0, 0, NULL), /* strata's default before wave 40: any E and N */
+    CONFIGS("vllm-0.7.3", h200_073, 256, 256, "vllm-0.7.3-default"),
+    CONFIGS("vllm-0.7.3-default", default_073, 0, 0, NULL),
+    {NULL, NULL, 0, 0, 0, NULL},
 };
 
 /* sgl-project/sglang PR #3893 (H200): w8a8_block_fp8_matmul at m = 4096,
@@ -58,6 +65,14 @@ static const strata_serve_triton_moe_configs rows[] = {
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name)
 {
     return serve_names_find(SERVE_NAMES(rows, strata_serve_triton_moe_configs), name);
+}
+
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_for(const strata_serve_triton_moe_configs *cfg,
+                                                                          uint32_t experts, uint32_t width)
+{
+    if (!cfg || !cfg->experts || (cfg->experts == experts && cfg->width == width))
+        return cfg;
+    return strata_serve_triton_moe_configs_find(cfg->otherwise);
 }
 
 void strata_serve_triton_moe_config_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,

@@ -78,6 +78,10 @@ void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_til
 typedef struct strata_serve_triton_moe_configs strata_serve_triton_moe_configs;
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name);
 
+/* cfg itself where its file is for `experts` and `width` (an expert's width a rank) or for any, else the
+ * release's default (serve_triton_moe.c); NULL stays NULL. */
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_for(const strata_serve_triton_moe_configs *cfg,
+                                                                          uint32_t experts, uint32_t width);
 /* The tile of that release's file for `tokens` (cfg NULL: vllm-645d18fa). */
 void strata_serve_triton_moe_config_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
                                        strata_serve_triton_moe_tile *tile);
