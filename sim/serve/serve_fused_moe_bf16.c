@@ -51,8 +51,6 @@ const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_for(const char *n
     return serve_names_find(SERVE_NAMES(rows, strata_serve_fused_moe_bf16), name);
 }
 
-const char *strata_serve_fused_moe_bf16_name(const strata_serve_fused_moe_bf16 *r) { return r ? r->name : NULL; }
-
 bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, uint32_t experts, uint64_t n)
 {
     for (int i = 0; r && i < SHIPPED_MAX && r->shipped[i].e; i++)

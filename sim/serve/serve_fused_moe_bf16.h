@@ -67,7 +67,6 @@ typedef struct strata_serve_fused_moe_tile {
 
 /* The row called name (a vLLM release: "vllm-0.4.2"), or NULL with an error listing the known ones. */
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_find(const char *name, GError **err);
-const char *strata_serve_fused_moe_bf16_name(const strata_serve_fused_moe_bf16 *r);
 
 /* The row called name where the hardware's NCCL generation is Ampere (the step's part), else NULL (no name, an
  * unknown one, another part or no NCCL generation given: the grouped row). */
