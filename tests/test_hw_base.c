@@ -130,6 +130,41 @@ START_TEST(shipped_validation_files)
 }
 END_TEST
 
+/* MareNostrum 5's ACC node (held-out set 23, wave 41) over dgx-h100.ini:
+ * what its sources give, derived by hand. BSC's system overview: 4 H100 a
+ * node, "4x ConnectX-7 NDR200" = 200 Gb/s a port = 25e9 B/s a direction,
+ * one a GPU (per_host 4, each device its own). "H100 64GB": 64 GiB =
+ * 64 x 2^30 = 68,719,476,736 B, and no driver total (the base's 79.11 GiB
+ * belongs to the 80 GB part: restating capacity drops it). HBM ESTIMATE
+ * 3.35e12 x 4 / 5 = 2.68e12 B/s. Two nodes of 4 by default: 8 devices, 2
+ * hosts, a domain of 4. */
+START_TEST(marenostrum5_acc_node)
+{
+    char *path = strata_test_source_path("validation/held-out/hw/mn5-acc-h100-ib.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_hw_devices(hw), 8);
+    ck_assert_uint_eq(strata_hw_devices_per_host(hw), 4);
+    ck_assert_uint_eq(strata_hw_hosts(hw), 2);
+    ck_assert_uint_eq(strata_hw_domain(hw), 4);
+    int hbm_at_0 = strata_hw_memory_index(hw, "hbm@0");
+    ck_assert_int_ge(hbm_at_0, 0);
+    const strata_memory_spec *hbm = strata_hw_memory(hw, (uint32_t)hbm_at_0);
+    ck_assert_uint_eq(hbm->capacity, 68719476736ull);
+    ck_assert_uint_eq(hbm->reported_capacity, 0);
+    ck_assert_double_eq_tol(hbm->pin_bandwidth, 2.68e12, 1e3);
+    strata_hw_nics nics;
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert_uint_eq(nics.per_host, 4);
+    ck_assert_uint_eq(nics.devices, 4);
+    ck_assert(!nics.on_hosts);
+    ck_assert_double_eq_tol(nics.bandwidth, 25e9, 1.0);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hw_base");
@@ -137,6 +172,7 @@ int main(void)
     tcase_add_test(tc, changes_only_what_it_states);
     tcase_add_test(tc, reported_capacity_follows_capacity);
     tcase_add_test(tc, shipped_validation_files);
+    tcase_add_test(tc, marenostrum5_acc_node);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
