@@ -68,7 +68,8 @@
  * input_to_float8) runs only where w_kc is FP8, a BF16 checkpoint taking
  * torch.bmm (deepseek_v2.py forward_absorb: `elif self.w_kc.dtype ==
  * torch.float8_e4m3fn` ... `else: torch.bmm`, the same branch at 0.5.6).
- * SGLang 0.5.6's rows are serve_mla_kernels_sgl05.c's.
+ * SGLang 0.5.6's rows are serve_mla_kernels_sgl05.c's; vLLM 0.7.3 V0's
+ * (vllm-0.7-v0-mla) serve_mla_kernels_v07.c's.
  *
  * The host's time an eager launch (serve_mla_kernels.h):
  *   ATEN    4 us: PyTorch's per-operator overhead on CUDA
@@ -88,6 +89,7 @@
 #include "core/error.h"
 #include "serve/serve_names.h"
 #include "serve/serve_mla_kernels_sgl05.h"
+#include "serve/serve_mla_kernels_v07.h"
 
 /* The layers an entry runs in (1 for a step's own). */
 static uint64_t entry_layers(const strata_serve_mla_kernel *e, uint32_t layers, uint32_t moe_layers)
@@ -232,6 +234,7 @@ static const strata_serve_mla_kernel sglang_045[] = {
 
 static const strata_serve_mla_kernels rows[] = {
     {"vllm-0.8-mla", vllm_08, G_N_ELEMENTS(vllm_08), NULL},
+    {"vllm-0.7-v0-mla", strata_serve_mla_vllm07_v0, STRATA_SERVE_MLA_VLLM07_V0_N, NULL},
     {"sglang-0.4.5-mla", sglang_045, G_N_ELEMENTS(sglang_045), NULL},
     {"sglang-0.5-mla", strata_serve_mla_sglang05_sm90, STRATA_SERVE_MLA_SGLANG05_SM90_N, "sglang-0.5-mla-sm100"},
     {"sglang-0.5-mla-sm100", strata_serve_mla_sglang05_sm100, STRATA_SERVE_MLA_SGLANG05_SM100_N, NULL},
