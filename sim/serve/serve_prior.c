@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
-#include "serve/serve_stream.h"
+#include "core/params.h"
 
 static bool read_count(const char *key, const char *text, uint32_t *out, GError **err)
 {
@@ -35,7 +35,7 @@ bool strata_serve_prior_parse(const char *spec, strata_serve_prior_run *r, GErro
 {
     *r = (strata_serve_prior_run){0, 0, 0};
     char *owner = g_strdup_printf("--prior-run '%s'", spec); /* the messages quote the whole run */
-    strata_params *kv = strata_serve_kv_read(owner, spec, prior_params, err);
+    strata_params *kv = strata_params_new_unspaced(owner, prior_params, spec, err);
     bool ok = kv != NULL;
     if (ok && (!strata_params_is_set(kv, "n") || !strata_params_is_set(kv, "prompt") ||
                !strata_params_is_set(kv, "output"))) {
