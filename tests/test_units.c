@@ -486,9 +486,7 @@ START_TEST(format_time_exact_is_its_definition)
 }
 END_TEST
 
-int main(void)
-{
-    /* strata_decimal_mantissa_nonzero: a 1-9 digit before the exponent, within len. 1e-400's significand is 1 (lost
+/* strata_decimal_mantissa_nonzero: a 1-9 digit before the exponent, within len. 1e-400's significand is 1 (lost
  * when strtod gives 0); 0e-400's and 0.000's are zeros; "5" past len (the 2 bytes "0.") is not read; "2E5"'s 2. */
 START_TEST(mantissa_nonzero_rule)
 {
@@ -502,7 +500,9 @@ START_TEST(mantissa_nonzero_rule)
 }
 END_TEST
 
-Suite *s = suite_create("units");
+int main(void)
+{
+    Suite *s = suite_create("units");
     TCase *tc = tcase_create("units");
     tcase_add_test(tc, sizes_every_unit);
     tcase_add_test(tc, sizes_bad);
