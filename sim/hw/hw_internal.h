@@ -80,7 +80,7 @@ bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, cons
 char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key); /* raw text, NULL when absent */
 bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out, GError **err);
 /* A memory's reported_capacity (0 when absent or `none`): kind device only, at most capacity (docs/hardware.md);
- * a --set of capacity alone drops the file's (the driver's total was the file's part's). */
+ * a derived file or --set restating capacity at another size drops the earlier total (it was another part's). */
 bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool device, uint64_t capacity,
                               uint64_t *out, GError **err);
 bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
