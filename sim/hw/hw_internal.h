@@ -44,6 +44,7 @@ struct strata_hw {
     bool sched_xla; /* [hardware] sched = xla */
     bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const char *vendor;        /* [hardware] vendor (in strings), NULL: not given (hw_vendor.c) */
+    const char *device_name;   /* [hardware] device_name (in strings), NULL: not given (hw_vendor.c) */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
     void *coll_params;                 /* its parameter block (g_free), or NULL */
     GStringChunk *strings;
@@ -115,7 +116,7 @@ int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *g
 bool hw_staging_load(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, strata_link_spec *l,
                      GError **err);
 
-/* hw_vendor.c: [hardware] vendor, checked against the collectives' library
+/* hw_vendor.c: [hardware] vendor, checked against the collectives' library, and device_name
  * (after hw_devices_build, which loads it). */
 bool hw_vendor_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err);
 /* hw_devices.c: [hardware] devices and devices_per_host, and the
