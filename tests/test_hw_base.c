@@ -110,6 +110,50 @@ START_TEST(reported_capacity_follows_capacity)
 }
 END_TEST
 
+/* The total is dropped only where capacity changes SIZE after it was stated (wave 41): restated at the same size,
+ * by a derived file or a --set (--set memory.hbm.capacity=80GiB on h100.ini), it is kept; compared as bytes (81920MiB
+ * = 80 x 1024 MiB = 80 GiB). A total the derived file states belongs to the capacity then in force: a --set of the
+ * same capacity keeps it, of another drops it (79GiB under a total of 75GiB written for 80GiB: kept before).
+ * 79.11 GiB = 84,943,715,697 B; 75 GiB = 80,530,636,800 B; 39 GiB = 41,875,931,136 B (39 x 2^30). */
+START_TEST(reported_capacity_kept_at_same_capacity)
+{
+    static const char *text = "[hardware]\nname = base\n"
+                              "[memory hbm]\nkind = device\ncapacity = 80GiB\nreported_capacity = 79.11GiB\n"
+                              "bandwidth = 2TB/s\n"
+                              "[memory host]\nkind = host\ncapacity = 1TB\nbandwidth = 200GB/s\n"
+                              "[link pcie]\nbetween = host hbm\ngeneration = 4\nlanes = 16\nmax_payload = 256B\n"
+                              "max_read_request = 512B\nlatency = 2us\n";
+    char *base = strata_test_write_temp("base-XXXXXX.ini", text);
+    static const struct {
+        const char *body; /* NULL: the base file itself */
+        const char *set;  /* an override, or NULL */
+        uint64_t want;
+    } rows[] = {
+        {"[memory hbm]\ncapacity = 80GiB\n", NULL, 84943715697ull},
+        {"[memory hbm]\ncapacity = 81920MiB\n", NULL, 84943715697ull},
+        {NULL, "memory.hbm.capacity=80GiB", 84943715697ull},
+        {NULL, "memory.hbm.capacity=81GiB", 0},
+        {"[memory hbm]\nreported_capacity = 75GiB\n", "memory.hbm.capacity=80GiB", 80530636800ull},
+        {"[memory hbm]\nreported_capacity = 75GiB\n", "memory.hbm.capacity=79GiB", 0},
+        {"[memory hbm]\ncapacity = 40GiB\nreported_capacity = 39GiB\n", "memory.hbm.capacity=40GiB", 41875931136ull},
+        {"[memory hbm]\ncapacity = 40GiB\n", "memory.hbm.capacity=80GiB", 84943715697ull},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *path = rows[i].body ? derived(base, rows[i].body) : g_strdup(base);
+        const char *sets[] = {rows[i].set, NULL};
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, rows[i].set ? sets : NULL, &err);
+        ck_assert_msg(hw, "%zu: %s", i, err ? err->message : "");
+        int hbm = strata_hw_memory_index(hw, "hbm");
+        ck_assert_msg(strata_hw_memory(hw, (uint32_t)hbm)->reported_capacity == rows[i].want, "%zu: %" G_GUINT64_FORMAT,
+                      i, strata_hw_memory(hw, (uint32_t)hbm)->reported_capacity);
+        strata_hw_free(hw);
+        g_free(path);
+    }
+    g_free(base);
+}
+END_TEST
+
 /* Every shipped validation/hw file loads through its base. */
 START_TEST(shipped_validation_files)
 {
@@ -171,6 +215,7 @@ int main(void)
     TCase *tc = tcase_create("hw_base");
     tcase_add_test(tc, changes_only_what_it_states);
     tcase_add_test(tc, reported_capacity_follows_capacity);
+    tcase_add_test(tc, reported_capacity_kept_at_same_capacity);
     tcase_add_test(tc, shipped_validation_files);
     tcase_add_test(tc, marenostrum5_acc_node);
     suite_add_tcase(s, tc);

@@ -36,6 +36,32 @@ START_TEST(config_by_step_size)
 }
 END_TEST
 
+/* vLLM 0.7.3's H200 file on the part it names only (get_config_file_name's device_name, get_moe_configs: no file,
+ * the default): on "NVIDIA H200" 1 token takes the file's key 1, 16 x 64 x 128; on an H100 ("NVIDIA H100 80GB
+ * HBM3") or a part not named (NULL) the default, 64 x 128 x 128 at every M; a name differing only in case is
+ * another part's. The default and vllm-645d18fa name no device: themselves anywhere. */
+START_TEST(configs_on_the_named_part)
+{
+    const strata_serve_triton_moe_configs *h200 = strata_serve_triton_moe_configs_find("vllm-0.7.3");
+    const strata_serve_triton_moe_configs *dflt = strata_serve_triton_moe_configs_find("vllm-0.7.3-default");
+    ck_assert_ptr_nonnull(h200);
+    ck_assert_ptr_nonnull(dflt);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-0.7.3", "NVIDIA H200"), h200);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-0.7.3", "NVIDIA H100 80GB HBM3"), dflt);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-0.7.3", NULL), dflt);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-0.7.3", "nvidia h200"), dflt);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-0.7.3-default", NULL), dflt);
+    ck_assert_ptr_eq(strata_serve_triton_moe_configs_on("vllm-645d18fa", NULL),
+                     strata_serve_triton_moe_configs_find("vllm-645d18fa"));
+    ck_assert_ptr_null(strata_serve_triton_moe_configs_on("bogus", "NVIDIA H200"));
+    strata_serve_triton_moe_tile t;
+    strata_serve_triton_moe_config_of(h200, 1, &t);
+    ck_assert(t.block_m == 16 && t.block_n == 64 && t.block_k == 128);
+    strata_serve_triton_moe_config_of(dflt, 1, &t);
+    ck_assert(t.block_m == 64 && t.block_n == 128 && t.block_k == 128);
+}
+END_TEST
+
 /* 8,000 routed rows over 256 experts: ceil(31.25) = 32 each; 32 rows pad
  * to one 64-row block (256 blocks) or two 16-row blocks (512). 80,000
  * rows: 313 each, 5 blocks of 64 (1,280). 8 rows over 8 experts at 16: 8
@@ -131,6 +157,7 @@ int main(void)
     Suite *s = suite_create("serve_triton_moe");
     TCase *tc = tcase_create("serve_triton_moe");
     tcase_add_test(tc, config_by_step_size);
+    tcase_add_test(tc, configs_on_the_named_part);
     tcase_add_test(tc, mblocks_by_hand);
     tcase_add_test(tc, efficiency_from_the_measured_row);
     tcase_add_test(tc, mma_time_at_m_8000);

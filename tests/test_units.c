@@ -486,6 +486,20 @@ START_TEST(format_time_exact_is_its_definition)
 }
 END_TEST
 
+/* strata_decimal_mantissa_nonzero: a 1-9 digit before the exponent, within len. 1e-400's significand is 1 (lost
+ * when strtod gives 0); 0e-400's and 0.000's are zeros; "5" past len (the 2 bytes "0.") is not read; "2E5"'s 2. */
+START_TEST(mantissa_nonzero_rule)
+{
+    ck_assert(strata_decimal_mantissa_nonzero("1e-400", 6));
+    ck_assert(!strata_decimal_mantissa_nonzero("0e-400", 6));
+    ck_assert(!strata_decimal_mantissa_nonzero("0.000", 5));
+    ck_assert(!strata_decimal_mantissa_nonzero("0.5", 2));
+    ck_assert(strata_decimal_mantissa_nonzero("0.5", 3));
+    ck_assert(strata_decimal_mantissa_nonzero("2E5", 3));
+    ck_assert(!strata_decimal_mantissa_nonzero("0E9", 3));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
@@ -504,6 +518,7 @@ int main(void)
     tcase_add_test(tc, format_size_exact_round_trips);
     tcase_add_test(tc, format_time_exact_round_trips);
     tcase_add_test(tc, format_time_exact_is_its_definition);
+    tcase_add_test(tc, mantissa_nonzero_rule);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -27,6 +27,9 @@ struct strata_keyfile {
     GHashTable *overrides; /* "group\x1fkey" -> note */
     GHashTable *derived;   /* "group\x1fkey" -> note: the line of a derived file that set it */
     char *derived_origin;  /* the file derived from this one (hw's base =), or NULL */
+    /* "group\x1fkey" -> the value a key had before the derived file (before_derived) or an override
+     * (before_override) set it; absent where it had none */
+    GHashTable *before_derived, *before_override;
     unsigned flags;
 };
 
@@ -167,6 +170,8 @@ static strata_keyfile *keyfile_new(const char *origin, unsigned flags)
     k->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     k->overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->derived = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->before_derived = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->before_override = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->flags = flags;
     return k;
 }
@@ -267,6 +272,8 @@ void strata_keyfile_free(strata_keyfile *k)
     g_hash_table_destroy(k->lines);
     g_hash_table_destroy(k->overrides);
     g_hash_table_destroy(k->derived);
+    g_hash_table_destroy(k->before_derived);
+    g_hash_table_destroy(k->before_override);
     g_free(k->derived_origin);
     g_free(k->origin);
     g_free(k);
@@ -366,6 +373,9 @@ bool strata_keyfile_override(strata_keyfile *k, const char *group, const char *k
         g_free(lk);
         return false;
     }
+    char *before = strata_keyfile_value(k, group, key);
+    if (before)
+        g_hash_table_replace(k->before_override, g_strdup(lk), before);
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_insert(k->overrides, lk, g_strdup(note));
     return true;
@@ -385,8 +395,31 @@ const char *strata_keyfile_given_origin(const strata_keyfile *k)
 void strata_keyfile_set_derived(strata_keyfile *k, const char *group, const char *key, const char *value,
                                 const char *note)
 {
+    char *before = strata_keyfile_value(k, group, key);
+    if (before)
+        g_hash_table_replace(k->before_derived, line_key(group, key), before);
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_replace(k->derived, line_key(group, key), g_strdup(note));
+}
+
+strata_keyfile_layer strata_keyfile_layer_of(const strata_keyfile *k, const char *group, const char *key)
+{
+    return strata_keyfile_overridden(k, group, key) ? STRATA_KEYFILE_LAYER_OVERRIDE
+           : strata_keyfile_derived(k, group, key)  ? STRATA_KEYFILE_LAYER_DERIVED
+                                                     : STRATA_KEYFILE_LAYER_FILE;
+}
+
+char *strata_keyfile_value_at(const strata_keyfile *k, const char *group, const char *key, strata_keyfile_layer layer)
+{
+    char *lk = line_key(group, key);
+    GHashTable *later = NULL; /* the table of the first layer after `layer` that set the key */
+    if (layer < STRATA_KEYFILE_LAYER_DERIVED && g_hash_table_contains(k->derived, lk))
+        later = k->before_derived;
+    else if (layer < STRATA_KEYFILE_LAYER_OVERRIDE && g_hash_table_contains(k->overrides, lk))
+        later = k->before_override;
+    char *v = later ? g_strdup(g_hash_table_lookup(later, lk)) : strata_keyfile_value(k, group, key);
+    g_free(lk);
+    return v;
 }
 
 void strata_keyfile_note_derived_group(strata_keyfile *k, const char *group, const char *note)

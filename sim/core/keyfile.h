@@ -90,6 +90,18 @@ void strata_keyfile_note_derived_group(strata_keyfile *kf, const char *group, co
 bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, const char *key);
 /* Whether group/key was set by a file derived from this one (hw's `base =`). */
 bool strata_keyfile_derived(const strata_keyfile *kf, const char *group, const char *key);
+/* The layers that state a value, in the order they apply: the file, a file
+ * derived from it (strata_keyfile_set_derived), an override. */
+typedef enum {
+    STRATA_KEYFILE_LAYER_FILE,
+    STRATA_KEYFILE_LAYER_DERIVED,
+    STRATA_KEYFILE_LAYER_OVERRIDE,
+} strata_keyfile_layer;
+/* The last layer that set group/key (FILE for a key no later layer set). */
+strata_keyfile_layer strata_keyfile_layer_of(const strata_keyfile *kf, const char *group, const char *key);
+/* group/key's value as the layers up to `layer` left it, without
+ * surrounding blanks; NULL when it had none then (g_free). */
+char *strata_keyfile_value_at(const strata_keyfile *kf, const char *group, const char *key, strata_keyfile_layer layer);
 /* Every key of the group is one of known (NULL-terminated) or starts with
  * prefix (when not NULL) followed by something; else an error at the key's
  * line listing the known keys: "FILE:LINE: [GROUP] unknown key 'K' (known: ...)". */

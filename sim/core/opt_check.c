@@ -34,6 +34,13 @@ static bool note(seen *s, const GOptionEntry *e, const char *value)
                                      e->long_name, value);
         return false;
     }
+    /* G_MININT is how serve and sweep mark an integer option not given (serve_args.h STRATA_SERVE_UNSET,
+     * cmd_sweep.c JOBS_UNSET): --max-seq-len-to-capture -2147483648 ran at its default, exit 0 */
+    if (value && e->arg == G_OPTION_ARG_INT && strcmp(value, "-2147483648") == 0) {
+        s->message = g_strdup_printf("--%s: expected a whole number above -2147483648 (the least int stands for the "
+                                     "option not given), got '%s'", e->long_name, value);
+        return false;
+    }
     if (repeatable(e))
         return true;
     if (s->first[i]) {

@@ -7,7 +7,9 @@
  *     (no value) and the array options (--set, --policy) may repeat;
  *   - an integer option's value that is not plain decimal: GOption reads
  *     it with strtol(.., 0), so `--tp 010` was 8 (octal), `--tp 0x2` 2 and
- *     ` 2` 2. Refused: the digits, an optional '-', no leading zero.
+ *     ` 2` 2. Refused: the digits, an optional '-', no leading zero;
+ *   - an int option given -2147483648 (G_MININT), the value serve and
+ *     sweep read as "not given": it ran at the option's default. Refused.
  *
  * It follows GOption's reading of argv: "--" ends the options (as does
  * the first argument that is not one, with strict_posix); "--NAME=VALUE"

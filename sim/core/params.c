@@ -222,6 +222,19 @@ strata_params *strata_params_new(const char *owner, const strata_param_def *defs
     return p;
 }
 
+strata_params *strata_params_new_unspaced(const char *owner, const strata_param_def *defs, const char *kv,
+                                          GError **err)
+{
+    if (kv && kv[strcspn(kv, " \t\r\n\v\f")]) { /* strata_params_set_kv strips around keys and values */
+        char *q = strata_quote(kv);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected KEY=VALUE,... with no spaces, got '%s'",
+                    owner, q);
+        g_free(q);
+        return NULL;
+    }
+    return strata_params_new(owner, defs, kv, err);
+}
+
 bool strata_params_set_kv(strata_params *p, const char *kv, GError **err)
 {
     if (kv == NULL || *kv == '\0')

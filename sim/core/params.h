@@ -45,6 +45,13 @@ typedef struct strata_params strata_params;
 /* kv: "k=v,k=v" text (may be NULL or empty). `owner` names the model in errors. */
 strata_params *strata_params_new(const char *owner, const strata_param_def *defs,
                                  const char *kv, GError **err);
+/* strata_params_new over kv taken as written: whitespace anywhere in kv
+ * (NULL: none) is refused ("OWNER: expected KEY=VALUE,... with no spaces,
+ * got 'KV'"), where strata_params_new strips it around keys and values.
+ * The reader of an option whose value is used as written (serve's
+ * --poisson and --prior-run). */
+strata_params *strata_params_new_unspaced(const char *owner, const strata_param_def *defs, const char *kv,
+                                          GError **err);
 /* Sets each KEY=VALUE of kv ("k=v,k=v"; NULL or empty: nothing), over any
  * earlier value; a key given twice within kv is an error. */
 bool strata_params_set_kv(strata_params *p, const char *kv, GError **err);

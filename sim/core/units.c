@@ -341,11 +341,10 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
     return ok;
 }
 
-/* Whether a digit of q's significand (before its exponent) is not 0. */
-static bool mantissa_nonzero(const quantity *q)
+bool strata_decimal_mantissa_nonzero(const char *text, size_t len)
 {
-    for (size_t i = 0; i < q->number_len && q->number[i] != 'e' && q->number[i] != 'E'; i++)
-        if (q->number[i] >= '1' && q->number[i] <= '9')
+    for (size_t i = 0; i < len && text[i] != 'e' && text[i] != 'E'; i++)
+        if (text[i] >= '1' && text[i] <= '9')
             return true;
     return false;
 }
@@ -375,7 +374,8 @@ static bool parse_real(const char *text, const unit_def *units, bool divide, boo
         set_error(err, what, text);
         return false;
     }
-    if (value == 0.0 && mantissa_nonzero(&q)) { /* 1e-400s, 1e-320ps: a time of 0 at exit 0 */
+    /* 1e-400s, 1e-320ps: a time of 0 at exit 0 */
+    if (value == 0.0 && strata_decimal_mantissa_nonzero(q.number, q.number_len)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "'%s' is below the least double and reads as 0; "
                     "expected 0 or %s", text, what);
         return false;

@@ -27,6 +27,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 bool strata_parse_size(const char *text, uint64_t *bytes, GError **err);
@@ -41,6 +42,12 @@ bool strata_parse_flops(const char *text, double *flops, GError **err);
 /* A boolean (the rule above); false, and *value untouched, for any other
  * text. It sets no error: each reader says what it expects in its words. */
 bool strata_parse_bool(const char *text, bool *value);
+/* Whether a digit 1-9 stands in the significand of the decimal number
+ * text[0..len), before its exponent ('e' or 'E'): a number with one that
+ * strtod reads as 0 (1e-400, below the least double) lost its value, where
+ * 0e-400 is 0. The rule of the parsers' "below the least double" refusal
+ * and of serve's decimals (serve_stream.h strata_serve_decimal). */
+bool strata_decimal_mantissa_nonzero(const char *text, size_t len);
 /* Plain unsigned integer (decimal or 0x hex), overflow is an error. */
 bool strata_parse_u64(const char *text, uint64_t *value, GError **err);
 

@@ -47,6 +47,8 @@ static const strata_key_def hardware_keys[] = {
     {"vendor", false, "amd, nvidia or google: whose device it is (default: the collectives' library's, rccl amd, "
                "nccl nvidia, xla google)"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
+    {"device_name", false, "the part as its driver names it (torch.cuda.get_device_name: NVIDIA H200), which engines "
+                           "match their tuned kernel configs against (default: not said)"},
     {NULL, false, NULL}};
 static const strata_key_def memory_keys[] = {
     {"kind", true, NULL}, /* the names of memory_kind_names (below) */

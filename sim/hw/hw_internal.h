@@ -44,6 +44,7 @@ struct strata_hw {
     bool sched_xla; /* [hardware] sched = xla */
     bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const char *vendor;        /* [hardware] vendor (in strings), NULL: not given (hw_vendor.c) */
+    const char *device_name;   /* [hardware] device_name (in strings), NULL: not given (hw_vendor.c) */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
     void *coll_params;                 /* its parameter block (g_free), or NULL */
     GStringChunk *strings;
@@ -80,7 +81,7 @@ bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, cons
 char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key); /* raw text, NULL when absent */
 bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out, GError **err);
 /* A memory's reported_capacity (0 when absent or `none`): kind device only, at most capacity (docs/hardware.md);
- * a --set of capacity alone drops the file's (the driver's total was the file's part's). */
+ * a derived file or --set restating capacity at another size drops the earlier total (it was another part's). */
 bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool device, uint64_t capacity,
                               uint64_t *out, GError **err);
 bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
@@ -115,7 +116,7 @@ int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *g
 bool hw_staging_load(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, strata_link_spec *l,
                      GError **err);
 
-/* hw_vendor.c: [hardware] vendor, checked against the collectives' library
+/* hw_vendor.c: [hardware] vendor, checked against the collectives' library, and device_name
  * (after hw_devices_build, which loads it). */
 bool hw_vendor_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err);
 /* hw_devices.c: [hardware] devices and devices_per_host, and the

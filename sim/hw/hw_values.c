@@ -95,17 +95,27 @@ bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uin
     return ok;
 }
 
-/* Whether a key was stated by a later layer than the base file: a derived file (`base =`) or a --set. */
-static bool restated(const hw_load_ctx *ctx, const char *group, const char *key)
+/* Whether the driver's total belongs to the capacity in force: capacity's value where reported_capacity was last
+ * stated (the base file, the derived file or a --set: core/keyfile.h's layers), compared as bytes with the capacity
+ * in force (a later layer that restates capacity at the same size keeps the total). */
+static bool total_belongs(const hw_load_ctx *ctx, const char *group, uint64_t capacity)
 {
-    return strata_keyfile_overridden(ctx->k, group, key) || strata_keyfile_derived(ctx->k, group, key);
+    strata_keyfile_layer at = strata_keyfile_layer_of(ctx->k, group, "reported_capacity");
+    if (strata_keyfile_layer_of(ctx->k, group, "capacity") <= at)
+        return true;
+    char *then = strata_keyfile_value_at(ctx->k, group, "capacity", at);
+    uint64_t was = 0;
+    bool same = then && strata_parse_size(then, &was, NULL) && was == capacity;
+    g_free(then);
+    return same;
 }
 
 /* The driver's total (cudaMemGetInfo) of a device memory: at most the memory itself, so a capacity written in
  * decimal GB where the part's is binary (80GB for an H100's 80 GiB under its 79.11 GiB total) is refused with both
  * values. A total belongs to the capacity it was written beside: where a derived file or a --set restates capacity
- * and not reported_capacity (a derived file for another part, a slice's smaller memory), the earlier total is
- * dropped and the pool takes the capacity; `none` drops it explicitly. The value is parsed either way. */
+ * at another size after reported_capacity was stated (a derived file for another part, a slice's smaller memory),
+ * the earlier total is dropped and the pool takes the capacity; restated at the same size (--set
+ * memory.hbm.capacity=80GiB on h100.ini) it is kept; `none` drops it explicitly. The value is parsed either way. */
 bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool device, uint64_t capacity,
                               uint64_t *out, GError **err)
 {
@@ -119,7 +129,7 @@ bool hw_get_reported_capacity(const hw_load_ctx *ctx, const char *group, bool de
     char *rv = hw_get_raw(ctx, group, "reported_capacity");
     bool none = strcmp(rv, "none") == 0;
     bool ok = none || hw_get_size(ctx, group, "reported_capacity", out, err);
-    if (ok && (none || (restated(ctx, group, "capacity") && !restated(ctx, group, "reported_capacity"))))
+    if (ok && (none || !total_belongs(ctx, group, capacity)))
         *out = 0;
     if (ok && *out > capacity) {
         char *cv = hw_get_raw(ctx, group, "capacity"), *cw = strata_keyfile_where(ctx->k, group, "capacity");

@@ -13,6 +13,9 @@
  * mi300x-8.ini and mi325x-8.ini take as their base; the tpu-*.ini of one
  * chip google).
  *
+ * [hardware] device_name, the part as its driver names it (torch.cuda.get_device_name), is read here too: the
+ * name a serving engine's tuned kernel configs are chosen by (serve_triton_moe.c).
+ *
  * Invariant: a loaded file whose vendor and collectives' library are both
  * given agrees: RCCL with amd, NCCL with nvidia (NCCL builds only for
  * CUDA, NVIDIA/nccl's README: "NCCL ... for NVIDIA GPUs"), xla with google.
@@ -44,8 +47,32 @@ static const library_vendor *library_row(const char *lib)
     return NULL;
 }
 
+/* [hardware] device_name: text of 1 to 95 printable ASCII characters without blanks at its ends (NVML's
+ * NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96 bytes with its NUL, bounds nvmlDeviceGetName's name; cudaDeviceProp's name
+ * is char[256]); a control character or a name past the bound is no driver's. */
+static bool device_name_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
+{
+    char *v = hw_get_text(ctx, "hardware", "device_name");
+    if (!v)
+        return true;
+    g_strstrip(v);
+    size_t n = strlen(v);
+    bool ok = n >= 1 && n <= 95;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = v[i] >= 0x20 && v[i] < 0x7f;
+    if (ok)
+        hw->device_name = g_string_chunk_insert_const(hw->strings, v);
+    else
+        hw_fail_value(ctx, err, "hardware", "device_name", "the part's name as its driver gives it, 1 to 95 "
+                      "printable ASCII characters (torch.cuda.get_device_name: NVIDIA H200)", v);
+    g_free(v);
+    return ok;
+}
+
 bool hw_vendor_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
+    if (!device_name_load(ctx, hw, err))
+        return false;
     char *v = hw_get_text(ctx, "hardware", "vendor");
     if (!v)
         return true;
@@ -77,6 +104,8 @@ const char *strata_hw_vendor(const strata_hw *hw)
     const library_vendor *row = library_row(hw->coll_impl ? hw->coll_impl->name : NULL);
     return row ? row->vendor : NULL;
 }
+
+const char *strata_hw_device_name(const strata_hw *hw) { return hw->device_name; }
 
 bool strata_hw_rocm(const strata_hw *hw)
 {

@@ -743,7 +743,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     strata_serve_cost_set_fa2_attention(cost, e->fa2_attention);
     const char *moe_cfg = platform_kernel(rocm, e->triton_moe_configs, e->triton_moe_configs_rocm);
     strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm),
-                                     strata_serve_triton_moe_configs_find(moe_cfg));
+                                     strata_serve_triton_moe_configs_on(moe_cfg, strata_hw_device_name(hw)));
     strata_serve_cost_set_mla_absorb(cost, e->mla_absorb);
     const strata_serve_triton_gemm *tg = NULL; /* the ROCm build's block-FP8 Linears (serve_triton_gemm.h) */
     if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))

@@ -7,23 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
-#include "serve/serve_stream.h"
+#include "core/params.h"
 
 static bool read_count(const char *key, const char *text, uint32_t *out, GError **err)
 {
     char *end = NULL;
     errno = 0;
     unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
-    if (!end || *end || errno || v < 1 || v > UINT32_MAX) {
+    /* 10^8: --poisson's n, prompt and output and a request file's counts (serve_stream.c); up to 2^32 - 1 a run of
+     * n=4294967295 was taken and replayed block by block for hours before the run began */
+    if (!end || *end || errno || v < 1 || v > 100000000) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--prior-run %s=%s: expected a whole number from 1 to "
-                    "%u", key, text, UINT32_MAX);
+                    "10^8 (as --poisson's)", key, text);
         return false;
     }
     *out = (uint32_t)v;
     return true;
 }
 
-/* --prior-run's keys, each a count read by read_count (digits only, 1 to 2^32-1). */
+/* --prior-run's keys, each a count read by read_count (digits only, 1 to 10^8). */
 static const strata_param_def prior_params[] = {
     {"n", STRATA_PARAM_STRING, NULL, "requests of the earlier run", NULL},
     {"prompt", STRATA_PARAM_STRING, NULL, "tokens of each of its prompts", NULL},
@@ -35,7 +37,7 @@ bool strata_serve_prior_parse(const char *spec, strata_serve_prior_run *r, GErro
 {
     *r = (strata_serve_prior_run){0, 0, 0};
     char *owner = g_strdup_printf("--prior-run '%s'", spec); /* the messages quote the whole run */
-    strata_params *kv = strata_serve_kv_read(owner, spec, prior_params, err);
+    strata_params *kv = strata_params_new_unspaced(owner, prior_params, spec, err);
     bool ok = kv != NULL;
     if (ok && (!strata_params_is_set(kv, "n") || !strata_params_is_set(kv, "prompt") ||
                !strata_params_is_set(kv, "output"))) {

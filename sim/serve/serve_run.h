@@ -88,6 +88,7 @@ typedef struct serve_state {
     const struct strata_serve_graph_limit *graph_limit;
     uint32_t graph_largest;
     double piecewise_host_s;       /* the host chain of its piecewise-graph forward (serve_piecewise.h; 0: none) */
+    bool past_capture;             /* this decode-only step passes max_seq_len_to_capture (serve_sched.c) */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)

@@ -331,8 +331,8 @@ static uint32_t graph_ranks(const strata_serve_config *c) { return c->attention_
  * min'd with max_model_len (config.py _verify_cuda_graph), which no context passes. 0.6.3's wheel passes
  * max_decode_seq_len=max_encoder_seq_len (model_runner.py:833-836, 0 for a decoder-only model), so it graphs every
  * context (the typo vllm-project/vllm PR #9285 fixed, for 0.6.4): a case of that release passes its
- * max_model_len here. */
-static bool past_capture(const serve_state *st)
+ * max_model_len here. Computed once a step (serve_step: st->past_capture), read by engine_graph_pad and step_eager. */
+static bool step_past_capture(const serve_state *st)
 {
     const strata_serve_engine *e = st->cfg->engine;
     uint32_t limit = st->cfg->max_seq_len_to_capture ? st->cfg->max_seq_len_to_capture : e ? e->seq_capture : 0;
@@ -359,7 +359,7 @@ static uint32_t engine_graph_pad(const serve_state *st, uint32_t n)
                                                                               (n + ranks - 1) / ranks);
         return size ? size * ranks - n : 0;
     }
-    if (!e || !e->graph_align || n <= 2 || past_capture(st))
+    if (!e || !e->graph_align || n <= 2 || st->past_capture)
         return 0;
     uint32_t a = e->graph_align, max = e->graph_max ? e->graph_max : (c->max_num_seqs + a - 1) / a * a;
     if (n > max)
@@ -402,7 +402,7 @@ static bool step_eager(const serve_state *st, bool prefill)
     if (!e || prefill)
         return e != NULL;
     return st->graph_limit ? per > st->graph_largest
-                           : (e->graph_max && st->n_chunks > e->graph_max) || past_capture(st);
+                           : (e->graph_max && st->n_chunks > e->graph_max) || st->past_capture;
 }
 
 /* The step's requests, their prompts, what they had generated and the
@@ -495,6 +495,7 @@ bool serve_step(serve_state *st)
     bool prefill = false;
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
+    st->past_capture = !prefill && step_past_capture(st); /* graph_pad and step_eager read it on a decode step */
     uint32_t pad = prefill ? 0 : graph_pad(st, st->n_chunks);
     double gpu = step_gpu(st, pad);
     bool eager = step_eager(st, prefill);

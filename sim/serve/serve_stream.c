@@ -189,21 +189,8 @@ bool strata_serve_decimal(const char *text, double *x)
     *x = g_ascii_strtod(text, &end);
     /* a figure strtod reads as 0 though a digit of its mantissa is not (1e-400, below the least double):
      * --poisson rate=1e-400 ran as rate 0, every request at once, and --time-scale 1e-400 as 0 */
-    bool lost = *x == 0 && strcspn(text, "123456789") < strcspn(text, "eE");
+    bool lost = *x == 0 && strata_decimal_mantissa_nonzero(text, strlen(text));
     return end && end != text && !*end && isfinite(*x) && *x >= 0 && !lost;
-}
-
-strata_params *strata_serve_kv_read(const char *owner, const char *spec, const strata_param_def *defs,
-                                    GError **err)
-{
-    if (spec[strcspn(spec, " \t\r\n\v\f")]) { /* strata_params strips around keys and values */
-        char *q = strata_quote(spec);
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected KEY=VALUE,... with no spaces, got '%s'",
-                    owner, q);
-        g_free(q);
-        return NULL;
-    }
-    return strata_params_new(owner, defs, spec, err);
 }
 
 /* A row: its time as whole seconds *sec and a fraction *t, and its lengths. */
@@ -405,7 +392,7 @@ bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GErro
                     "got ''");
         return false;
     }
-    strata_params *kv = strata_serve_kv_read("--poisson", spec, poisson_params, err);
+    strata_params *kv = strata_params_new_unspaced("--poisson", poisson_params, spec, err);
     bool ok = kv != NULL;
     for (const strata_param_def *d = poisson_params; ok && d->name; d++)
         if (strata_params_is_set(kv, d->name))

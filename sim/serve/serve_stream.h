@@ -74,12 +74,6 @@ typedef struct strata_serve_poisson {
  * other text; the one rule of arrival_s, --poisson's values and
  * --time-scale. */
 bool strata_serve_decimal(const char *text, double *x);
-/* An option's "k=v,k=v" (--poisson, --prior-run) read against defs by
- * strata_params (the split, the key lookup, a key given twice; owner names
- * the option in each message), or NULL with err. Whitespace anywhere is
- * refused, not stripped: these options' values are taken as written. */
-strata_params *strata_serve_kv_read(const char *owner, const char *spec, const strata_param_def *defs,
-                                    GError **err);
 /* Reads path; limit > 0 keeps its first limit rows. */
 strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err);
 strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p);

@@ -5,6 +5,7 @@
 #include "serve/serve_triton_moe.h"
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 #include "serve/serve_names.h"
 
 typedef struct {
@@ -32,25 +33,33 @@ static const moe_key h200_073[] = {
  * but H200's N=256 and H100's N=128: an AMD part or another N takes it). */
 static const moe_key default_073[] = {{1, 64, 128, 128}};
 
-/* A release's configs for one file name's E (experts) and N (an expert's width a rank, w2's K), or for any
- * (experts 0: a default); a layer of another E or N takes `otherwise` (fused_moe.py's get_config: no file found,
- * get_default_config). The device in the file name (NVIDIA_H200) is not checked: no hardware file names its part
- * as torch does, so every Hopper part takes the H200 file (on an H100, 0.7.3 finds no E=256,N=256 file and runs
- * the default, 64 x 128 x 128: a difference at 1, 2 and 16 tokens only). */
+/* A release's configs for one file name's E (experts) and N (an expert's width a rank, w2's K) and device, or for
+ * any (experts 0, device NULL: a default); a layer of another E or N, or a part of another name, takes `otherwise`.
+ * The 0.7.3 wheel's fused_moe.py get_config_file_name (l. 762-770) names the file by E, N, dtype, block_shape and
+ * device_name = current_platform.get_device_name().replace(" ", "_"): the CUDA platform's name of the part, NVML's
+ * nvmlDeviceGetName (platforms/cuda.py l. 277-279, 325-327), torch.cuda.get_device_name where NVML is absent
+ * (l. 355-356), "NVIDIA H200" for E=256,N=256,device_name=NVIDIA_H200,...; get_moe_configs (l. 775-810) opens that
+ * file where it exists, else returns None and the kernel runs get_default_config. So the H200 file is chosen only
+ * where the hardware file names the part so ([hardware] device_name = NVIDIA H200, hw.h strata_hw_device_name): an
+ * H100 (NVIDIA H100 80GB HBM3, which has an E=256,N=128 file and no N=256 one) or a file that does not say takes
+ * the default, 64 x 128 x 128 (a difference at 1, 2 and 16 tokens only). vllm-645d18fa, strata's default for the
+ * rows that name no release, stays unchecked (device NULL), as before wave 41. */
 struct strata_serve_triton_moe_configs {
     const char *name;
     const moe_key *keys;
     size_t n;
     uint32_t experts, width;
+    const char *device; /* the part the file is for, as get_device_name gives it; NULL: any */
     const char *otherwise;
 };
 
-#define CONFIGS(name, keys, e, w, otherwise) {(name), (keys), sizeof(keys) / sizeof((keys)[0]), (e), (w), (otherwise)}
+#define CONFIGS(name, keys, e, w, device, otherwise)                                                                \
+    {(name), (keys), sizeof(keys) / sizeof((keys)[0]), (e), (w), (device), (otherwise)}
 static const strata_serve_triton_moe_configs rows[] = {
-    CONFIGS("vllm-645d18fa", h200_645d18fa, 0, 0, NULL), /* strata's default before wave 40: any E and N */
-    CONFIGS("vllm-0.7.3", h200_073, 256, 256, "vllm-0.7.3-default"),
-    CONFIGS("vllm-0.7.3-default", default_073, 0, 0, NULL),
-    {NULL, NULL, 0, 0, 0, NULL},
+    CONFIGS("vllm-645d18fa", h200_645d18fa, 0, 0, NULL, NULL), /* strata's default before wave 40: any E and N */
+    CONFIGS("vllm-0.7.3", h200_073, 256, 256, "NVIDIA H200", "vllm-0.7.3-default"),
+    CONFIGS("vllm-0.7.3-default", default_073, 0, 0, NULL, NULL),
+    {NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 /* sgl-project/sglang PR #3893 (H200): w8a8_block_fp8_matmul at m = 4096,
@@ -65,6 +74,14 @@ static const strata_serve_triton_moe_configs rows[] = {
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name)
 {
     return serve_names_find(SERVE_NAMES(rows, strata_serve_triton_moe_configs), name);
+}
+
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_on(const char *name, const char *device)
+{
+    const strata_serve_triton_moe_configs *cfg = strata_serve_triton_moe_configs_find(name);
+    if (cfg && cfg->device && !(device && strcmp(cfg->device, device) == 0))
+        return strata_serve_triton_moe_configs_find(cfg->otherwise);
+    return cfg;
 }
 
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_for(const strata_serve_triton_moe_configs *cfg,

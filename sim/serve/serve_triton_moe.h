@@ -77,6 +77,10 @@ void strata_serve_triton_moe_config(uint64_t tokens, strata_serve_triton_moe_til
  * no file for the part: MI300X). NULL for an unknown name. */
 typedef struct strata_serve_triton_moe_configs strata_serve_triton_moe_configs;
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name);
+/* The configs named `name` as the release finds them on the part `device` names (hw.h strata_hw_device_name; NULL:
+ * not said): a file for one device on another, or where the part is not named, is its `otherwise`, the release's
+ * default (fused_moe.py get_moe_configs: no file of that name, get_default_config). NULL for an unknown name. */
+const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_on(const char *name, const char *device);
 
 /* cfg itself where its file is for `experts` and `width` (an expert's width a rank) or for any, else the
  * release's default (serve_triton_moe.c); NULL stays NULL. */
