@@ -1448,7 +1448,9 @@ START_TEST(attention_dp_schedules_every_rank)
         strata_serve_config c;
         strata_serve_config_default(&c);
         c.tp = 2, c.attention_dp = dp, c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4;
-        c.gpu_memory_utilization = 1e-6; /* 80 kB of each 80 GB: a pool of hundreds of blocks, not 600 million */
+        /* about 80 kB of pool a rank: hundreds of blocks, not 600 million; vLLM V1's rule charges cuBLAS's Hopper
+         * workspace, 33,554,432 B, first (serve_holdings.h), of the driver's 84,943,715,697 B */
+        c.gpu_memory_utilization = (80e3 + 33554432.0) / 84943715697.0;
         strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
         ck_assert_msg(r, "%s", err ? err->message : "");
         ck_assert_uint_eq(r->steps, dp ? 1 : 2);

@@ -640,7 +640,9 @@ END_TEST
  * input 65,536 x (5120 + 8) = 336,068,608: 2,384,004,104, above the dense MLP's 402,653,184. Activations
  * 8192 x (10,240 + 7,168) + 2,384,004,104 + 827,588,608 = 3,354,199,048.
  * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (84,943,715,697 - 64,552,145,920 - 3,354,199,048) =
- * 15,333,633,656 B (a double's product, 15,333,633,656.1 truncated). */
+ * 15,333,633,656 B (a double's product, 15,333,633,656.1 truncated) before what the rank holds (wave 41,
+ * serve_holdings.h; test_serve_holdings's holdings_at_tp8_by_hand): less 679,026,688 B inside the fraction,
+ * 0.9 x 16,358,344,041 = 14,722,509,636 B; vLLM V1 (none) less cuBLAS's 33,554,432 B: 10,490,795,647 B. */
 START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
 {
     GError *err = NULL;
@@ -653,7 +655,7 @@ START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
     ck_assert_msg(strata_serve_model_load(&m, model, &err), "%s", err ? err->message : "");
     ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
     const char *engines[2] = {"none", "trtllm"};
-    const uint64_t want[2] = {10524350079ull, 15333633656ull}, acts[2] = {1372848128ull, 3354199048ull};
+    const uint64_t want[2] = {10490795647ull, 14722509636ull}, acts[2] = {1372848128ull, 3354199048ull};
     for (int i = 0; i < 2; i++) {
         strata_serve_config c;
         strata_serve_config_default(&c);
@@ -716,8 +718,10 @@ END_TEST
  * layers x 4 KV heads x 128 x 2, FP8) a block of 16 tokens is 1,310,720 B: 29,806 and 32,658 blocks. A 5,000 +
  * 500-token request reserves ceil(5,500 / 16) = 344 blocks to completion (GUARANTEED_NO_EVICT), so 86 and 94 such
  * requests fit. The NIM page's own figures put 85 in decode at concurrency 100-250 (Little's law: 920 tok/s / 500
- * tokens x 499 x 92.9 ms = 85.5); what the executor holds beside weights, activations and pool (CUDA context,
- * NCCL's and its own workspaces) is not modelled (docs/serving.md, Limits). */
+ * tokens x 499 x 92.9 ms = 85.5). With what each rank holds (wave 41, serve_holdings.h): vLLM V1 less cuBLAS's
+ * 33,554,432 B, 39,033,784,959 B (29,780 blocks, 86 requests); the executor less the CUDA context 286,261,248 B,
+ * NCCL's 24 channels 231,211,008 B and its all-reduce workspace 2 x 2 x 16,000,000 B = 581,472,256 B inside its
+ * fraction: 0.9 x 46,980,238,705 = 42,282,214,834 B (834.5 truncated), 32,258 blocks, 93 requests. */
 START_TEST(trtllm_cpp_runs_nims_executor)
 {
     GError *err = NULL;
@@ -736,7 +740,7 @@ START_TEST(trtllm_cpp_runs_nims_executor)
     ck_assert(e->pool_of_free && !e->fa3_prefill && !e->graph_max);
     ck_assert_double_eq(strata_serve_engine_step(e, 10e-3, (strata_serve_engine_batch){.requests = 85}, true, 1), 10e-3);
     const char *engines[2] = {"none", "trtllm-cpp"};
-    const uint64_t want[2] = {39067339391ull, 42805539864ull}, fits[2] = {86, 94};
+    const uint64_t want[2] = {39033784959ull, 42282214834ull}, fits[2] = {86, 93};
     for (int i = 0; i < 2; i++) {
         strata_serve_config c;
         strata_serve_config_default(&c);
@@ -773,7 +777,11 @@ END_TEST
  * 1,927 blocks, where 80e9 B gave 3,637,258,240 B and 867. A 1,996 + 100-token request holds ceil(2,096 / 16)
  * = 131 blocks at its end: 14 fit at full length (1,834 blocks), against 6 (786) before. TensorRT-LLM's row
  * reads the same reported total, its fraction of what the rest leaves: 0.9 x (84,943,715,697 - 65,524,246,528 -
- * 2,838,495,232) = 0.9 x 16,580,973,937 = 14,922,876,543 B, / 4,194,304 = 3,557 blocks (80e9 gave 2,497). */
+ * 2,838,495,232) = 0.9 x 16,580,973,937 = 14,922,876,543 B, / 4,194,304 = 3,557 blocks (80e9 gave 2,497).
+ * Wave 41 (serve_holdings.h): these files name no NCCL generation, so cuBLAS's workspace is PyTorch's non-sm90
+ * default, 8,519,680 B, which vLLM's profile charges: 5,449,364,807 B (5,939 blocks), 26,730,927,759 B (29,134),
+ * 8,078,082,687 B (1,925); TensorRT-LLM charges it and the CUDA context (132 x 2,048 x 1 KiB + 9 MiB =
+ * 286,261,248 B) inside its fraction: 0.9 x 16,286,193,009 = 14,657,573,708 B (3,494 blocks). */
 START_TEST(vllm_pool_is_its_share_of_the_reported_total)
 {
     const struct {
@@ -782,13 +790,13 @@ START_TEST(vllm_pool_is_its_share_of_the_reported_total)
         uint32_t tokens, seqs;
         uint64_t weights, acts, pool, blocks, per_token;
     } rows[] = {
-        {"a100.ini", "qwen2.5-7b.json", "none", 0.25, 2048, 256, 15231233024ull, 592445440ull, 5457884487ull, 5948,
+        {"a100.ini", "qwen2.5-7b.json", "none", 0.25, 2048, 256, 15231233024ull, 592445440ull, 5449364807ull, 5939,
          57344},
-        {"a100.ini", "qwen2.5-7b.json", "none", 0.5, 2048, 256, 15231233024ull, 592445440ull, 26739447439ull, 29143,
+        {"a100.ini", "qwen2.5-7b.json", "none", 0.5, 2048, 256, 15231233024ull, 592445440ull, 26730927759ull, 29134,
          57344},
-        {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8086602367ull, 1927,
+        {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8078082687ull, 1925,
          262144},
-        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 14922876543ull, 3557,
+        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 14657573708ull, 3494,
          262144},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
@@ -1101,7 +1109,8 @@ END_TEST
  * 207,288); context 131,072: 1,619 -> 2,048, 2,049. Pool 3,000 at 8,192: 2,049 against half the pool, 1,500.
  * --max-num-seqs wins. h100.ini gives the total the driver reports (79.11 GiB = 84,943,715,697 B, which SGLang's
  * mem_get_info reads): 0.88 x 84,943,715,697 - 16,060,522,496 = 58,689,947,317 B, 447,768 tokens: 27,985 at
- * 8,192 and 1,749 at 131,072, the same 4,097 and 2,049. */
+ * 8,192 and 1,749 at 131,072, the same 4,097 and 2,049. Wave 41: SGLang's total_gpu_memory is what the CUDA
+ * context left (serve_holdings.h), 0.88 x 286,261,248 B less: 58,438,037,419 B, 445,846 tokens, the same. */
 START_TEST(sglang_v04_max_running_from_the_pool)
 {
     const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.4", NULL);
@@ -1116,7 +1125,7 @@ START_TEST(sglang_v04_max_running_from_the_pool)
                                               "llama-3-8b", "--poisson", "n=4,rate=0,prompt=100,output=4", "-q",
                                               "--engine", "sglang-v0.4", "--json", "-", len[i], NULL);
         ck_assert_msg(o.status == 0, "%s", o.err);
-        ck_assert_msg(strstr(o.out, "\"kv_pool_bytes\" : 58689947317"), "%s", o.out);
+        ck_assert_msg(strstr(o.out, "\"kv_pool_bytes\" : 58438037419"), "%s", o.out);
         ck_assert_msg(strstr(o.out, want[i]), "%s", o.out);
         strata_cli_result_clear(&o);
     }

@@ -170,6 +170,10 @@ const char *strata_coll_impl_pick(const strata_hw *hw, strata_op_kind kind, cons
 /* The GPU generation the hardware's [collectives] nccl row names (nccl_arch), for a model that picks a kernel
  * by it (a serving engine's Hopper or Blackwell kernels): false where the hardware's collectives are not NCCL's. */
 bool strata_hw_nccl_arch(const strata_hw *hw, strata_nccl_arch *out);
+/* comm->nChannels of NCCL's communicator over `ranks` ranks in one node of hw (strata_nccl_comm_channels): the
+ * channels whose ring connections hold buffers (a serving rank's NCCL memory, serve_holdings.h); 0 where the
+ * hardware's collectives are not NCCL's or ranks < 2. */
+uint32_t strata_hw_nccl_channels(const strata_hw *hw, uint32_t ranks);
 
 /* True for the collectives a library's all-reduce family covers:
  * all-reduce, all-gather and reduce-scatter. */

@@ -483,6 +483,15 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     return c;
 }
 
+uint32_t strata_hw_nccl_channels(const strata_hw *hw, uint32_t ranks)
+{
+    strata_nccl_arch arch;
+    if (ranks < 2 || !strata_hw_nccl_arch(hw, &arch))
+        return 0;
+    strata_nccl_comm c = comm_of(hw, ranks, 0);
+    return strata_nccl_comm_channels(&c);
+}
+
 /* NVLS's copy warps' loads (algo_nccl.c, the copy warps' pace): from the
  * rank's input, the default device memory's latency; from the NVLS
  * buffer, which the switch's multicast stores reach through the GPU's

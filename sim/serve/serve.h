@@ -35,6 +35,7 @@
 #include "core/progress.h"
 #include "hw/hw.h"
 #include "serve/serve_engine.h"
+#include "serve/serve_holdings.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
 #include "serve/serve_scheduler.h"
@@ -155,6 +156,7 @@ typedef struct strata_serve_result {
     double external_frag_mean;         /* 1 - largest free / free, time-weighted */
     uint64_t capacity_bytes, weight_bytes, activation_bytes, pool_bytes, kv_bytes_per_token;
     uint64_t pool_blocks;              /* paged */
+    strata_serve_holdings held;        /* what the rank holds outside weights, activations and pool (per rank) */
     GArray *samples;                   /* strata_serve_sample, thinned to at most 2048 */
     GArray *steps_log;                 /* strata_serve_step, with record_steps; else NULL */
     char label[80];                    /* the sweep point ("max_num_seqs=64"), or "" */
@@ -184,5 +186,11 @@ bool strata_serve_config_knob_same(const strata_serve_config *a, const strata_se
  * once the memory holds the weights). */
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
                          uint64_t *weights, uint64_t *activations, uint64_t *pool, GError **err);
+/* The same, with what the rank holds outside them (serve_holdings.h) in *held: the part the engine's own
+ * accounting charges is taken from the pool by its rule (vLLM's: as the profile's; SGLang's: x
+ * mem_fraction_static; TensorRT-LLM's: before its fraction), --non-kv-overhead on top. */
+bool strata_serve_memory_held(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
+                              uint64_t *weights, uint64_t *activations, uint64_t *pool, strata_serve_holdings *held,
+                              GError **err);
 
 #endif

@@ -96,6 +96,17 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
     strata_json_add_fields(b, mem, G_N_ELEMENTS(mem));
     if (r->pool_blocks)
         strata_json_add_uint(b, "kv_pool_blocks", r->pool_blocks);
+    /* what the rank holds outside weights, activations and pool, by part, and what its engine's rule charged
+     * (serve_holdings.h; SGLang's pool loses that x mem_fraction_static, TensorRT-LLM's x its fraction) */
+    strata_json_open_object(b, "held_outside_pool");
+    strata_json_add_string(b, "rule", strata_serve_hold_rule_name(r->held.rule));
+    strata_json_field held[] = {CNT("cuda_context_bytes", r->held.context_bytes),
+                                CNT("nccl_bytes", r->held.nccl_bytes),
+                                CNT("allreduce_bytes", r->held.allreduce_bytes),
+                                CNT("cublas_bytes", r->held.cublas_bytes),
+                                CNT("charged_bytes", r->held.counted_bytes)};
+    strata_json_add_fields(b, held, G_N_ELEMENTS(held));
+    json_builder_end_object(b);
     json_builder_end_object(b);
     add_samples(b, r->samples);
     json_builder_end_object(b);
@@ -169,6 +180,11 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
     fprintf(out, "memory per rank  %.2f GB: weights %.2f GB, activations %.2f GB, KV pool %.2f GB "
             "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
             r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);
+    fprintf(out, "outside the pool %.3f GB a rank (%s's accounting charges %.3f GB): CUDA context %.3f GB, "
+            "NCCL %.3f GB, all-reduce %.3f GB, cuBLAS %.3f GB\n", (r0->held.context_bytes + r0->held.nccl_bytes +
+            r0->held.allreduce_bytes + r0->held.cublas_bytes) / 1e9, strata_serve_hold_rule_name(r0->held.rule),
+            r0->held.counted_bytes / 1e9, r0->held.context_bytes / 1e9, r0->held.nccl_bytes / 1e9,
+            r0->held.allreduce_bytes / 1e9, r0->held.cublas_bytes / 1e9);
     for (uint32_t i = 0; i < rep->n; i++) {
         const strata_serve_result *r = rep->runs[i];
         fprintf(out, "\n[%s%s%s]\n", r->scheme, r->label[0] ? " " : "", r->label);

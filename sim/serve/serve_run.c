@@ -45,6 +45,14 @@ void strata_serve_config_default(strata_serve_config *c)
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
                          uint64_t *weights, uint64_t *activations, uint64_t *pool, GError **err)
 {
+    strata_serve_holdings held;
+    return strata_serve_memory_held(hw, m, c, weights, activations, pool, &held, err);
+}
+
+bool strata_serve_memory_held(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
+                              uint64_t *weights, uint64_t *activations, uint64_t *pool, strata_serve_holdings *held,
+                              GError **err)
+{
     const strata_memory_spec *mem = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands);
     double act = strata_serve_dtype_bytes(m->dtype);
     uint64_t t = c->max_num_batched_tokens, tp = c->tp ? c->tp : 1, at = c->attention_dp ? 1 : tp;
@@ -93,14 +101,22 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     /* SGLang (pool_of_static): mem_fraction_static of the device less what the weights left in use, measured
      * after loading them and before any forward (model_runner.py profile_max_num_token, sglang-0.4.0 wheel) */
     bool no_profile = c->engine && c->engine->pool_of_static;
-    double rest = (double)*weights + (no_profile ? 0.0 : (double)*activations) + (double)c->non_kv_overhead;
+    /* what the rank holds outside weights, activations and pool, and the part its engine's accounting charges
+     * (serve_holdings.h): vLLM's and TensorRT-LLM's with the profile's peak; SGLang's total_gpu_memory is what
+     * the distributed init left free, so the pool loses mem_fraction_static of it (model_runner.py
+     * profile_max_num_token: available after the weights - total x (1 - mem_fraction_static)) */
+    strata_serve_holdings_of(c->engine, hw, (uint32_t)tp, held);
+    double charged = (double)held->counted_bytes;
+    double rest = (double)*weights + (no_profile ? 0.0 : (double)*activations + charged) +
+                  (double)c->non_kv_overhead;
+    double sglang_held = no_profile ? charged * c->gpu_memory_utilization : 0.0;
     double left = c->engine && c->engine->pool_of_free ? (total - rest) * c->gpu_memory_utilization
-                                                       : usable - rest;
+                                                       : usable - rest - sglang_held;
     if (left < 1) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s on %s with tp %u: no memory left for the KV cache "
-                    "(%.3g GB usable at gpu_memory_utilization %.2f, weights %.3g GB, activations %.3g GB per rank)",
-                    m->name, strata_hw_name(hw), c->tp, usable / 1e9, c->gpu_memory_utilization,
-                    (double)*weights / 1e9, (double)*activations / 1e9);
+                    "(%.3g GB usable at gpu_memory_utilization %.2f, weights %.3g GB, activations %.3g GB, held "
+                    "outside them %.3g GB per rank)", m->name, strata_hw_name(hw), c->tp, usable / 1e9,
+                    c->gpu_memory_utilization, (double)*weights / 1e9, (double)*activations / 1e9, charged / 1e9);
         return false;
     }
     *pool = (uint64_t)left;
@@ -619,7 +635,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
     bool ok = tp_divides_heads(m, c, err) && swap_space_fits(hw, c, err) &&
-              strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
+              strata_serve_memory_held(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, &r->held, err);
     /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
     strata_serve_config all = *c;
     uint64_t ranks = c->attention_dp ? c->tp : 1;

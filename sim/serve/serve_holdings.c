@@ -1,0 +1,112 @@
+/*
+ * serve_holdings.c: what a serving rank holds besides weights, activations and the KV pool, and what its
+ * engine's accounting charges to the pool (serve_holdings.h gives the rules by engine).
+ *
+ * Sizes, each a rank's:
+ *   - CUDA context (NVIDIA hardware with its SM count): ESTIMATE, the driver's reservations at its defaults,
+ *     local memory for every resident thread at the default stack limit (1 KiB, cudaLimitStackSize) times
+ *     2,048 threads an SM (compute capability 8.0 and 9.0) times the SMs, plus the device malloc heap (8 MiB,
+ *     cudaLimitMallocHeapSize) and the printf FIFO (1 MiB, cudaLimitPrintfFifoSize), the defaults the CUDA
+ *     Runtime API documents for cudaDeviceSetLimit. H100 SXM (132 SMs): 286,261,248 B. Module code (lazy
+ *     loading, CUDA 12.2's default) is not counted.
+ *   - NCCL (tp > 1, the hardware's collectives NCCL's): every channel of the communicator (comm->nChannels,
+ *     strata_hw_nccl_channels) receives from its ring peer into one buffer a protocol: Simple DEFAULT_BUFFSIZE
+ *     4 MiB, LL NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x NCCL_STEPS 8 x 16 B = 524,288 B,
+ *     LL128 NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x NCCL_STEPS 8 x 8 B = 4,915,200 B
+ *     (NVIDIA/nccl @5067397c src/init.cc:810-813, src/include/device.h:26, 97-98, 114-115): 9,633,792 B a
+ *     channel. Tree and NVLS buffers are not counted.
+ *   - vLLM's custom all-reduce (rows whose all-reduce is vllm-custom, tp 2, 4, 6 or 8): meta_size() + max_size,
+ *     the buffer max_size and rank_data 8 MiB, all torch tensors (vLLM v0.6.0 custom_all_reduce.py:142-157,
+ *     max_size 8192 x 1024 at :44; meta_size = sizeof(Signal), two uint32_t [64][8] arrays,
+ *     csrc/custom_all_reduce.cuh:26-32): 4,096 + 3 x 8 MiB = 25,169,920 B.
+ *   - TensorRT-LLM's all-reduce workspace (its rows, tp > 1): ping and pong IPC buffers of size x tp_size
+ *     each, size = max_workspace_size_auto(tp) = 16,000,000 B at tp <= 2, else 8,000,000 B
+ *     (tensorrt_llm/plugin/plugin.py, CustomAllReduceHelper.max_workspace_size_auto and allocate_workspace,
+ *     the release that multiplies by tp_size; its barriers, a few hundred bytes, and later releases' Lamport
+ *     buffers are not counted): 128,000,000 B at tp 8.
+ *   - cuBLAS (PyTorch engines: vLLM, TensorRT-LLM's PyTorch backend; one handle and stream): PyTorch's default
+ *     workspace, 4096 x 8 x 1024 = 32 MiB on sm90, else 4096 x 1024 x 2 + 16 x 1024 x 8 = 8,519,680 B
+ *     (pytorch aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize, ":4096:2:16:8 default,
+ *     32MiB for Hopper"), taken through the caching allocator at the first GEMM: in the profile run.
+ */
+#include <string.h>
+#include "hw/coll_impl.h"
+#include "serve/serve_holdings.h"
+
+enum {
+    CTX_STACK_BYTES = 1024,      /* cudaLimitStackSize's default */
+    CTX_THREADS_PER_SM = 2048,   /* resident threads an SM, compute capability 8.0 and 9.0 */
+    CTX_HEAP_BYTES = 8u << 20,   /* cudaLimitMallocHeapSize's default */
+    CTX_PRINTF_BYTES = 1u << 20, /* cudaLimitPrintfFifoSize's default */
+    NCCL_SIMPLE_BYTES = 1u << 22,
+    NCCL_LL_BYTES = 8 * 512 * 8 * 16,
+    NCCL_LL128_BYTES = 120 * 640 * 8 * 8,
+    VLLM_AR_MAX_SIZE = 8192 * 1024,
+    VLLM_AR_META_SIZE = 2 * 64 * 8 * 4,
+    VLLM_AR_RANK_DATA = 8 * 1024 * 1024,
+};
+
+static const char *const rule_names[] = {"vllm-v0", "vllm-v1", "sglang", "trtllm", "none"};
+
+const char *strata_serve_hold_rule_name(strata_serve_hold_rule r)
+{
+    return rule_names[r];
+}
+
+/* The engine row's accounting (serve_holdings.h), by its name and pool rule. */
+static strata_serve_hold_rule rule_of(const strata_serve_engine *e)
+{
+    if (!e)
+        return SERVE_HOLD_VLLM_V1;
+    if (e->pool_of_free)
+        return SERVE_HOLD_TRTLLM;
+    if (strncmp(e->name, "sglang", 6) == 0)
+        return SERVE_HOLD_SGLANG;
+    if (strncmp(e->name, "vllm-v0", 7) == 0)
+        return SERVE_HOLD_VLLM_V0;
+    if (strcmp(e->name, "lmdeploy-turbomind") == 0 || strcmp(e->name, "turbomind") == 0)
+        return SERVE_HOLD_NONE;
+    return SERVE_HOLD_VLLM_V1; /* none, overlap: as no --engine */
+}
+
+void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
+                              strata_serve_holdings *out)
+{
+    *out = (strata_serve_holdings){.rule = rule_of(e)};
+    uint32_t sms = strata_hw_compute(hw, 0)->kernel.sms;
+    if (!sms) /* hardware that names no SMs is no GPU these libraries run on: nothing held */
+        return;
+    bool rocm = strata_hw_rocm(hw);
+    strata_nccl_arch arch;
+    bool nccl = strata_hw_nccl_arch(hw, &arch);
+    if (!rocm)
+        out->context_bytes = (uint64_t)sms * CTX_THREADS_PER_SM * CTX_STACK_BYTES + CTX_HEAP_BYTES + CTX_PRINTF_BYTES;
+    if (tp > 1)
+        out->nccl_bytes = (uint64_t)strata_hw_nccl_channels(hw, tp) * (NCCL_SIMPLE_BYTES + NCCL_LL_BYTES +
+                                                                         NCCL_LL128_BYTES);
+    const char *ar = e ? e->allreduce : NULL;
+    if (!rocm && ar && strcmp(ar, "vllm-custom") == 0 && tp <= 8 && tp % 2 == 0)
+        out->allreduce_bytes = VLLM_AR_META_SIZE + 2ull * VLLM_AR_MAX_SIZE + VLLM_AR_RANK_DATA;
+    if (out->rule == SERVE_HOLD_TRTLLM && tp > 1)
+        out->allreduce_bytes = 2ull * tp * (tp <= 2 ? 16000000ull : 8000000ull);
+    bool torch = !e || !e->pool_of_free || strcmp(e->name, "trtllm") == 0; /* trtllm-cpp: TensorRT's runtime */
+    if (!rocm && torch && out->rule != SERVE_HOLD_SGLANG && out->rule != SERVE_HOLD_NONE)
+        out->cublas_bytes = nccl && arch == STRATA_NCCL_HOPPER ? 4096ull * 8 * 1024
+                                                               : 4096ull * 1024 * 2 + 16 * 1024 * 8;
+    switch (out->rule) {
+    case SERVE_HOLD_VLLM_V0:
+        out->counted_bytes = out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
+        break;
+    case SERVE_HOLD_VLLM_V1:
+        out->counted_bytes = out->cublas_bytes;
+        break;
+    case SERVE_HOLD_SGLANG:
+        out->counted_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes;
+        break;
+    case SERVE_HOLD_TRTLLM:
+        out->counted_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
+        break;
+    case SERVE_HOLD_NONE:
+        break;
+    }
+}
