@@ -35,6 +35,7 @@ struct strata_serve_cost {
     bool triton_moe;                          /* block-scaled routed experts as Triton's fused_moe (serve_cost.h) */
     const strata_serve_triton_moe_configs *moe_cfg; /* its release's config file (NULL: vllm-645d18fa's) */
     const strata_serve_triton_gemm *block_gemm; /* block-FP8 Linears' Triton kernel (serve_cost.h; NULL: gemm row) */
+    const strata_serve_fp8_linear *fp8_lin;   /* per-tensor FP8 Linears' ROCm pattern (serve_cost.h; NULL: none) */
     const strata_serve_fused_moe_bf16 *bf16_moe; /* unquantized experts' fused_moe default config (NULL: grouped) */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
@@ -118,7 +119,7 @@ static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t 
 static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
     if (!c->block_gemm || !c->m.weight_block || c->m.dtype != STRATA_DTYPE_F8 || !m || !k || !n)
-        return gemm(c, m, k, n);
+        return gemm(c, strata_serve_fp8_linear_rows(c->fp8_lin, m), k, n); /* fp8_lin: padded rows */
     strata_kernel_cost kc = {0};
     strata_serve_triton_gemm_time tg = {0};
     kernel_cost(c, c->gemm, c->m.dtype, (uint64_t[3]){m, k, n}, 3, false, 0, 0, &kc);
@@ -194,12 +195,13 @@ static double elementwise(const strata_serve_cost *c, uint64_t n)
  * reads the gate and up halves, 2 x t x w, and writes t x w; plain reads and writes t x w. It reads the GEMM's output
  * (activations' dtype) and writes the next GEMM's input: FP8 under 8-bit weights (TensorRT-LLM's GatedMLP passes
  * quant_scale = down_proj.input_scale to swiglu, gated_mlp.py), else the activations' dtype; under block-scaled FP8
- * (weight_block) the activations' dtype, the down projection quantizing its own input (block_quant). The routed
- * experts' activation is the same pass (experts_grouped). */
+ * (weight_block) or fp8_lin (serve_fp8_linear.h) the activations' dtype, the down projection quantizing its own input
+ * (block_quant). The routed experts' activation is the same pass (experts_grouped). */
 static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
 {
     double up = (c->s.gated ? 2.0 : 1.0) * (double)w;
-    double in = c->m.weight_block ? act_bytes(c) : strata_serve_dtype_bytes(c->m.dtype);
+    bool wide = c->m.weight_block || (c->fp8_lin && c->fp8_lin->wide_activation); /* down_proj quantizes */
+    double in = wide ? act_bytes(c) : strata_serve_dtype_bytes(c->m.dtype);
     return t && w ? stream_pass(c, t * w, (double)t * (up * act_bytes(c) + (double)w * in)) : 0;
 }
 
@@ -287,6 +289,11 @@ void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_
     c->block_gemm = g && strata_hw_compute(c->hw, c->unit)->kernel.sms == 304 ? g : NULL;
     forget_dense(c);
 }
+void strata_serve_cost_set_fp8_linear(strata_serve_cost *c, const strata_serve_fp8_linear *r)
+{
+    c->fp8_lin = c->m.dtype == STRATA_DTYPE_F8 && !c->m.weight_block ? r : NULL; /* per-tensor FP8 only */
+    forget_dense(c);
+}
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
@@ -353,11 +360,13 @@ static double expert_maps(const strata_serve_cost *c, uint64_t t)
 }
 
 /* One per-token-group FP8 quantization of a t x k input before a block-scaled linear (weight_block > 0;
- * serve_moe_route.h strata_serve_block_quant_bytes): one kernel; 0 without block scales. */
+ * serve_moe_route.h strata_serve_block_quant_bytes), or with fp8_lin a per-tensor one before o_proj and down_proj
+ * (serve_fp8_linear.h): one kernel; 0 without either. */
 static double block_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
 {
-    double b = strata_serve_block_quant_bytes(t, k, c->m.weight_block, act_bytes(c),
-                                              strata_serve_dtype_bytes(c->m.dtype));
+    double b = c->fp8_lin && c->fp8_lin->every_linear ? strata_serve_fp8_linear_quant_bytes(t, k, act_bytes(c))
+                                                       : strata_serve_block_quant_bytes(t, k, c->m.weight_block,
+                                                             act_bytes(c), strata_serve_dtype_bytes(c->m.dtype));
     return b > 0 ? stream_pass(c, t * k, b) : 0;
 }
 
@@ -498,11 +507,9 @@ double strata_serve_cost_eager_extra(const strata_serve_cost *c, uint64_t tokens
     return 2.0 * c->m.layers * (allreduce_as(c, tokens, true) - allreduce_as(c, tokens, false));
 }
 
-/* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an
- * all-gather of every rank's input in the GEMMs' dtype (FP8 under 8-bit
- * weights, quantized before it) with its top_k ids and scales (8 bytes
- * each), and a reduce-scatter of the bf16 output; NCCL's buffers are
- * equal per rank, each rank's share of t tokens rounded up
+/* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an all-gather of every rank's input in the GEMMs'
+ * dtype (FP8 under 8-bit weights, quantized before it) with its top_k ids and scales (8 bytes each), and a
+ * reduce-scatter of the bf16 output; NCCL's buffers are equal per rank, each rank's share of t tokens rounded up
  * (local_tokens). */
 static double moe_collectives(const strata_serve_cost *c, uint64_t t)
 {
@@ -552,12 +559,10 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
            block_quant(c, e, heads * v) + folded;
 }
 
-/* Under attention data parallelism, each rank's share: its own tokens
- * through the attention projections, norms and the dense layers'
- * activation, all tokens through the MLPs' sharded part; a gather and a
- * reduce-scatter around each MoE layer (moe_collectives); no all-reduce
- * around attention or the dense MLPs (their weights are whole). An MoE
- * layer has no dense MLP and no activation over `intermediate`. */
+/* Under attention data parallelism, each rank's share: its own tokens through the attention projections, norms and the
+ * dense layers' activation, all tokens through the MLPs' sharded part; a gather and a reduce-scatter around each MoE
+ * layer (moe_collectives); no all-reduce around attention or the dense MLPs (their weights are whole). An MoE layer
+ * has no dense MLP and no activation over `intermediate`. */
 static double dense_time_dp(strata_serve_cost *c, uint32_t t)
 {
     const strata_serve_model *m = &c->m;
@@ -621,24 +626,18 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
            op_time_bytes(c, c->flash, kv, d, 6, false, bytes) + bgemm(c, heads, decodes, lkv, (uint64_t)s->v_head_dim);
 }
 
-/* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
- * (a KV group's query heads packed as rows, Skv their mean context), or
- * the engine's decode kernel (serve_decode.h: the mean context and the
- * longest, which sets XQA's multi-block count). */
-/* A prefill chunk's HBM bytes as FlashAttention-3 (vLLM's FLASH_ATTN
- * backend on Hopper) moves them: its tile schedulers order the tiles in
- * "sections" of heads whose K and V fit 32 MB of L2 (hopper/
- * tile_scheduler.hpp, DynamicPersistentTileScheduler::
- * to_underlying_arguments: size_l2 = 32 MB, swizzle = size_l2 /
- * size_one_kv_head, times qhead_per_khead without PackGQA; the varlen
- * scheduler vLLM calls keeps num_nheads_in_l2 heads together likewise),
- * so each KV head's K and V come from HBM once for all its query heads and
- * query blocks, where one head's K and V (Skv x 2 D in the cache's dtype)
- * fit those 32 MB: Q read once in the attention's dtype (vLLM quantizes
- * it to the cache's FP8, flash_attn.py FlashAttentionImpl.forward's
- * q_descale), O written once in the activations'. Where one head does not
- * fit, or under an engine that runs another prefill kernel: the kernel
- * row's own count (K and V once per block pair and query head). */
+/* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes (a KV group's query heads packed as rows, Skv
+ * their mean context), or the engine's decode kernel (serve_decode.h: the mean context and the longest, which sets
+ * XQA's multi-block count). */
+/* A prefill chunk's HBM bytes as FlashAttention-3 (vLLM's FLASH_ATTN backend on Hopper) moves them: its tile
+ * schedulers order the tiles in "sections" of heads whose K and V fit 32 MB of L2 (hopper/ tile_scheduler.hpp,
+ * DynamicPersistentTileScheduler:: to_underlying_arguments: size_l2 = 32 MB, swizzle = size_l2 / size_one_kv_head,
+ * times qhead_per_khead without PackGQA; the varlen scheduler vLLM calls keeps num_nheads_in_l2 heads together
+ * likewise), so each KV head's K and V come from HBM once for all its query heads and query blocks, where one head's K
+ * and V (Skv x 2 D in the cache's dtype) fit those 32 MB: Q read once in the attention's dtype (vLLM quantizes it to
+ * the cache's FP8, flash_attn.py FlashAttentionImpl.forward's q_descale), O written once in the activations'. Where
+ * one head does not fit, or under an engine that runs another prefill kernel: the kernel row's own count (K and V once
+ * per block pair and query head). */
 enum { FA3_L2_SECTION_BYTES = 32 * 1024 * 1024 };
 
 static double fa3_prefill_bytes(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads,
@@ -718,14 +717,11 @@ static double aux_passes(const strata_serve_cost *c, uint64_t p, uint64_t d, uin
     return t;
 }
 
-/* The q and k norms of a model with them (Qwen 3: qk_norm), on the t
- * tokens of a step on this rank, prefill and decode alike: TensorRT-LLM
- * runs them with RoPE as one kernel over the QKV GEMM's output in place
- * (QKNormRoPEAttention.apply_qk_norm_rope, fuse_qk_norm_rope on by
- * default: torch.ops.trtllm.fused_qk_norm_rope, tensorrt_llm/_torch/
- * modules/qk_norm_attention.py; the attention op then applies no RoPE of
- * its own): each q and k head read and written in the activations' dtype,
- * v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
+/* The q and k norms of a model with them (Qwen 3: qk_norm), on the t tokens of a step on this rank, prefill and decode
+ * alike: TensorRT-LLM runs them with RoPE as one kernel over the QKV GEMM's output in place
+ * (QKNormRoPEAttention.apply_qk_norm_rope, fuse_qk_norm_rope on by default: torch.ops.trtllm.fused_qk_norm_rope,
+ * tensorrt_llm/_torch/ modules/qk_norm_attention.py; the attention op then applies no RoPE of its own): each q and k
+ * head read and written in the activations' dtype, v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
  * RMSNorm kernels over the same bytes (one launch more, not counted). */
 static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
 {
@@ -734,19 +730,14 @@ static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
     return c->m.qk_norm && n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
 }
 
-/* One layer's attention over a step's chunks and pad dummy decodes of
- * context 1: each prefill chunk (after GQA's qkv_preprocess, or the
- * engine's own kernels around it: aux_passes), then the decodes together,
- * MLA's way or GQA's. The q/k norms run before the attention op
- * (qk_norm_pass, counted by the step). window > 0: a sliding-window
- * layer (issue 45): a decode reads the K and V of its last min(context,
- * window) tokens (FlashAttention's window_size = (W - 1, 0) in vLLM v1's
- * flash_attn.py; every engine's decode kernel reads only the window), so
- * its context is min(context, window) for the mean and the longest; a
- * GQA prefill chunk covers the causal band (gqa_prefill). MLA prefill
- * and the auxiliary kernels (RoPE, cache writes) keep the whole context:
- * no MLA model has a window, and the aux kernels touch only the step's
- * own tokens. */
+/* One layer's attention over a step's chunks and pad dummy decodes of context 1: each prefill chunk (after GQA's
+ * qkv_preprocess, or the engine's own kernels around it: aux_passes), then the decodes together, MLA's way or GQA's.
+ * The q/k norms run before the attention op (qk_norm_pass, counted by the step). window > 0: a sliding-window layer
+ * (issue 45): a decode reads the K and V of its last min(context, window) tokens (FlashAttention's window_size = (W -
+ * 1, 0) in vLLM v1's flash_attn.py; every engine's decode kernel reads only the window), so its context is
+ * min(context, window) for the mean and the longest; a GQA prefill chunk covers the causal band (gqa_prefill). MLA
+ * prefill and the auxiliary kernels (RoPE, cache writes) keep the whole context: no MLA model has a window, and the
+ * aux kernels touch only the step's own tokens. */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad,
                         uint64_t window)
 {

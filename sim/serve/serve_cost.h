@@ -86,6 +86,7 @@
 #include "serve/serve_attn_aux.h"
 #include "serve/serve_coll.h"
 #include "serve/serve_decode.h"
+#include "serve/serve_fp8_linear.h"
 #include "serve/serve_mla_kernels.h"
 #include "serve/serve_model.h"
 #include "serve/serve_sampler.h"
@@ -138,6 +139,11 @@ void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_ser
  * (serve_triton_gemm.h: SGLang 0.5's aiter gemm_a8w8_blockscale on gfx942), each the slower of its programs'
  * waves on single CUs and the gemm row; NULL (the default): the gemm row. The MoE router's GEMM keeps the row. */
 void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g);
+/* A per-tensor FP8 model's (dtype f8, no weight_block) Linear layers as the engine's ROCm build runs them
+ * (serve_fp8_linear.h: vLLM 0.6.2's torch._scaled_mm branch): an input quantization before o_proj and down_proj
+ * too, the MLP's activation written in bf16, the GEMM's rows padded to the row's minimum; NULL (the default), or
+ * another model: TensorRT-LLM's pattern (fp8_input_quant). */
+void strata_serve_cost_set_fp8_linear(strata_serve_cost *c, const strata_serve_fp8_linear *r);
 /* The same hardware at its sustained clock (hw.h strata_hw_run_at_sustained_clock; NULL: none): an op whose
  * compute time at the peak's clock exceeds its bytes' time runs on it. Measured on a lent H100: Llama-3-8B
  * prefills and GEMMs back to back held 1455 MHz at the 700 W limit, decode steps 1905-1980 MHz (their

@@ -175,40 +175,35 @@
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
  *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
- * vllm-v0 and sglang-v0.3 run their TP all-reduces as vLLM's custom
- *   all-reduce (serve_allreduce.h: vllm-custom; on by default in both,
- *   SGLang 0.3 through vllm.distributed). vLLM 0.6 captures CUDA graphs
- *   for every decode-only batch up to max_num_seqs padded to 8
- *   (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
- *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both
- *   pad a captured decode batch to the next captured size (graph_align).
- * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 runs its
- *   decodes' attention as ROCm's paged_attention_rocm (serve_decode.h:
- *   paged-attention-rocm), as does vllm-v1 under --prefill-decode-attention
- *   (decode_rocm_pd; else V1's Triton unified_attention, below): 0.7.3's
- *   ROCmFlashAttentionBackend and 0.10.0's chunked_prefill_paged_decode
- *   (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, as AMD's page sets it from
- *   0.9.1) call it while
- *   use_rocm_custom_paged_attention holds (gfx9, fp16/bf16 queries, head 64
- *   or 128, block 16 or 32, GQA ratio 1-16, contexts up to 128 Ki, no window
- *   on V1); other shapes run Triton's kernel_paged_attention_2d, not
- *   modelled (the row times them as the ROCm kernel). Their prefill stays
- *   the rows' (vllm-v0's FA2 entries, vllm-v1's FA3 bytes): ROCm's CK and
- *   Triton prefill kernels are not modelled.
+ * vllm-v0 and sglang-v0.3 run their TP all-reduces as vLLM's custom all-reduce (serve_allreduce.h: vllm-custom; on
+ *   by default in both, SGLang 0.3 through vllm.distributed). vLLM 0.6 captures CUDA graphs for every decode-only
+ *   batch up to max_num_seqs padded to 8 (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
+ *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both pad a captured decode batch to the next
+ *   captured size (graph_align).
+ * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 runs its decodes' attention as ROCm's
+ *   paged_attention_rocm (serve_decode.h: paged-attention-rocm), as does vllm-v1 under --prefill-decode-attention
+ *   (decode_rocm_pd; else V1's Triton unified_attention, below): 0.7.3's ROCmFlashAttentionBackend and 0.10.0's
+ *   chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, as AMD's page sets it from 0.9.1) call it
+ *   while use_rocm_custom_paged_attention holds (gfx9, fp16/bf16 queries, head 64 or 128, block 16 or 32, GQA ratio
+ *   1-16, contexts up to 128 Ki, no window on V1); other shapes run Triton's kernel_paged_attention_2d, not modelled
+ *   (the row times them as the ROCm kernel). Their prefill stays the rows' (vllm-v0's FA2 entries, vllm-v1's FA3
+ *   bytes): ROCm's CK and Triton prefill kernels are not modelled.
  * On RCCL hardware (SGLang's ROCm build on gfx942; mla_kernels_rocm) sglang-v0.5 runs an MLA model's layer
  *   kernels as serve_mla_rocm.c's sglang-0.5-rocm-mla counts them from SGLang 0.5's HIP branches (RoPE in
  *   PyTorch ops, the q and k concatenations, aiter's MLA reduce), in place of the CUDA row.
- * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1
- *   run vllm-custom-rocm: vLLM's custom all-reduce below 16 MiB, RCCL
- *   beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d)
- *   select it (serve_allreduce.c gives the lines; quick all-reduce is off
- *   by default). V1 runs it on CUDA as well (CudaCommunicator.all_reduce),
- *   but the NVIDIA vllm-v1 rows keep NCCL's here: from the release that
- *   turns VLLM_ALLREDUCE_USE_SYMM_MEM on by default, the custom kernel
- *   stops at 256 KiB at TP8 on sm90 and PyTorch's symmetric-memory
- *   all-reduce (not modelled) takes over to 64 MiB; earlier V1 releases
- *   run it below 8 MiB. The row names no release (docs/serving.md,
- *   "vLLM V1's all-reduce on CUDA (wave 27)").
+ * On RCCL hardware (vLLM's ROCm builds; allreduce_rocm) vllm-v0 and vllm-v1 run vllm-custom-rocm: vLLM's custom
+ *   all-reduce below 16 MiB, RCCL beyond, as ROCm/vllm 0.7.3 (V0, @b309ea79) and 0.10.0 (V1, @040de12d) select it
+ *   (serve_allreduce.c gives the lines; quick all-reduce is off by default). V1 runs it on CUDA as well
+ *   (CudaCommunicator.all_reduce), but the NVIDIA vllm-v1 rows keep NCCL's here: from the release that turns
+ *   VLLM_ALLREDUCE_USE_SYMM_MEM on by default, the custom kernel stops at 256 KiB at TP8 on sm90 and PyTorch's
+ *   symmetric-memory all-reduce (not modelled) takes over to 64 MiB; earlier V1 releases run it below 8 MiB. The row
+ *   names no release (docs/serving.md, "vLLM V1's all-reduce on CUDA (wave 27)"). (vLLM 0.6.2 upstream disables the
+ *   custom kernel on ROCm, config.py:926-930 "not supported on AMD GPUs", so its all-reduces are RCCL's; AMD's
+ *   ROCm/vllm fork enables it from 2024-05, ROCm/vllm PR #27: which a row's run used is not known, and the row keeps
+ *   the fork's; docs/serving.md, wave 41.)
+ * On RCCL hardware (vLLM's ROCm builds; fp8_linear_rocm) vllm-v0 and vllm-v0.5 run a per-tensor FP8 model's Linears
+ *   as serve_fp8_linear.c's vllm-0.6-rocm-scaled-mm reads vLLM 0.6.2's torch._scaled_mm branch: a static quantization
+ *   before each of the four Linears, SiluAndMul writing bf16, the GEMM's rows padded to 17.
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
@@ -478,13 +473,14 @@ enum { SGLANG_V03_GRAPH_MAX = 160 };
 enum { GRAPH_ALIGN = 8 };
 
 /* What both vLLM V0 rows share: the multi-step mode, 0.3 us a prefilled token, the vllm-v0 scheduler, vLLM's custom
- * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention there, graphs padded to multiples of 8, 0.6's
- * FA2 kernels, the logits gathered to rank 0, the embedding all-reduced. */
+ * all-reduce (ROCm's on RCCL hardware), ROCm's paged attention and per-tensor FP8 Linears there, graphs padded to
+ * multiples of 8, 0.6's FA2 kernels, the logits gathered to rank 0, the embedding all-reduced. */
 #define VLLM_V0_SHARED                                                                                             \
     .mode = SERVE_ENGINE_MULTI_STEP, .per_prefill_token_s = 0.3e-6, .lengths = SERVE_LENGTH_VLLM_SERVER,           \
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
-    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true, .triton_moe = true
+    .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true,                \
+    .triton_moe = true, .fp8_linear_rocm = "vllm-0.6-rocm-scaled-mm"
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
@@ -749,6 +745,10 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))
         return false;
     strata_serve_cost_set_triton_gemm(cost, tg);
+    const strata_serve_fp8_linear *fl = NULL; /* the ROCm build's per-tensor FP8 Linears (serve_fp8_linear.h) */
+    if (rocm && e->fp8_linear_rocm && !(fl = strata_serve_fp8_linear_find(e->fp8_linear_rocm, err)))
+        return false;
+    strata_serve_cost_set_fp8_linear(cost, fl);
     strata_serve_cost_set_fused_moe_bf16(cost, strata_serve_fused_moe_bf16_for(e->fused_moe_bf16, hw));
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {

@@ -99,6 +99,8 @@ typedef struct strata_serve_engine {
                                    * gfx942: serve_mla_rocm.h; NULL: none) */
     const char *gemm_rocm; /* its block-FP8 Linear layers' kernel in its ROCm build on gfx942
                             * (serve_triton_gemm.h; NULL: the gemm row) */
+    const char *fp8_linear_rocm; /* its per-tensor FP8 Linear layers' quantizations and padded rows in its ROCm
+                                  * build (serve_fp8_linear.h; NULL: serve_cost.c's default pattern) */
     bool fa3_prefill;      /* its GQA/MHA prefill attention moves HBM bytes as FlashAttention-3 does
                             * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
                             * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the

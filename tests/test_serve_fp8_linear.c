@@ -1,0 +1,112 @@
+/*
+ * test_serve_fp8_linear.c: vLLM 0.6.2's per-tensor FP8 Linear on ROCm
+ * (sim/serve/serve_fp8_linear.h: vllm-0.6-rocm-scaled-mm, from
+ * apply_fp8_linear's torch._scaled_mm branch) by hand: the GEMM's rows
+ * padded to 17, one static quantization's bytes, and what the row adds to
+ * a served step of vllm-v0 on mi300x-8 (RCCL: the ROCm build) and only
+ * there: not on NCCL hardware, not to a bf16 or a block-FP8 model.
+ */
+#include <math.h>
+#include <string.h>
+#include "hw/hw.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
+#include "serve/serve_fp8_linear.h"
+#include "testutil.h"
+
+static strata_hw *hw_load(const char *name)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", name, NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    g_free(path);
+    return hw;
+}
+
+/* num_token_padding = 17 (w8a8_utils.py:121-125): max(17, rows); 0 rows
+ * stay 0 and no row leaves them as given. One quantization of 256 x 2,048
+ * bf16 elements: read 2 B, write 1 B each, 256 x 2,048 x 3 = 1,572,864 B. */
+START_TEST(rows_and_bytes_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_fp8_linear *r = strata_serve_fp8_linear_find("vllm-0.6-rocm-scaled-mm", &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 1), 17);
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 16), 17);
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 17), 17);
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 256), 256);
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 0), 0);
+    ck_assert_uint_eq(strata_serve_fp8_linear_rows(NULL, 1), 1);
+    ck_assert(fabs(strata_serve_fp8_linear_quant_bytes(256, 2048, 2.0) - 1572864.0) < 1e-6);
+    ck_assert(!strata_serve_fp8_linear_find("vllm-0.6-cuda", &err));
+    ck_assert_msg(err && strstr(err->message, "vllm-0.6-rocm-scaled-mm"), "%s", err ? err->message : "");
+    g_clear_error(&err);
+}
+END_TEST
+
+/* A step's time under the engine's kernels, then the same model with the row taken off (set to NULL). */
+static void step_with_and_without(const char *hw_file, const strata_serve_model *m, uint32_t decodes, double *with,
+                                  double *without)
+{
+    strata_hw *hw = hw_load(hw_file);
+    GError *err = NULL;
+    strata_serve_cost *c = strata_serve_cost_new(hw, m, 8, false, 256, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("vllm-v0", NULL), hw, c, &err));
+    strata_serve_chunk ch[64];
+    for (uint32_t i = 0; i < decodes; i++)
+        ch[i] = (strata_serve_chunk){i, 1, 512, true};
+    *with = strata_serve_cost_step(c, ch, decodes);
+    strata_serve_cost_set_fp8_linear(c, NULL);
+    *without = strata_serve_cost_step(c, ch, decodes);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+
+/* Llama 3 70B, FP8 weights, TP8, 32 decodes (over 17 rows: no padding) on
+ * mi300x-8 (mi300x.ini: kernel_launch 1.9 us, 5.3 TB/s x stream
+ * efficiency 0.6 = 3.18 TB/s). A rank's o_proj input is 64 / 8 x 128 =
+ * 1,024 wide, down_proj's 28,672 / 8 = 3,584. The row adds per layer:
+ *   o_proj's quantization    32 x 1,024 x 3 B =  98,304 B, one launch
+ *   down_proj's              32 x 3,584 x 3 B = 344,064 B, one launch
+ *   SiluAndMul writing bf16, not FP8: 32 x 3,584 x 1 B = 114,688 B more
+ *   = 2 x 1.9 us + 557,056 B / 3.18e12 = 3.8 us + 0.17517484 us = 3.97517484 us,
+ * x 80 layers = 318.013987 us.
+ * One decode: the same two launches and 1 x (1,024 x 3 + 3,584 x 4) B =
+ * 17,408 B (5.4742 ns) a layer, 304.437940 us in all, plus every GEMM at 17
+ * rows instead of 1 (memory-bound: no less than before). */
+START_TEST(vllm_v0_on_rocm_adds_the_quantizations)
+{
+    strata_serve_model m = {0};
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.dtype = STRATA_DTYPE_F8;
+    m.kv_dtype = STRATA_DTYPE_BF16;
+    double with, without;
+    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    ck_assert_msg(fabs((with - without) - 318.013987e-6) < 1e-11, "%.17g", with - without);
+    step_with_and_without("mi300x-8.ini", &m, 1, &with, &without);
+    ck_assert_msg(with - without >= 304.437940e-6 - 1e-11, "%.17g", with - without);
+    /* NCCL hardware: vllm-v0's CUDA build keeps serve_cost.c's default (the row is not set) */
+    step_with_and_without("dgx-h100.ini", &m, 32, &with, &without);
+    ck_assert_msg(with == without, "%.17g %.17g", with, without);
+    /* a bf16 model, and block-scaled FP8 (apply_w8a8_block_fp8_linear): the row does not apply */
+    m.dtype = STRATA_DTYPE_BF16;
+    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    ck_assert_msg(with == without, "%.17g %.17g", with, without);
+    m.dtype = STRATA_DTYPE_F8;
+    m.weight_block = 128;
+    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    ck_assert_msg(with == without, "%.17g %.17g", with, without);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_fp8_linear");
+    TCase *tc = tcase_create("serve_fp8_linear");
+    tcase_add_test(tc, rows_and_bytes_by_hand);
+    tcase_add_test(tc, vllm_v0_on_rocm_adds_the_quantizations);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
