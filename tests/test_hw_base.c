@@ -154,6 +154,49 @@ START_TEST(reported_capacity_kept_at_same_capacity)
 }
 END_TEST
 
+/* device_name belongs to the part whose device memory it was written beside (wave 42, H1 of wave 41's review): a
+ * derived file or a --set that restates the device memory's capacity at another size describes another part, so
+ * the base's "NVIDIA H200" (which chooses vLLM 0.7.3's H200 fused_moe file) is dropped; restated at the same size
+ * (141GiB = 144384MiB) it is kept; a derived file that restates device_name with the new capacity keeps its own. */
+START_TEST(device_name_follows_capacity)
+{
+    static const char *text = "[hardware]\nname = base\ndevice_name = NVIDIA H200\n"
+                              "[memory hbm]\nkind = device\ncapacity = 141GiB\nbandwidth = 4.8TB/s\n"
+                              "[memory host]\nkind = host\ncapacity = 1TB\nbandwidth = 200GB/s\n"
+                              "[link pcie]\nbetween = host hbm\ngeneration = 5\nlanes = 16\nmax_payload = 256B\n"
+                              "max_read_request = 512B\nlatency = 2us\n";
+    char *base = strata_test_write_temp("base-XXXXXX.ini", text);
+    static const struct {
+        const char *body; /* NULL: the base file itself */
+        const char *set;  /* an override, or NULL */
+        const char *want; /* NULL: no name */
+    } rows[] = {
+        {NULL, NULL, "NVIDIA H200"},
+        {"[memory hbm]\ncapacity = 80GiB\n", NULL, NULL},
+        {"[memory hbm]\ncapacity = 144384MiB\n", NULL, "NVIDIA H200"},
+        {NULL, "memory.hbm.capacity=80GiB", NULL},
+        {NULL, "memory.hbm.capacity=141GiB", "NVIDIA H200"},
+        {"device_name = NVIDIA H100 80GB HBM3\n[memory hbm]\ncapacity = 80GiB\n", NULL,
+         "NVIDIA H100 80GB HBM3"},
+        {"device_name = NVIDIA H100 80GB HBM3\n[memory hbm]\ncapacity = 80GiB\n",
+         "memory.hbm.capacity=94GiB", NULL},
+        {"[memory hbm]\ncapacity = 80GiB\n", "memory.hbm.capacity=141GiB", "NVIDIA H200"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *path = rows[i].body ? derived(base, rows[i].body) : g_strdup(base);
+        const char *sets[] = {rows[i].set, NULL};
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, rows[i].set ? sets : NULL, &err);
+        ck_assert_msg(hw, "%zu: %s", i, err ? err->message : "");
+        const char *got = strata_hw_device_name(hw);
+        ck_assert_msg(rows[i].want ? got && strcmp(got, rows[i].want) == 0 : !got, "%zu: %s", i, got ? got : "(none)");
+        strata_hw_free(hw);
+        g_free(path);
+    }
+    g_free(base);
+}
+END_TEST
+
 /* Every shipped validation/hw file loads through its base. */
 START_TEST(shipped_validation_files)
 {
@@ -216,6 +259,7 @@ int main(void)
     tcase_add_test(tc, changes_only_what_it_states);
     tcase_add_test(tc, reported_capacity_follows_capacity);
     tcase_add_test(tc, reported_capacity_kept_at_same_capacity);
+    tcase_add_test(tc, device_name_follows_capacity);
     tcase_add_test(tc, shipped_validation_files);
     tcase_add_test(tc, marenostrum5_acc_node);
     suite_add_tcase(s, tc);

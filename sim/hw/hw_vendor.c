@@ -14,7 +14,11 @@
  * chip google).
  *
  * [hardware] device_name, the part as its driver names it (torch.cuda.get_device_name), is read here too: the
- * name a serving engine's tuned kernel configs are chosen by (serve_triton_moe.c).
+ * name a serving engine's tuned kernel configs are chosen by (serve_triton_moe.c). The name belongs to the part
+ * whose device memory it was written beside: where a derived file (`base =`) or a --set restates a device memory's
+ * capacity at another size after device_name was stated, the file describes another part and the inherited name is
+ * dropped (as hw_values.c drops reported_capacity); restated at the same size, or with the name restated too, it
+ * is kept.
  *
  * Invariant: a loaded file whose vendor and collectives' library are both
  * given agrees: RCCL with amd, NCCL with nvidia (NCCL builds only for
@@ -22,6 +26,8 @@
  */
 #include "hw/hw_internal.h"
 #include "hw/coll_impl.h"
+#include "core/keyfile.h"
+#include "core/units.h"
 
 #include <string.h>
 
@@ -50,6 +56,28 @@ static const library_vendor *library_row(const char *lib)
 /* [hardware] device_name: text of 1 to 95 printable ASCII characters without blanks at its ends (NVML's
  * NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96 bytes with its NUL, bounds nvmlDeviceGetName's name; cudaDeviceProp's name
  * is char[256]); a control character or a name past the bound is no driver's. */
+/* Whether every device memory's capacity in force is the one in force where device_name was last stated (core/
+ * keyfile.h's layers: the file, a derived file, an override), compared as bytes. */
+static bool name_belongs(const hw_load_ctx *ctx, const strata_hw *hw)
+{
+    strata_keyfile_layer at = strata_keyfile_layer_of(ctx->k, "hardware", "device_name");
+    bool same = true;
+    for (guint i = 0; same && i < hw->tmems->len; i++) {
+        const strata_memory_spec *m = &g_array_index(hw->tmems, strata_memory_spec, i); /* the groups */
+        if (m->kind != STRATA_MEM_DEVICE)
+            continue;
+        char *group = g_strdup_printf("memory %s", m->name);
+        if (strata_keyfile_layer_of(ctx->k, group, "capacity") > at) {
+            char *then = strata_keyfile_value_at(ctx->k, group, "capacity", at);
+            uint64_t was = 0;
+            same = then && strata_parse_size(then, &was, NULL) && was == m->capacity;
+            g_free(then);
+        }
+        g_free(group);
+    }
+    return same;
+}
+
 static bool device_name_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
     char *v = hw_get_text(ctx, "hardware", "device_name");
@@ -60,7 +88,7 @@ static bool device_name_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err
     bool ok = n >= 1 && n <= 95;
     for (size_t i = 0; ok && i < n; i++)
         ok = v[i] >= 0x20 && v[i] < 0x7f;
-    if (ok)
+    if (ok && name_belongs(ctx, hw))
         hw->device_name = g_string_chunk_insert_const(hw->strings, v);
     else
         hw_fail_value(ctx, err, "hardware", "device_name", "the part's name as its driver gives it, 1 to 95 "

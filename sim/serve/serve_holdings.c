@@ -93,6 +93,7 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
     if (!rocm && torch && out->rule != SERVE_HOLD_SGLANG && out->rule != SERVE_HOLD_NONE)
         out->cublas_bytes = nccl && arch == STRATA_NCCL_HOPPER ? 4096ull * 8 * 1024
                                                                : 4096ull * 1024 * 2 + 16 * 1024 * 8;
+    out->total_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
     switch (out->rule) {
     case SERVE_HOLD_VLLM_V0:
         out->counted_bytes = out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
@@ -104,7 +105,7 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
         out->counted_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes;
         break;
     case SERVE_HOLD_TRTLLM:
-        out->counted_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
+        out->counted_bytes = out->total_bytes;
         break;
     case SERVE_HOLD_NONE:
         break;

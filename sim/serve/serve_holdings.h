@@ -42,6 +42,7 @@ typedef struct strata_serve_holdings {
     uint64_t allreduce_bytes; /* the engine's own all-reduce buffers (vLLM's custom AR or TensorRT-LLM's) */
     uint64_t cublas_bytes;    /* PyTorch's cuBLAS workspace, one handle and stream */
     uint64_t counted_bytes;   /* what the engine's rule charges to the pool, before any fraction */
+    uint64_t total_bytes;     /* the four parts summed: what the rank holds outside the pool */
 } strata_serve_holdings;
 
 /* The holdings of one rank of engine row e (NULL: vLLM V1) at tp ranks on hw. */

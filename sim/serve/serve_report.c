@@ -104,7 +104,8 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
                                 CNT("nccl_bytes", r->held.nccl_bytes),
                                 CNT("allreduce_bytes", r->held.allreduce_bytes),
                                 CNT("cublas_bytes", r->held.cublas_bytes),
-                                CNT("charged_bytes", r->held.counted_bytes)};
+                                CNT("charged_bytes", r->held.counted_bytes),
+                                CNT("total_bytes", r->held.total_bytes)};
     strata_json_add_fields(b, held, G_N_ELEMENTS(held));
     json_builder_end_object(b);
     json_builder_end_object(b);
@@ -181,8 +182,8 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
             "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
             r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);
     fprintf(out, "outside the pool %.3f GB a rank (%s's accounting charges %.3f GB): CUDA context %.3f GB, "
-            "NCCL %.3f GB, all-reduce %.3f GB, cuBLAS %.3f GB\n", (r0->held.context_bytes + r0->held.nccl_bytes +
-            r0->held.allreduce_bytes + r0->held.cublas_bytes) / 1e9, strata_serve_hold_rule_name(r0->held.rule),
+            "NCCL %.3f GB, all-reduce %.3f GB, cuBLAS %.3f GB\n", r0->held.total_bytes / 1e9,
+            strata_serve_hold_rule_name(r0->held.rule),
             r0->held.counted_bytes / 1e9, r0->held.context_bytes / 1e9, r0->held.nccl_bytes / 1e9,
             r0->held.allreduce_bytes / 1e9, r0->held.cublas_bytes / 1e9);
     for (uint32_t i = 0; i < rep->n; i++) {
