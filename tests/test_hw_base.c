@@ -197,6 +197,36 @@ START_TEST(device_name_follows_capacity)
 }
 END_TEST
 
+/* [hardware] compute_capability is CUDA's MAJOR.MINOR, 1.0 to 99.9: a bare major, a two-digit minor, a leading
+ * zero, 0.x or trailing text is refused naming the key; 10.0 is read as 100 (a B200). */
+START_TEST(compute_capability_checked)
+{
+    static const struct {
+        const char *value;
+        uint32_t want; /* 0: refused */
+    } rows[] = {{"9", 0}, {"9.10", 0}, {"0.5", 0}, {"09.0", 0}, {"9.0x", 0}, {"100.0", 0}, {"-9.0", 0}, {"9. 5", 0}, {"9.+5", 0},
+                {"10.0", 100}, {"8.9", 89}, {" 7.5 ", 75}};
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "h100.ini", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *set = g_strdup_printf("hardware.compute_capability=%s", rows[i].value);
+        const char *sets[] = {set, NULL};
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, sets, &err);
+        if (rows[i].want) {
+            ck_assert_msg(hw, "%s: %s", rows[i].value, err ? err->message : "");
+            ck_assert_uint_eq(strata_hw_compute_capability(hw), rows[i].want);
+            strata_hw_free(hw);
+        } else {
+            ck_assert_msg(!hw && err && strstr(err->message, "compute_capability: expected CUDA's MAJOR.MINOR"),
+                          "%s: %s", rows[i].value, err ? err->message : "loaded");
+            g_error_free(err);
+        }
+        g_free(set);
+    }
+    g_free(path);
+}
+END_TEST
+
 /* Every shipped validation/hw file loads through its base. */
 START_TEST(shipped_validation_files)
 {
@@ -260,6 +290,7 @@ int main(void)
     tcase_add_test(tc, reported_capacity_follows_capacity);
     tcase_add_test(tc, reported_capacity_kept_at_same_capacity);
     tcase_add_test(tc, device_name_follows_capacity);
+    tcase_add_test(tc, compute_capability_checked);
     tcase_add_test(tc, shipped_validation_files);
     tcase_add_test(tc, marenostrum5_acc_node);
     suite_add_tcase(s, tc);

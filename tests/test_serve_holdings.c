@@ -60,10 +60,10 @@ START_TEST(holdings_at_tp8_by_hand)
 }
 END_TEST
 
-/* Llama-3-8B BF16 at TP1 on h100.ini (79.11 GiB reported = 84,943,715,697 B; 132 SMs; no NCCL row, so cuBLAS's
- * non-Hopper default 8,519,680 B), weights W and activations A as strata_serve_memory gives them, H the context
- * 286,261,248 B. vLLM V1 (none, 0.9): 0.9 T - W - A - 8,519,680. SGLang 0.4 (0.88 at TP1, no profile):
- * 0.88 (T - H) - W. TensorRT-LLM (0.9 of the free memory): 0.9 (T - W - A - H - 8,519,680). TurboMind (vLLM's
+/* Llama-3-8B BF16 at TP1 on h100.ini (79.11 GiB reported = 84,943,715,697 B; 132 SMs; compute_capability 9.0,
+ * so cuBLAS's Hopper workspace 4096 x 8 x 1024 = 33,554,432 B though the file has no NCCL row), weights W and activations A as strata_serve_memory gives them, H the context
+ * 286,261,248 B. vLLM V1 (none, 0.9): 0.9 T - W - A - 33,554,432. SGLang 0.4 (0.88 at TP1, no profile):
+ * 0.88 (T - H) - W. TensorRT-LLM (0.9 of the free memory): 0.9 (T - W - A - H - 33,554,432). TurboMind (vLLM's
  * rule, nothing charged): 0.9 T - W - A. */
 START_TEST(pools_lose_what_each_rule_charges)
 {
@@ -72,7 +72,7 @@ START_TEST(pools_lose_what_each_rule_charges)
     strata_serve_model m;
     strata_serve_model_init(&m);
     ck_assert_msg(strata_serve_model_preset(&m, "llama-3-8b", &err), "%s", err ? err->message : "");
-    const double t = 84943715697.0, ctx = 286261248.0, cublas = 8519680.0;
+    const double t = 84943715697.0, ctx = 286261248.0, cublas = 33554432.0;
     const char *engines[] = {"none", "sglang-v0.4", "trtllm", "turbomind"};
     for (size_t i = 0; i < G_N_ELEMENTS(engines); i++) {
         strata_serve_config c;
@@ -93,12 +93,45 @@ START_TEST(pools_lose_what_each_rule_charges)
 }
 END_TEST
 
+/* The part's compute capability sizes the context and cuBLAS (wave 42; wave 41 keyed cuBLAS on the NCCL row and
+ * took 2,048 threads an SM everywhere): h100.ini's 132 SMs read as 8.9 (1,536 resident threads an SM, the CUDA
+ * C++ Programming Guide's table) hold 132 x 1,536 x 1,024 + 8 MiB + 1 MiB = 207,618,048 + 9,437,184 =
+ * 217,055,232 B of context and cuBLAS's non-Hopper 4096 x 1024 x 2 + 16 x 1024 x 8 = 8,519,680 B; as 7.5 (1,024
+ * threads) 138,412,032 + 9,437,184 = 147,849,216 B; as 9.0, 286,261,248 and 33,554,432 B. */
+START_TEST(holdings_by_compute_capability)
+{
+    static const struct {
+        const char *cc;
+        uint64_t context, cublas;
+    } rows[] = {{"8.9", 217055232ull, 8519680ull}, {"7.5", 147849216ull, 8519680ull},
+                {"9.0", 286261248ull, 33554432ull}, {"8.6", 217055232ull, 8519680ull}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        GError *err = NULL;
+        char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "h100.ini", NULL);
+        char *set = g_strdup_printf("hardware.compute_capability=%s", rows[i].cc);
+        const char *sets[] = {set, NULL};
+        strata_hw *hw = strata_hw_load(path, sets, &err);
+        ck_assert_msg(hw, "%s", err ? err->message : "");
+        uint32_t want_cc = (uint32_t)(rows[i].cc[0] - '0') * 10 + (uint32_t)(rows[i].cc[2] - '0');
+        ck_assert_uint_eq(strata_hw_compute_capability(hw), want_cc);
+        strata_serve_holdings h;
+        holdings("none", hw, 1, &h);
+        ck_assert_msg(h.context_bytes == rows[i].context, "%s: %" G_GUINT64_FORMAT, rows[i].cc, h.context_bytes);
+        ck_assert_msg(h.cublas_bytes == rows[i].cublas, "%s: %" G_GUINT64_FORMAT, rows[i].cc, h.cublas_bytes);
+        strata_hw_free(hw);
+        g_free(set);
+        g_free(path);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_holdings");
     TCase *tc = tcase_create("serve_holdings");
     tcase_add_test(tc, holdings_at_tp8_by_hand);
     tcase_add_test(tc, pools_lose_what_each_rule_charges);
+    tcase_add_test(tc, holdings_by_compute_capability);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

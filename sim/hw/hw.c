@@ -49,6 +49,8 @@ static const strata_key_def hardware_keys[] = {
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {"device_name", false, "the part as its driver names it (torch.cuda.get_device_name: NVIDIA H200), which engines "
                            "match their tuned kernel configs against (default: not said)"},
+    {"compute_capability", false, "CUDA's MAJOR.MINOR of the part (9.0 for an H100), which sizes PyTorch's cuBLAS "
+                                  "workspace and the CUDA context's stacks (default: not said)"},
     {NULL, false, NULL}};
 static const strata_key_def memory_keys[] = {
     {"kind", true, NULL}, /* the names of memory_kind_names (below) */

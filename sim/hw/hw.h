@@ -273,6 +273,9 @@ bool strata_hw_rocm(const strata_hw *hw);
 /* [hardware] device_name: the part as its driver names it (torch.cuda.get_device_name, what vLLM's fused_moe
  * get_config_file_name puts in a tuned config's file name: "NVIDIA H200"), NULL when the file does not say. */
 const char *strata_hw_device_name(const strata_hw *hw);
+/* [hardware] compute_capability as MAJOR x 10 + MINOR (90 for an H100), 0 when the file does not say or a derived
+ * file restated the device memory at another size (hw_vendor.c). */
+uint32_t strata_hw_compute_capability(const strata_hw *hw);
 const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 /* The collective implementation the device interconnect declares

@@ -45,6 +45,7 @@ struct strata_hw {
     bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const char *vendor;        /* [hardware] vendor (in strings), NULL: not given (hw_vendor.c) */
     const char *device_name;   /* [hardware] device_name (in strings), NULL: not given (hw_vendor.c) */
+    uint32_t compute_capability; /* [hardware] compute_capability as MAJOR x 10 + MINOR, 0: not given (hw_vendor.c) */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
     void *coll_params;                 /* its parameter block (g_free), or NULL */
     GStringChunk *strings;

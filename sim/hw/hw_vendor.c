@@ -29,6 +29,7 @@
 #include "core/keyfile.h"
 #include "core/units.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const vendors[] = {"amd", "nvidia", "google", NULL};
@@ -58,9 +59,9 @@ static const library_vendor *library_row(const char *lib)
  * is char[256]); a control character or a name past the bound is no driver's. */
 /* Whether every device memory's capacity in force is the one in force where device_name was last stated (core/
  * keyfile.h's layers: the file, a derived file, an override), compared as bytes. */
-static bool name_belongs(const hw_load_ctx *ctx, const strata_hw *hw)
+static bool part_key_belongs(const hw_load_ctx *ctx, const strata_hw *hw, const char *key)
 {
-    strata_keyfile_layer at = strata_keyfile_layer_of(ctx->k, "hardware", "device_name");
+    strata_keyfile_layer at = strata_keyfile_layer_of(ctx->k, "hardware", key);
     bool same = true;
     for (guint i = 0; same && i < hw->tmems->len; i++) {
         const strata_memory_spec *m = &g_array_index(hw->tmems, strata_memory_spec, i); /* the groups */
@@ -88,18 +89,40 @@ static bool device_name_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err
     bool ok = n >= 1 && n <= 95;
     for (size_t i = 0; ok && i < n; i++)
         ok = v[i] >= 0x20 && v[i] < 0x7f;
-    if (ok && name_belongs(ctx, hw))
+    if (ok && part_key_belongs(ctx, hw, "device_name"))
         hw->device_name = g_string_chunk_insert_const(hw->strings, v);
-    else
+    else if (!ok)
         hw_fail_value(ctx, err, "hardware", "device_name", "the part's name as its driver gives it, 1 to 95 "
                       "printable ASCII characters (torch.cuda.get_device_name: NVIDIA H200)", v);
     g_free(v);
     return ok;
 }
 
+/* [hardware] compute_capability: CUDA's MAJOR.MINOR (1-99 . 0-9, NVIDIA's "CUDA GPUs - Compute Capability" list:
+ * 7.0 V100, 8.0 A100, 9.0 H100 and H200, 10.0 B200), kept as MAJOR x 10 + MINOR; like device_name it belongs to
+ * the part whose device memory it was written beside. */
+static bool compute_capability_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
+{
+    char *v = hw_get_text(ctx, "hardware", "compute_capability");
+    if (!v)
+        return true;
+    g_strstrip(v);
+    size_t n = strlen(v), dot = n >= 3 ? n - 2 : 0; /* D.D or DD.D, the first digit not 0 */
+    bool ok = (n == 3 || n == 4) && v[0] >= '1' && v[0] <= '9' && strspn(v, "0123456789") == dot && v[dot] == '.' &&
+              v[n - 1] >= '0' && v[n - 1] <= '9';
+    unsigned major = ok ? (unsigned)strtoul(v, NULL, 10) : 0, minor = ok ? (unsigned)(v[n - 1] - '0') : 0;
+    if (ok && part_key_belongs(ctx, hw, "compute_capability"))
+        hw->compute_capability = major * 10 + minor;
+    else if (!ok)
+        hw_fail_value(ctx, err, "hardware", "compute_capability", "CUDA's MAJOR.MINOR, 1.0 to 99.9 (9.0 for an H100)",
+                      v);
+    g_free(v);
+    return ok;
+}
+
 bool hw_vendor_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
-    if (!device_name_load(ctx, hw, err))
+    if (!device_name_load(ctx, hw, err) || !compute_capability_load(ctx, hw, err))
         return false;
     char *v = hw_get_text(ctx, "hardware", "vendor");
     if (!v)
@@ -134,6 +157,7 @@ const char *strata_hw_vendor(const strata_hw *hw)
 }
 
 const char *strata_hw_device_name(const strata_hw *hw) { return hw->device_name; }
+uint32_t strata_hw_compute_capability(const strata_hw *hw) { return hw->compute_capability; }
 
 bool strata_hw_rocm(const strata_hw *hw)
 {

@@ -5,7 +5,9 @@
  * Sizes, each a rank's:
  *   - CUDA context (NVIDIA hardware with its SM count): ESTIMATE, the driver's reservations at its defaults,
  *     local memory for every resident thread at the default stack limit (1 KiB, cudaLimitStackSize) times
- *     2,048 threads an SM (compute capability 8.0 and 9.0) times the SMs, plus the device malloc heap (8 MiB,
+ *     the resident threads an SM by compute capability (the CUDA C++ Programming Guide's "Technical
+ *     Specifications per Compute Capability": 1,024 at 7.5, 1,536 at 8.6 and 8.9, 2,048 at 7.0, 8.0, 9.0 and a
+ *     part that names none) times the SMs, plus the device malloc heap (8 MiB,
  *     cudaLimitMallocHeapSize) and the printf FIFO (1 MiB, cudaLimitPrintfFifoSize), the defaults the CUDA
  *     Runtime API documents for cudaDeviceSetLimit. H100 SXM (132 SMs): 286,261,248 B. Module code (lazy
  *     loading, CUDA 12.2's default) is not counted.
@@ -27,7 +29,8 @@
  *   - cuBLAS (PyTorch engines: vLLM, TensorRT-LLM's PyTorch backend; one handle and stream): PyTorch's default
  *     workspace, 4096 x 8 x 1024 = 32 MiB on sm90, else 4096 x 1024 x 2 + 16 x 1024 x 8 = 8,519,680 B
  *     (pytorch aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize, ":4096:2:16:8 default,
- *     32MiB for Hopper"), taken through the caching allocator at the first GEMM: in the profile run.
+ *     32MiB for Hopper"), taken through the caching allocator at the first GEMM: in the profile run. The part is
+ *     known by [hardware] compute_capability (9.x: Hopper); a file that names none by its NCCL row's arch.
  */
 #include <string.h>
 #include "hw/coll_impl.h"
@@ -35,7 +38,6 @@
 
 enum {
     CTX_STACK_BYTES = 1024,      /* cudaLimitStackSize's default */
-    CTX_THREADS_PER_SM = 2048,   /* resident threads an SM, compute capability 8.0 and 9.0 */
     CTX_HEAP_BYTES = 8u << 20,   /* cudaLimitMallocHeapSize's default */
     CTX_PRINTF_BYTES = 1u << 20, /* cudaLimitPrintfFifoSize's default */
     NCCL_SIMPLE_BYTES = 1u << 22,
@@ -69,6 +71,12 @@ static strata_serve_hold_rule rule_of(const strata_serve_engine *e)
     return SERVE_HOLD_VLLM_V1; /* none, overlap: as no --engine */
 }
 
+/* Resident threads an SM at compute capability cc (MAJOR x 10 + MINOR; 0: not said, read as 2,048). */
+static uint32_t threads_per_sm(uint32_t cc)
+{
+    return cc == 75 ? 1024 : cc == 86 || cc == 89 ? 1536 : 2048;
+}
+
 void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
                               strata_serve_holdings *out)
 {
@@ -77,10 +85,11 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
     if (!sms) /* hardware that names no SMs is no GPU these libraries run on: nothing held */
         return;
     bool rocm = strata_hw_rocm(hw);
+    uint32_t cc = strata_hw_compute_capability(hw);
     strata_nccl_arch arch;
     bool nccl = strata_hw_nccl_arch(hw, &arch);
     if (!rocm)
-        out->context_bytes = (uint64_t)sms * CTX_THREADS_PER_SM * CTX_STACK_BYTES + CTX_HEAP_BYTES + CTX_PRINTF_BYTES;
+        out->context_bytes = (uint64_t)sms * threads_per_sm(cc) * CTX_STACK_BYTES + CTX_HEAP_BYTES + CTX_PRINTF_BYTES;
     if (tp > 1)
         out->nccl_bytes = (uint64_t)strata_hw_nccl_channels(hw, tp) * (NCCL_SIMPLE_BYTES + NCCL_LL_BYTES +
                                                                          NCCL_LL128_BYTES);
@@ -91,7 +100,7 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
         out->allreduce_bytes = 2ull * tp * (tp <= 2 ? 16000000ull : 8000000ull);
     bool torch = !e || !e->pool_of_free || strcmp(e->name, "trtllm") == 0; /* trtllm-cpp: TensorRT's runtime */
     if (!rocm && torch && out->rule != SERVE_HOLD_SGLANG && out->rule != SERVE_HOLD_NONE)
-        out->cublas_bytes = nccl && arch == STRATA_NCCL_HOPPER ? 4096ull * 8 * 1024
+        out->cublas_bytes = (cc ? cc / 10 == 9 : nccl && arch == STRATA_NCCL_HOPPER) ? 4096ull * 8 * 1024
                                                                : 4096ull * 1024 * 2 + 16 * 1024 * 8;
     out->total_bytes = out->context_bytes + out->nccl_bytes + out->allreduce_bytes + out->cublas_bytes;
     switch (out->rule) {
