@@ -565,6 +565,7 @@ static const strata_serve_engine engines[] = {
      .per_seq_s = 35e-6,
      .mla_absorb = true, .mla_kernels = "vllm-0.7-v0-mla", /* 0.7.3's MLA decode (serve_mla_kernels_v07.h) */
      .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default", /* serve_triton_moe.h */
+     .eager = "vllm-0.7", .seq_capture = 8192, /* eager past 8,192 (serve_sched.c), its chain serve_eager.c's */
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
              "(ESTIMATE), once per --num-scheduler-steps decode steps",
      VLLM_V0_SHARED},
