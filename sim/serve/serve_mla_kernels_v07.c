@@ -10,14 +10,16 @@
  * fused_moe GEMMs, the activation, gemm2's input quantization, the combine) and the shared expert's MLP.
  *
  * What 0.7.3's V0 runs in a decode (the model runner captures the whole forward in one CUDA graph at batch <= 256
- * and context <= max_seq_len_to_capture, worker/model_runner.py:881-884; so every kernel below is replayed, none
- * launched from Python):
+ * and context <= max_seq_len_to_capture, worker/model_runner.py:881-884, 8,192 by default, engine/arg_utils.py:137;
+ * inside those every kernel below is replayed, none launched from Python; past them the step runs eagerly, its
+ * launches serve_eager.c's vllm-0.7 row):
  * - DeepseekV2DecoderLayer.forward (model_executor/models/deepseek_v2.py:535-561): input_layernorm and
  *   post_attention_layernorm, two fused add + RMSNorm kernels (serve_cost.c: one pass).
  * - DeepseekV2MLAAttention.forward (:454-470): q_a_proj and kv_a_proj_with_mqa are two block-FP8 linears, each
  *   apply_w8a8_block_fp8_linear (model_executor/layers/quantization/utils/fp8_utils.py:34-78: per_token_group_quant_
- *   fp8, then cutlass_scaled_mm on sm90, CUTLASS_BLOCK_FP8_SUPPORTED): one GEMM and one quantization more than
- *   serve_cost.c's; q_a_layernorm (:463) and kv_a_layernorm (:468) two RMSNorm kernels (one pass priced); the
+ *   fp8, then cutlass_scaled_mm on sm90 where both weight dimensions are multiples of 128, q_a_proj's 1536 x 7168,
+ *   else w8a8_block_fp8_matmul, the Triton block GEMM, kv_a_proj_with_mqa's N = 576): one GEMM and one quantization
+ *   more than serve_cost.c's; q_a_layernorm (:463) and kv_a_layernorm (:468) two RMSNorm kernels (one pass priced); the
  *   latent's kv_c.contiguous() (:468), a copy of a slice of kv_a's output.
  * - MLACommonImpl.forward at decode (attention/backends/mla/utils.py:419-475): _q_proj_and_k_up_proj (:216-226,
  *   W_Q_UK through apply_fp8_linear_generic: priced), torch.matmul with W_QR (priced), then RoPE as
@@ -58,8 +60,8 @@
 const strata_serve_mla_kernel strata_serve_mla_vllm07_v0[STRATA_SERVE_MLA_VLLM07_V0_N] = {
     {"input_layernorm, post_attention_layernorm: two fused add + RMSNorm (one pass in serve_cost.c)",
      SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
-    {"kv_a_proj_with_mqa's GEMM apart from q_a_proj's (one GEMM in serve_cost.c)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NONE, false, G, 0, false},
+    {"kv_a_proj_with_mqa's Triton block GEMM (N = 576) apart from q_a_proj's (one GEMM in serve_cost.c)",
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_NONE, false, G, 0, false},
     {"per_token_group_quant_fp8 before kv_a_proj_with_mqa (serve_cost.c quantizes once before q_a_proj)",
      SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, true, G, 0, true},
     {"q_a_layernorm, kv_a_layernorm: two RMSNorm (one pass in serve_cost.c)", SERVE_MLA_EVERY, 1,
