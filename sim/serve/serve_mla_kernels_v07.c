@@ -31,7 +31,9 @@
  * - TritonMLAImpl._forward_decode (attention/backends/triton_mla.py:698-746; the CUDA platform's MLA backend in
  *   0.7.3, platforms/cuda.py:159-161): torch.cat([q_nope, q_pe]) (:713), torch.zeros of the output (:714-718),
  *   decode_attention_fwd (attention/ops/triton_decode_attention.py:595-622: _decode_grouped_att_m_fwd, priced as
- *   the flash op, then _decode_softmax_reducev_fwd over num_kv_splits = 4, one kernel more), then
+ *   the flash op, then _decode_softmax_reducev_fwd over num_kv_splits = 4, one kernel more: stage 1 writes and
+ *   stage 2 reads attn_logits, fp32 [batch, heads, num_kv_splits, kv_lora_rank + 1] (triton_mla.py:720-732,
+ *   num_kv_splits = 4 at :259 and :645), priced on the stage-2 entry at 8 B an element), then
  *   _v_up_proj_and_o_proj (:196-214: W_UV_O and the all-reduce, priced; o.flatten is a view).
  * - DeepseekV2MoE.forward (deepseek_v2.py:155-171): the gate is a bf16 ReplicatedLinear (priced), then
  *   FusedMoE's grouped_topk, @torch.compile'd with the platform's simple_compile_backend "inductor"
@@ -76,8 +78,9 @@ const strata_serve_mla_kernel strata_serve_mla_vllm07_v0[STRATA_SERVE_MLA_VLLM07
      SERVE_MLA_W_CACHE_ROW, false, G, 0, false},
     {"torch.cat([q_nope, q_pe]) before decode_attention_fwd", SERVE_MLA_EVERY, 1, SERVE_MLA_W_LATENT_Q, false, G,
      0, false},
-    {"torch.zeros of the output, _decode_softmax_reducev_fwd (the split-KV reduction)", SERVE_MLA_EVERY, 2,
-     SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"torch.zeros of the output", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"_decode_softmax_reducev_fwd: the split-KV partials (fp32, 4 splits) stage 1 wrote, read back", SERVE_MLA_EVERY,
+     1, SERVE_MLA_W_KV_SPLITS4_F32, false, G, 0, false},
     {"grouped_topk (torch.compile'd): 8 kernels, one routing pass in serve_cost.c", SERVE_MLA_MOE, 7,
      SERVE_MLA_W_EXPERTS, false, G, 0, false},
     {"moe_align_block_size's fill, zeros, align and sort against serve_cost.c's three passes (a launch only)",

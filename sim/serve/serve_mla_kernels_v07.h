@@ -14,7 +14,7 @@
 
 #include "serve/serve_mla_kernels.h"
 
-enum { STRATA_SERVE_MLA_VLLM07_V0_N = 15 };
+enum { STRATA_SERVE_MLA_VLLM07_V0_N = 16 };
 
 extern const strata_serve_mla_kernel strata_serve_mla_vllm07_v0[STRATA_SERVE_MLA_VLLM07_V0_N];
 
