@@ -127,7 +127,7 @@
  *   (ATen 1, an entry); Attention.forward (attention/layer.py:151-192: the
  *   output's empty_like, four views, unified_attention_with_output, the
  *   output's view: ATen 6, an entry) and FlashAttentionImpl.forward
- *   (attention/backends/flash_attn.py:700-837: kv_cache[0] and [1] twice,
+ *   (attention/backends/flash_attn.py:645-837: kv_cache[0] and [1] twice,
  *   reshape_and_cache_flash with slot_mapping.flatten(), four slices of the
  *   query and output, flash_attn_with_kvcache with two unsqueeze: ATen 11,
  *   entries 2); o_proj's F.linear (ATen 1); post_attention_layernorm (an
