@@ -4,7 +4,7 @@
  * limit run eagerly in a run, and --cuda-graph-max-bs, against values
  * derived by hand from the releases' rules (serve_graph_limit.c); vLLM
  * V0's max_seq_len_to_capture (a decode past it eager, serve_sched.c) and
- * its eager chain (serve_eager.c's vllm-0.4 row).
+ * its eager chain (serve_eager.c's vllm-0.4 and vllm-0.7 rows).
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -198,9 +198,10 @@ START_TEST(v0_decode_past_the_capture_limit_runs_eager)
 {
     const strata_serve_eager *r4 = strata_serve_engine_eager(strata_serve_engine_find("vllm-v0.5", NULL));
     ck_assert(r4 && r4 == strata_serve_eager_find("vllm-0.4"));
-    ck_assert(!strata_serve_engine_eager(strata_serve_engine_find("vllm-v0", NULL)));
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", NULL);
+    ck_assert(strata_serve_engine_eager(v0) == strata_serve_eager_find("vllm-0.7"));
     ck_assert_uint_eq(strata_serve_engine_find("vllm-v0.5", NULL)->seq_capture, 8192);
-    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0", NULL)->seq_capture, 0); /* no chain: not applied */
+    ck_assert_uint_eq(strata_serve_engine_find("vllm-v0", NULL)->seq_capture, 8192);
     strata_serve_model m = strata_test_serve_tiny();
     ck_assert_double_eq_tol(strata_serve_eager_host(r4, &m, 0, 1), 136e-6, 1e-12);
     m.layers = 24;
@@ -225,14 +226,35 @@ START_TEST(v0_decode_past_the_capture_limit_runs_eager)
 }
 END_TEST
 
-/* --max-seq-len-to-capture: vLLM V0's option, read by the row with an eager chain (vllm-v0.5); refused (exit 2)
- * elsewhere (vllm-v0 names no chain, so an eager step there would cost less than a graphed one) and below 1. */
+/* The vllm-0.7 row (serve_eager.c, vLLM 0.7.3 V0), host times 4 us an ATen op, 11 us a Triton launch, 10 us an
+ * entry (serve_mla_kernels.c). The tiny GQA model's one layer: attention 21 ATen + 6 entries = 84 + 60 = 144 us,
+ * the dense MLP 3 + 1 = 12 + 10 = 22 us, the step 2 + 1 = 8 + 10 = 18 us: 184 us at TP1; at TP2 two all-reduces,
+ * 2 ATen + 4 entries = 48 us more: 232 us. DeepSeek-V3 (61 layers, 58 MoE) at TP8: a layer's MLA calls 56 ATen,
+ * 9 Triton, 7 entries = 224 + 99 + 70 = 393 us, + 48 us of all-reduces = 441 us, x 61 = 26,901 us; an MoE layer's
+ * 33 ATen, 14 Triton, 7 entries = 132 + 154 + 70 = 356 us, x 58 = 20,648 us; a dense MLP's 13 ATen, 2 Triton,
+ * 3 entries = 52 + 22 + 30 = 104 us, x 3 = 312 us; the step 18 us: 47,879 us. The sglang row (no MLA count, no
+ * measured layer) still gives an MLA model 0. */
+START_TEST(v0_07_eager_chain_by_hand)
+{
+    const strata_serve_eager *r7 = strata_serve_eager_find("vllm-0.7");
+    ck_assert(r7);
+    strata_serve_model m = strata_test_serve_tiny();
+    ck_assert_double_eq_tol(strata_serve_eager_host(r7, &m, 0, 1), 184e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r7, &m, 0, 2), 232e-6, 1e-12);
+    strata_serve_model ds = strata_test_deepseek_v3(false, true);
+    ck_assert_uint_eq(ds.layers, 61);
+    ck_assert_double_eq_tol(strata_serve_eager_host(r7, &ds, 58, 8), 47879e-6, 1e-9);
+    ck_assert_double_eq(strata_serve_eager_host(strata_serve_eager_find("sglang"), &ds, 58, 8), 0);
+}
+END_TEST
+
+/* --max-seq-len-to-capture: vLLM V0's option, read by the rows with an eager chain (vllm-v0, vllm-v0.5); refused
+ * (exit 2) elsewhere and below 1. */
 START_TEST(cli_max_seq_len_to_capture)
 {
     const char *engines[] = {"vllm-v0.5", "sglang-v0.5", "vllm-v0", "vllm-v0.5"};
     const char *values[] = {"8", "8", "8", "0"};
-    const char *errs[] = {NULL, "--max-seq-len-to-capture: --engine sglang-v0.5 has no such option",
-                          "--max-seq-len-to-capture: --engine vllm-v0 has no such option",
+    const char *errs[] = {NULL, "--max-seq-len-to-capture: --engine sglang-v0.5 has no such option", NULL,
                           "--max-seq-len-to-capture: expected a whole number from 1 to 2147483647, got 0"};
     for (size_t i = 0; i < G_N_ELEMENTS(engines); i++) {
         strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
@@ -254,6 +276,7 @@ int main(void)
     tcase_add_test(tc, decode_above_the_limit_runs_eager);
     tcase_add_test(tc, cli_option_where_sglang_has_it);
     tcase_add_test(tc, v0_decode_past_the_capture_limit_runs_eager);
+    tcase_add_test(tc, v0_07_eager_chain_by_hand);
     tcase_add_test(tc, cli_max_seq_len_to_capture);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -90,7 +90,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"cuda-graph-max-bs", 0, 0, G_OPTION_ARG_INT, &a->graph_max_bs, "sglang-v0.4, sglang-v0.5: the largest "
          "decode batch a rank captures in a CUDA graph, 1 to 2^20 (SGLang's --cuda-graph-max-bs; default: the "
          "release's rule by the GPU's memory and --tp); a larger decode batch runs eagerly", "N"},
-        {"max-seq-len-to-capture", 0, 0, G_OPTION_ARG_INT, &a->seq_capture, "vllm-v0.5: a decode step whose "
+        {"max-seq-len-to-capture", 0, 0, G_OPTION_ARG_INT, &a->seq_capture, "vllm-v0, vllm-v0.5: a decode step whose "
          "longest context is above N runs eagerly (vLLM V0's --max-seq-len-to-capture; default 8192)", "N"},
         {"step-overhead", 0, 0, G_OPTION_ARG_STRING, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
@@ -199,7 +199,7 @@ static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **er
 }
 
 /* --max-seq-len-to-capture: vLLM V0's engine argument (arg_utils.py), read by the rows with a context limit
- * (serve_engine.h seq_capture: vllm-v0.5, the row with an eager chain); 1 to 2^31 - 1. */
+ * (serve_engine.h seq_capture: vllm-v0 and vllm-v0.5, the rows with an eager chain); 1 to 2^31 - 1. */
 static bool seq_capture_of(const strata_serve_args *a, strata_serve_config *c, GError **err)
 {
     if (a->seq_capture == STRATA_SERVE_UNSET)
@@ -207,7 +207,7 @@ static bool seq_capture_of(const strata_serve_args *a, strata_serve_config *c, G
     if (!c->engine || !c->engine->seq_capture) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--max-seq-len-to-capture: --engine %s has no such "
                     "option here (vLLM V0's engine argument, read where an eager chain is counted); expected --engine "
-                    "vllm-v0.5",
+                    "vllm-v0 or vllm-v0.5",
                     c->engine ? c->engine->name : "none given (vLLM v1)");
         return false;
     }

@@ -111,6 +111,89 @@
  * Not counted: the module calls' Python (no measured eager vLLM 0.4 step
  * was found: python_layer_s 0, so the chain is a lower bound), 0.4.2's
  * fused MoE's calls (moe 0), q/k norms (no 0.4.2 model has them).
+ *
+ * "vllm-0.7" (the vllm-v0 row, which stands for 0.6.0 to 0.8.5): the same V0
+ * rule (a step with prefill tokens, a decode batch above its graphs, or a
+ * decode past max_seq_len_to_capture runs eagerly; serve_sched.c). Counted in
+ * the vllm-0.7.3 wheel (PyPI; paths under vllm/), a decode as V0 runs it with
+ * compilation level 0 (V0's default: support_torch_compile leaves the model
+ * eager). Its custom ops are registered torch ops (torch.ops._C.*, _custom_ops.
+ * py): each is taken as an entry (10 us), the dispatcher's; an op registered
+ * with a Python body (torch.ops.vllm.*: unified_attention, all_reduce,
+ * inplace_fused_experts) is one entry more around the calls its body makes.
+ * A Llama/Qwen2-style layer with the FLASH_ATTN backend:
+ * - attn: input_layernorm's fused_add_rms_norm (an entry); qkv_proj's F.linear
+ *   and qkv.split (ATen 2); rotary_emb's cos_sin_cache.to and rotary_embedding
+ *   (ATen 1, an entry); Attention.forward (attention/layer.py:151-192: the
+ *   output's empty_like, four views, unified_attention_with_output, the
+ *   output's view: ATen 6, an entry) and FlashAttentionImpl.forward
+ *   (attention/backends/flash_attn.py:645-837: kv_cache[0] and [1] twice,
+ *   reshape_and_cache_flash with slot_mapping.flatten(), four slices of the
+ *   query and output, flash_attn_with_kvcache with two unsqueeze: ATen 11,
+ *   entries 2); o_proj's F.linear (ATen 1); post_attention_layernorm (an
+ *   entry): ATen 2 + 1 + 6 + 11 + 1 = 21, entries 6;
+ * - qk_norm (Qwen3, 0.8.5): two RMSNorm.forward_cuda (empty_like and rms_norm
+ *   each) and the four views around them: ATen 6, entries 2;
+ * - dense: gate_up_proj and down_proj (F.linear, 2), SiluAndMul's torch.empty
+ *   (ATen 3) and silu_and_mul (an entry);
+ * - moe (fused_topk, BF16 experts: model_executor/layers/fused_moe/
+ *   fused_moe.py): the view and the router's F.linear (ATen 2); fused_topk's
+ *   three buffers, topk_softmax, renormalize's sum and div (ATen 5, an entry);
+ *   fused_experts' inplace_fused_experts op (an entry, :1092-1109) and in it
+ *   fused_experts_impl's three caches (ATen 3), moe_align_block_size's
+ *   sorted_ids, its fill_, expert_ids and num_tokens_post_pad (ATen 4,
+ *   :585-598) and ops.moe_align_block_size (an entry, E < 224: :617-618), two
+ *   fused_moe_kernel launches (Triton 2), silu_and_mul and moe_sum (entries
+ *   2), two views (ATen 2): ATen 16, Triton 2, entries 5;
+ * - tp: tensor_model_parallel_all_reduce as GroupCoordinator.all_reduce runs it
+ *   (distributed/parallel_state.py:109-114, 287-310: torch.ops.vllm.all_reduce,
+ *   an entry) into CustomAllreduce.all_reduce (device_communicators/
+ *   custom_all_reduce.py:259-275: empty_like and ops.all_reduce), two a layer:
+ *   ATen 2, entries 4;
+ * - step: the embedding's F.embedding and its view, the final norm (ATen 2,
+ *   an entry; the logits and the sampler are the row's CPU time, as for 0.4).
+ * A DeepSeek-V2/V3 MLA layer (block-FP8 weights, absorbed, the Triton MLA
+ * backend: platforms/cuda.py:159-161), each block-FP8 Linear as
+ * apply_w8a8_block_fp8_linear (model_executor/layers/quantization/utils/
+ * fp8_utils.py:34-80: the input's view, per_token_group_quant_fp8's
+ * empty_like and empty (and the scales' permute on CUTLASS's path) and its
+ * Triton kernel, the GEMM's output, the result's view): where both weight
+ * dimensions are multiples of 128 cutlass_scaled_mm (ATen 6, Triton 1, an
+ * entry), else (kv_a_proj_with_mqa's N = 576) w8a8_block_fp8_matmul, a Triton
+ * kernel (ATen 5, Triton 2); apply_fp8_linear_generic (W_Q_UK, W_UV_O)
+ * counted as the latter with its reshapes (ATen 6, Triton 2):
+ * - mla: input_layernorm (an entry); q_a_proj (CUTLASS); q_a_layernorm
+ *   (empty_like, rms_norm); kv_a_proj_with_mqa (Triton), its split,
+ *   kv_c.contiguous(), kv_a_layernorm (ATen 3, an entry;
+ *   models/deepseek_v2.py:454-470); unified_attention (an entry) into
+ *   MLACommonImpl.forward (attention/backends/mla/utils.py:419-475):
+ *   k_pe.unsqueeze, W_Q_UK and its view (ATen 8, Triton 2), W_QR's matmul and
+ *   view (ATen 2), DeepseekScalingRotaryEmbedding's 13 kernels
+ *   (serve_mla_kernels_v07.c) and the four rot/pass slices (ATen 17),
+ *   concat_and_cache_mla with its squeeze and flatten (ATen 2, an entry);
+ *   TritonMLAImpl._forward_decode (triton_mla.py:698-746): torch.cat,
+ *   torch.zeros, attn_logits' empty and two views (ATen 5), the two Triton
+ *   kernels of decode_attention_fwd; _v_up_proj_and_o_proj's flatten and
+ *   W_UV_O (ATen 7, Triton 2); post_attention_layernorm (an entry):
+ *   ATen 56, Triton 9, entries 7;
+ * - mla_moe: DeepseekV2MoE.forward (deepseek_v2.py:155-171): the view; the
+ *   shared expert's MLP (mla_dense); the gate's F.linear; grouped_topk
+ *   (torch.compile'd, fused_moe.py:921-976: its 8 Inductor kernels launched
+ *   from Python, taken as Triton 8); inplace_fused_experts (an entry) with its
+ *   three caches, moe_align_block_size's four buffers and the cumsum zeros
+ *   (ATen 5) and, at E = 256, sgl_moe_align_block_size (an entry), each GEMM's
+ *   input quantization (ATen 2, Triton 1, twice) and fused_moe_kernel (Triton
+ *   2), silu_and_mul and moe_sum (entries 2), three views; the routed output
+ *   times routed_scaling_factor, the shared output added and the final view
+ *   (ATen 3): ATen 1 + 13 + 1 + 15 + 3 = 33, Triton 2 + 12 = 14, entries
+ *   3 + 4 = 7 (E = 256's count; DeepSeek-V2's E = 160 and K2's 384 take other
+ *   alignment paths, :599-618, not counted apart);
+ * - mla_dense: DeepseekV2MLP, gate_up_proj and down_proj (CUTLASS, each ATen
+ *   6, Triton 1, an entry) and SiluAndMul (ATen 1, an entry): ATen 13,
+ *   Triton 2, entries 3.
+ * The layers' Python that launches nothing is not counted (python_layer_s 0:
+ * no measured eager vLLM 0.6-0.8 step was found), so the chain is a lower
+ * bound.
  */
 #include "serve/serve_eager.h"
 #include <stddef.h>
@@ -148,6 +231,18 @@ static const strata_serve_eager rows[] = {
      .step = {2, 0, 0},
      .python_layer_s = 0,
      .mla_layer_s = 0},
+    {.name = "vllm-0.7",
+     .attn = {21, 0, 6},
+     .qk_norm = {6, 0, 2},
+     .dense = {3, 0, 1},
+     .moe = {16, 2, 5},
+     .tp = {2, 0, 4},
+     .step = {2, 0, 1},
+     .python_layer_s = 0,
+     .mla_layer_s = 0,
+     .mla = {56, 9, 7},
+     .mla_moe = {33, 14, 7},
+     .mla_dense = {13, 2, 3}},
 };
 
 const strata_serve_eager *strata_serve_eager_find(const char *name)
@@ -165,16 +260,21 @@ double strata_serve_eager_calls_s(strata_serve_eager_calls c)
            c.entry * strata_serve_mla_host_call_s(SERVE_MLA_ENTRY);
 }
 
+static bool calls_any(strata_serve_eager_calls c) { return c.aten || c.triton || c.entry; }
+
 double strata_serve_eager_host(const strata_serve_eager *r, const strata_serve_model *m, uint32_t moe_layers,
                                uint32_t tp)
 {
     if (!r)
         return 0;
-    if (m->kv_lora_rank > 0)
+    bool mla = m->kv_lora_rank > 0;
+    if (mla && (r->mla_layer_s > 0 || !calls_any(r->mla)))
         return r->mla_layer_s * m->layers;
     uint32_t moe = moe_layers < m->layers ? moe_layers : m->layers;
-    double layer = strata_serve_eager_calls_s(r->attn) + (tp > 1 ? strata_serve_eager_calls_s(r->tp) : 0) +
-                   (m->qk_norm ? strata_serve_eager_calls_s(r->qk_norm) : 0) + r->python_layer_s;
-    return layer * m->layers + strata_serve_eager_calls_s(r->moe) * moe +
-           strata_serve_eager_calls_s(r->dense) * (m->layers - moe) + strata_serve_eager_calls_s(r->step);
+    double layer = strata_serve_eager_calls_s(mla ? r->mla : r->attn) +
+                   (tp > 1 ? strata_serve_eager_calls_s(r->tp) : 0) +
+                   (!mla && m->qk_norm ? strata_serve_eager_calls_s(r->qk_norm) : 0) + (mla ? 0 : r->python_layer_s);
+    return layer * m->layers + strata_serve_eager_calls_s(mla ? r->mla_moe : r->moe) * moe +
+           strata_serve_eager_calls_s(mla ? r->mla_dense : r->dense) * (m->layers - moe) +
+           strata_serve_eager_calls_s(r->step);
 }

@@ -13,15 +13,17 @@
  * To the counted calls a row adds the Python a layer runs that launches
  * nothing (module calls, the attention backend's dispatch, the batch's
  * fields), from a measured eager step less its counted calls; an MLA
- * model's layer is not counted call by call but taken whole, from a
- * measured eager forward.
+ * model's layer is taken whole from a measured eager forward where a row has one
+ * (mla_layer_s), else counted call by call where the row counts it (mla,
+ * mla_moe, mla_dense: vLLM 0.7.3 V0's DeepSeek layer, "vllm-0.7").
  *
  * The GPU runs behind the host: such a step takes the longer of its GPU
  * time and its host chain (the launches outrun the kernels only when the
  * kernels are longer).
  *
  * Invariants: the chain is >= 0; an engine without a row gives 0; an MLA
- * model's chain is its row's mla_layer_s a layer (0 where the row has none).
+ * model's chain is its row's mla_layer_s a layer where that is > 0, else its
+ * counted MLA calls (0 where the row counts none).
  */
 #ifndef STRATA_SERVE_EAGER_H
 #define STRATA_SERVE_EAGER_H
@@ -44,6 +46,9 @@ typedef struct strata_serve_eager {
     strata_serve_eager_calls step;    /* once a step: embedding, final norm, LM head, sampling */
     double python_layer_s;            /* a GQA layer's Python that the counts above leave out, s */
     double mla_layer_s;               /* an MLA model's eager layer, measured whole (its calls not counted), s */
+    strata_serve_eager_calls mla;       /* else an MLA layer's norms, projections, RoPE and attention, counted */
+    strata_serve_eager_calls mla_moe;   /* an MLA model's MoE layer (router, top-k, experts, shared expert) */
+    strata_serve_eager_calls mla_dense; /* an MLA model's dense layer's MLP */
 } strata_serve_eager;
 
 /* The row called name, or NULL (name NULL or unknown). An engine row names
@@ -52,7 +57,8 @@ const strata_serve_eager *strata_serve_eager_find(const char *name);
 /* The seconds of a calls' launches. */
 double strata_serve_eager_calls_s(strata_serve_eager_calls c);
 /* The host chain of one eager forward of model m at tp ranks, moe_layers of
- * its layers MoE (r NULL: 0; an MLA model: r's mla_layer_s a layer). */
+ * its layers MoE (r NULL: 0; an MLA model: r's mla_layer_s a layer, else its
+ * mla counts with the step's and the TP all-reduces'). */
 double strata_serve_eager_host(const strata_serve_eager *r, const strata_serve_model *m, uint32_t moe_layers,
                                uint32_t tp);
 

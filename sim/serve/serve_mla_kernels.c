@@ -136,6 +136,8 @@ static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *
         return s->heads * s->nope * s->kv_lora;
     case SERVE_MLA_W_UV_WEIGHT:
         return s->heads * s->kv_lora * s->v_head;
+    case SERVE_MLA_W_KV_SPLITS4_F32:
+        return s->heads * 4 * (s->kv_lora + 1);
     }
     return 0;
 }
@@ -259,7 +261,8 @@ strata_serve_mla_pass strata_serve_mla_kernels_pass(const strata_serve_mla_kerne
     p.times = (uint64_t)e->kernels * entry_layers(e, s->layers, s->moe_layers);
     uint64_t n = (width_per_step(e->width) ? 1 : tokens) * width_elements(e->width, s);
     p.elements = n ? n : 1;
-    p.bytes = (double)n * (s->act_bytes + (e->to_fp8 ? 1.0 : s->act_bytes));
+    p.bytes = e->width == SERVE_MLA_W_KV_SPLITS4_F32 ? (double)n * (4.0 + 4.0) /* fp32 written, then read */
+                                                     : (double)n * (s->act_bytes + (e->to_fp8 ? 1.0 : s->act_bytes));
     return p;
 }
 

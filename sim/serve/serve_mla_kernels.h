@@ -59,7 +59,10 @@ typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP }
  * a step, not a token: the rank's W_UK (heads x qk_nope x kv_lora) and
  * W_UV (heads x kv_lora x v_head) weights, which an engine that
  * dequantizes them every call (SGLang 0.5's gfx942 path) reads whole
- * whatever the batch. */
+ * whatever the batch; and the rank's split-KV partials of Triton MLA
+ * decode at 4 splits (heads x 4 x (kv_lora + 1), in fp32 whatever the
+ * activations' dtype: stage 1 writes them, stage 2 reads them, 8 B an
+ * element, priced on the stage-2 kernel's entry). */
 typedef enum {
     SERVE_MLA_W_NONE,
     SERVE_MLA_W_HIDDEN,
@@ -73,7 +76,8 @@ typedef enum {
     SERVE_MLA_W_EXPERTS,
     SERVE_MLA_W_NOPE_Q,
     SERVE_MLA_W_UK_WEIGHT,
-    SERVE_MLA_W_UV_WEIGHT
+    SERVE_MLA_W_UV_WEIGHT,
+    SERVE_MLA_W_KV_SPLITS4_F32
 } serve_mla_width;
 
 /* How an entry is launched: replayed in a CUDA graph (no host time), or

@@ -10,14 +10,16 @@
  * fused_moe GEMMs, the activation, gemm2's input quantization, the combine) and the shared expert's MLP.
  *
  * What 0.7.3's V0 runs in a decode (the model runner captures the whole forward in one CUDA graph at batch <= 256
- * and context <= max_seq_len_to_capture, worker/model_runner.py:881-884; so every kernel below is replayed, none
- * launched from Python):
+ * and context <= max_seq_len_to_capture, worker/model_runner.py:881-884, 8,192 by default, engine/arg_utils.py:137;
+ * inside those every kernel below is replayed, none launched from Python; past them the step runs eagerly, its
+ * launches serve_eager.c's vllm-0.7 row):
  * - DeepseekV2DecoderLayer.forward (model_executor/models/deepseek_v2.py:535-561): input_layernorm and
  *   post_attention_layernorm, two fused add + RMSNorm kernels (serve_cost.c: one pass).
  * - DeepseekV2MLAAttention.forward (:454-470): q_a_proj and kv_a_proj_with_mqa are two block-FP8 linears, each
  *   apply_w8a8_block_fp8_linear (model_executor/layers/quantization/utils/fp8_utils.py:34-78: per_token_group_quant_
- *   fp8, then cutlass_scaled_mm on sm90, CUTLASS_BLOCK_FP8_SUPPORTED): one GEMM and one quantization more than
- *   serve_cost.c's; q_a_layernorm (:463) and kv_a_layernorm (:468) two RMSNorm kernels (one pass priced); the
+ *   fp8, then cutlass_scaled_mm on sm90 where both weight dimensions are multiples of 128, q_a_proj's 1536 x 7168,
+ *   else w8a8_block_fp8_matmul, the Triton block GEMM, kv_a_proj_with_mqa's N = 576): one GEMM and one quantization
+ *   more than serve_cost.c's; q_a_layernorm (:463) and kv_a_layernorm (:468) two RMSNorm kernels (one pass priced); the
  *   latent's kv_c.contiguous() (:468), a copy of a slice of kv_a's output.
  * - MLACommonImpl.forward at decode (attention/backends/mla/utils.py:419-475): _q_proj_and_k_up_proj (:216-226,
  *   W_Q_UK through apply_fp8_linear_generic: priced), torch.matmul with W_QR (priced), then RoPE as
@@ -29,7 +31,9 @@
  * - TritonMLAImpl._forward_decode (attention/backends/triton_mla.py:698-746; the CUDA platform's MLA backend in
  *   0.7.3, platforms/cuda.py:159-161): torch.cat([q_nope, q_pe]) (:713), torch.zeros of the output (:714-718),
  *   decode_attention_fwd (attention/ops/triton_decode_attention.py:595-622: _decode_grouped_att_m_fwd, priced as
- *   the flash op, then _decode_softmax_reducev_fwd over num_kv_splits = 4, one kernel more), then
+ *   the flash op, then _decode_softmax_reducev_fwd over num_kv_splits = 4, one kernel more: stage 1 writes and
+ *   stage 2 reads attn_logits, fp32 [batch, heads, num_kv_splits, kv_lora_rank + 1] (triton_mla.py:720-732,
+ *   num_kv_splits = 4 at :259 and :645), priced on the stage-2 entry at 8 B an element), then
  *   _v_up_proj_and_o_proj (:196-214: W_UV_O and the all-reduce, priced; o.flatten is a view).
  * - DeepseekV2MoE.forward (deepseek_v2.py:155-171): the gate is a bf16 ReplicatedLinear (priced), then
  *   FusedMoE's grouped_topk, @torch.compile'd with the platform's simple_compile_backend "inductor"
@@ -58,8 +62,8 @@
 const strata_serve_mla_kernel strata_serve_mla_vllm07_v0[STRATA_SERVE_MLA_VLLM07_V0_N] = {
     {"input_layernorm, post_attention_layernorm: two fused add + RMSNorm (one pass in serve_cost.c)",
      SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, false, G, 0, false},
-    {"kv_a_proj_with_mqa's GEMM apart from q_a_proj's (one GEMM in serve_cost.c)", SERVE_MLA_EVERY, 1,
-     SERVE_MLA_W_NONE, false, G, 0, false},
+    {"kv_a_proj_with_mqa's Triton block GEMM (N = 576) apart from q_a_proj's (one GEMM in serve_cost.c)",
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_NONE, false, G, 0, false},
     {"per_token_group_quant_fp8 before kv_a_proj_with_mqa (serve_cost.c quantizes once before q_a_proj)",
      SERVE_MLA_EVERY, 1, SERVE_MLA_W_HIDDEN, true, G, 0, true},
     {"q_a_layernorm, kv_a_layernorm: two RMSNorm (one pass in serve_cost.c)", SERVE_MLA_EVERY, 1,
@@ -74,8 +78,9 @@ const strata_serve_mla_kernel strata_serve_mla_vllm07_v0[STRATA_SERVE_MLA_VLLM07
      SERVE_MLA_W_CACHE_ROW, false, G, 0, false},
     {"torch.cat([q_nope, q_pe]) before decode_attention_fwd", SERVE_MLA_EVERY, 1, SERVE_MLA_W_LATENT_Q, false, G,
      0, false},
-    {"torch.zeros of the output, _decode_softmax_reducev_fwd (the split-KV reduction)", SERVE_MLA_EVERY, 2,
-     SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"torch.zeros of the output", SERVE_MLA_EVERY, 1, SERVE_MLA_W_NOPE_LATENT_Q, false, G, 0, false},
+    {"_decode_softmax_reducev_fwd: the split-KV partials (fp32, 4 splits) stage 1 wrote, read back", SERVE_MLA_EVERY,
+     1, SERVE_MLA_W_KV_SPLITS4_F32, false, G, 0, false},
     {"grouped_topk (torch.compile'd): 8 kernels, one routing pass in serve_cost.c", SERVE_MLA_MOE, 7,
      SERVE_MLA_W_EXPERTS, false, G, 0, false},
     {"moe_align_block_size's fill, zeros, align and sort against serve_cost.c's three passes (a launch only)",
