@@ -54,7 +54,10 @@ START_TEST(p4d_row_sets_what_the_run_does_not)
     const char *p4d_chunk[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4d",
                                NV "nccl_p2p_net_chunksize=64KiB", NULL};
     const char *p4d_lat0[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4d",
-                              NV "nccl_net_latency=0us", NULL};
+                              NV "nccl_net_latency=0us", NV "nccl_proto=LL,LL128,Simple", NULL};
+    /* the row's NCCL_PROTO=simple (p4d_row_runs_simple_only) yields to the run's own list here */
+    const char *p4d_all[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4d",
+                             NV "nccl_proto=LL,LL128,Simple", NULL};
     ck_assert_uint_eq(tune(plain, STRATA_OP_ALL_TO_ALL, 64u << 20, 0).chunk_bytes, 128u << 10);
     ck_assert_uint_eq(tune(p4d, STRATA_OP_ALL_TO_ALL, 64u << 20, 0).chunk_bytes, 512u << 10);
     ck_assert_uint_eq(tune(p4d_buff, STRATA_OP_ALL_TO_ALL, 64u << 20, 0).chunk_bytes, 256u << 10);
@@ -62,11 +65,38 @@ START_TEST(p4d_row_sets_what_the_run_does_not)
     strata_coll_tuning t = tune(plain, STRATA_OP_ALL_REDUCE, 32u << 20, 0);
     ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS_TREE);
     ck_assert_uint_eq(t.simple_step_bytes, 0);
-    t = tune(p4d, STRATA_OP_ALL_REDUCE, 32u << 20, 0);
+    t = tune(p4d_all, STRATA_OP_ALL_REDUCE, 32u << 20, 0);
     ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
     ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
     ck_assert_uint_eq(t.simple_step_bytes, 1u << 20);
     ck_assert_int_eq(tune(p4d_lat0, STRATA_OP_ALL_REDUCE, 32u << 20, 0).algo, STRATA_NCCL_NVLS_TREE);
+}
+END_TEST
+
+/* aws-ofi-p4d's NCCL_PROTO=simple (aws-ofi-nccl v1.13.2-aws src/platform-aws.c
+ * configure_nccl_proto l. 233-250: p4d's EFA refuses SENDRECV's 128-byte
+ * in-order option, as p4d logs print, issues #715 and #889). The mask admits
+ * Simple alone, so whatever NCCL's model would pick, the protocol is Simple:
+ *   - a 4 KiB all-reduce over 2 x 8, which NCCL's model without the plugin
+ *     runs on LL (the smallest sizes' protocol: LL's latency is the lowest
+ *     and its bandwidth's share of 4 KiB is nothing), runs on Simple with it;
+ *   - the run's own nccl_proto (NCCL_PROTO, which the plugin does not
+ *     overwrite) wins: LL,LL128,Simple gives LL back;
+ *   - aws-ofi-p5 sets none (RDMA on p5: PR #280): LL stays. */
+START_TEST(p4d_row_runs_simple_only)
+{
+    const char *plain[] = {"2x8", NV "nccl_version=2.28", NULL};
+    const char *p4d[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4d", NULL};
+    const char *p4d_own[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4d",
+                             NV "nccl_proto=LL,LL128,Simple", NULL};
+    const char *p5[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p5", NULL};
+    ck_assert_int_eq(tune(plain, STRATA_OP_ALL_REDUCE, 4096, 0).proto, STRATA_NCCL_LL);
+    ck_assert_int_eq(tune(p4d, STRATA_OP_ALL_REDUCE, 4096, 0).proto, STRATA_NCCL_SIMPLE);
+    ck_assert_int_eq(tune(p4d, STRATA_OP_ALL_GATHER, 1u << 20, 0).proto, STRATA_NCCL_SIMPLE);
+    ck_assert_int_eq(tune(p4d_own, STRATA_OP_ALL_REDUCE, 4096, 0).proto, STRATA_NCCL_LL);
+    ck_assert_int_eq(tune(p5, STRATA_OP_ALL_REDUCE, 4096, 0).proto, STRATA_NCCL_LL);
+    ck_assert_uint_eq(strata_nccl_net_plugin_find("aws-ofi-p4d")->protos, 1u << STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(strata_nccl_net_plugin_find("aws-ofi-p5")->protos, 0);
 }
 END_TEST
 
@@ -130,6 +160,7 @@ static Suite *nccl_net_plugin_suite(void)
     Suite *s = suite_create("nccl_net_plugin");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, p4d_row_sets_what_the_run_does_not);
+    tcase_add_test(tc, p4d_row_runs_simple_only);
     tcase_add_test(tc, p5_row_and_refusals);
     tcase_add_test(tc, p4de_v1_8_row_sets_the_latency_only);
     suite_add_tcase(s, tc);

@@ -162,7 +162,8 @@ static const strata_coll_impl_key nccl_keys[] = {
                                "nccl_net_plugin.h): "
                                "its latency, NIC groups and NCCL environment, where the run sets none of "
                                "nccl_net_latency, nccl_nic_group, nccl_buffsize, nccl_p2p_net_chunksize, "
-                               "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize itself; default: none"},
+                               "nccl_nvls_chunksize, nccl_nvlstree_max_chunksize, nccl_proto (aws-ofi-p4d: "
+                               "Simple, its EFA lacking 128-byte in-order delivery) itself; default: none"},
     {"nccl_ring_wait", false, "collectives = nccl: what a ring all-reduce's LL or LL128 step across nodes waits "
                               "for at its source, round (default: its receipts of the round before on every "
                               "channel, which stands in for pacing across nodes the model lacks) or channel (its "
@@ -310,6 +311,8 @@ static bool net_plugin_defaults(const hw_load_ctx *ctx, const char *group, nccl_
         p->net_latency = pl->latency_s;
     if (!strata_keyfile_has_key(ctx->k, group, "nccl_nic_group"))
         p->nic_group = pl->nic_group;
+    if (!strata_keyfile_has_key(ctx->k, group, "nccl_proto"))
+        p->protos = pl->protos;
     uint64_t *sizes[] = {&p->buffsize, &p->p2p_net_chunk, &p->nvls_chunk, &p->nvlstree_max};
     const uint64_t row[] = {pl->buffsize, pl->p2p_net_chunk, pl->nvls_chunk, pl->nvlstree_max};
     const char *keys[] = {"nccl_buffsize", "nccl_p2p_net_chunksize", "nccl_nvls_chunksize",

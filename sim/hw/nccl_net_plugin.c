@@ -29,6 +29,20 @@
  * libfabric's EFA provider's eager and read-based protocols on CUDA memory
  * (efa-rdm-cuda); RDMA's eager copy and rendezvous write are its own
  * (aws-ofi-rdma).
+ * NCCL_PROTO=simple on p4d (protos): at tag v1.13.2-aws src/platform-aws.c
+ * configure_nccl_proto (l. 233-250) sets NCCL_PROTO=simple, without
+ * overwrite, when the endpoint refuses FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_
+ * 128_BYTES (SENDRECV, l. 621-625; the check l. 672-701): LL and LL128 poll
+ * GPU memory for flags that only 128-byte in-order delivery makes safe.
+ * rdma-core's EFA provider grants it only where the device reports
+ * DATA_POLLING_128 (providers/efa/verbs.c efa_query_qp_data_in_order). p4d's
+ * EFA does not: public p4d logs print "Setting FI_OPT_EFA_SENDRECV_IN_ORDER_
+ * ALIGNED_128_BYTES not supported." then "Setting NCCL_PROTO to \"simple\""
+ * (aws/aws-ofi-nccl issue #715, 1.11.0-aws, 2024-12-04; issue #889,
+ * "SENDRECV (platform set)", 2025-05-22); AWS in issue #76 (2021-12-17):
+ * "EFA doesn't support LL and LL128 variants". Not set on p5 (RDMA; PR
+ * #280, 2023-09-29, stopped forcing it there) nor on p4de at v1.8 (its log
+ * not read: no row figure without a source).
  * The environment is inserted without overwrite (platform-aws.cpp l. 585
  * insert_envvars; include/nccl_ofi_environ.h l. 40-50, 97-103): a run's
  * own setting wins.
@@ -45,10 +59,11 @@
 #include <string.h>
 #include <glib.h>
 #include "core/named_rows.h"
+#include "hw/nccl_tuning.h"
 
 static const strata_nccl_net_plugin plugins[] = {
     {.name = "aws-ofi-p4d", .latency_s = 75e-6, .nic_group = 1, .buffsize = 8388608, .p2p_net_chunk = 524288,
-     .net_protocol = "efa-rdm-cuda"},
+     .net_protocol = "efa-rdm-cuda", .protos = 1u << STRATA_NCCL_SIMPLE},
     {.name = "aws-ofi-p5", .latency_s = 75e-6, .nic_group = 4, .buffsize = 8388608, .p2p_net_chunk = 524288,
      .nvls_chunk = 524288, .nvlstree_max = 524288, .net_protocol = "aws-ofi-rdma"},
     {.name = "aws-ofi-p4de-v1.8", .latency_s = 75e-6, .nic_group = 1, .nvlstree_max = 524288,

@@ -13,7 +13,8 @@
  *
  * Rows:
  *   aws-ofi-p4d  aws/aws-ofi-nccl's block for p4d.24xlarge (the SENDRECV
- *                protocol: each EFA NIC its own device);
+ *                protocol: each EFA NIC its own device; NCCL_PROTO=simple,
+ *                p4d's EFA lacking 128-byte in-order delivery);
  *   aws-ofi-p5   its block for p5.48xlarge and p5e.48xlarge, v1.16.3 (the
  *                RDMA protocol: a GPU's 4 NICs one device of 4 rails);
  *   aws-ofi-p4de-v1.8  its block for p4de.24xlarge at tag v1.8.1-aws
@@ -36,6 +37,7 @@ typedef struct strata_nccl_net_plugin {
     uint64_t nvls_chunk;       /* NCCL_NVLS_CHUNKSIZE */
     uint64_t nvlstree_max;     /* NCCL_NVLSTREE_MAX_CHUNKSIZE */
     const char *net_protocol;  /* its messages' protocol over the network (net_protocol.h) */
+    uint32_t protos;           /* NCCL_PROTO it sets: 1u << strata_nccl_proto each (0: none) */
 } strata_nccl_net_plugin;
 
 /* The row of a plugin by name; NULL for an unknown name. */
