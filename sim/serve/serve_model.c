@@ -356,6 +356,18 @@ bool strata_serve_model_check(const strata_serve_model *m, const char *origin, G
                     "(got experts %u, top_k %u)", origin, m->experts, m->top_k);
         return false;
     }
+    /* the weight and KV sizes are computed in double and cast to uint64_t, which is undefined past 2^64: a model of
+     * absurd sizes (layers, hidden, vocab near 2^32) is refused here rather than read as 0 bytes of weights */
+    double weights = strata_serve_model_params(m) * strata_serve_dtype_bytes(m->dtype);
+    double kv_b = strata_serve_dtype_bytes(m->kv_dtype ? m->kv_dtype : m->dtype);
+    double kv_token = m->kv_lora_rank ? ((double)m->kv_lora_rank + m->qk_rope_head_dim) * m->layers * kv_b
+                                      : 2.0 * m->layers * m->kv_heads * (double)m->head_dim * kv_b;
+    if (!(weights < 0x1p62) || !(kv_token * m->max_model_len < 0x1p62)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a model whose weights (%.3g B) and KV cache "
+                    "of one max_model_len sequence (%.3g B) are below 2^62 bytes", origin, weights,
+                    kv_token * m->max_model_len);
+        return false;
+    }
     return true;
 }
 
