@@ -204,8 +204,8 @@ START_TEST(compute_capability_checked)
     static const struct {
         const char *value;
         uint32_t want; /* 0: refused */
-    } rows[] = {{"9", 0}, {"9.10", 0}, {"0.5", 0}, {"09.0", 0}, {"9.0x", 0}, {"100.0", 0}, {"-9.0", 0}, {"9. 5", 0}, {"9.+5", 0},
-                {"10.0", 100}, {"8.9", 89}, {" 7.5 ", 75}};
+    } rows[] = {{"9", 0}, {"9.10", 0}, {"0.5", 0}, {"09.0", 0}, {"9.0x", 0}, {"100.0", 0}, {"-9.0", 0},
+                {"9. 5", 0}, {"9.+5", 0}, {"10.0", 100}, {"8.9", 89}, {" 7.5 ", 75}};
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "h100.ini", NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
         char *set = g_strdup_printf("hardware.compute_capability=%s", rows[i].value);
@@ -222,6 +222,16 @@ START_TEST(compute_capability_checked)
             g_error_free(err);
         }
         g_free(set);
+    }
+    /* like device_name, it is dropped with a device capacity restated at another size, kept at the same size */
+    const char *sets[][2] = {{"memory.hbm.capacity=94GiB", NULL}, {"memory.hbm.capacity=80GiB", NULL}};
+    const uint32_t want[] = {0, 90};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, sets[i], &err);
+        ck_assert_msg(hw, "%s", err ? err->message : "");
+        ck_assert_uint_eq(strata_hw_compute_capability(hw), want[i]);
+        strata_hw_free(hw);
     }
     g_free(path);
 }

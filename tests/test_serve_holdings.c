@@ -61,8 +61,9 @@ START_TEST(holdings_at_tp8_by_hand)
 END_TEST
 
 /* Llama-3-8B BF16 at TP1 on h100.ini (79.11 GiB reported = 84,943,715,697 B; 132 SMs; compute_capability 9.0,
- * so cuBLAS's Hopper workspace 4096 x 8 x 1024 = 33,554,432 B though the file has no NCCL row), weights W and activations A as strata_serve_memory gives them, H the context
- * 286,261,248 B. vLLM V1 (none, 0.9): 0.9 T - W - A - 33,554,432. SGLang 0.4 (0.88 at TP1, no profile):
+ * so cuBLAS's Hopper workspace 4096 x 8 x 1024 = 33,554,432 B though the file has no NCCL row), weights W
+ * and activations A as strata_serve_memory gives them, H the context 286,261,248 B. vLLM V1 (none, 0.9):
+ * 0.9 T - W - A - 33,554,432. SGLang 0.4 (0.88 at TP1, no profile):
  * 0.88 (T - H) - W. TensorRT-LLM (0.9 of the free memory): 0.9 (T - W - A - H - 33,554,432). TurboMind (vLLM's
  * rule, nothing charged): 0.9 T - W - A. */
 START_TEST(pools_lose_what_each_rule_charges)

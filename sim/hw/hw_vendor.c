@@ -54,11 +54,10 @@ static const library_vendor *library_row(const char *lib)
     return NULL;
 }
 
-/* [hardware] device_name: text of 1 to 95 printable ASCII characters without blanks at its ends (NVML's
- * NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96 bytes with its NUL, bounds nvmlDeviceGetName's name; cudaDeviceProp's name
- * is char[256]); a control character or a name past the bound is no driver's. */
-/* Whether every device memory's capacity in force is the one in force where device_name was last stated (core/
- * keyfile.h's layers: the file, a derived file, an override), compared as bytes. */
+/* Whether every device memory's capacity in force is the one in force where key (device_name, compute_capability)
+ * was last stated (core/keyfile.h's layers: the file, a derived file, an override), compared as bytes: a part's
+ * keys are read as another part's when its memory changes size (an H100 NVL written as h100.ini with 94 GiB loses
+ * 9.0 and falls back to its NCCL row; test_hw_base pins it). */
 static bool part_key_belongs(const hw_load_ctx *ctx, const strata_hw *hw, const char *key)
 {
     strata_keyfile_layer at = strata_keyfile_layer_of(ctx->k, "hardware", key);
@@ -79,6 +78,9 @@ static bool part_key_belongs(const hw_load_ctx *ctx, const strata_hw *hw, const 
     return same;
 }
 
+/* [hardware] device_name: text of 1 to 95 printable ASCII characters without blanks at its ends (NVML's
+ * NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96 bytes with its NUL, bounds nvmlDeviceGetName's name; cudaDeviceProp's name
+ * is char[256]); a control character or a name past the bound is no driver's. */
 static bool device_name_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
     char *v = hw_get_text(ctx, "hardware", "device_name");

@@ -6,7 +6,7 @@
  *   - CUDA context (NVIDIA hardware with its SM count): ESTIMATE, the driver's reservations at its defaults,
  *     local memory for every resident thread at the default stack limit (1 KiB, cudaLimitStackSize) times
  *     the resident threads an SM by compute capability (the CUDA C++ Programming Guide's "Technical
- *     Specifications per Compute Capability": 1,024 at 7.5, 1,536 at 8.6 and 8.9, 2,048 at 7.0, 8.0, 9.0 and a
+ *     Specifications per Compute Capability": 1,024 at 7.5, 1,536 at 8.6, 8.9 and 12.x, 2,048 at 7.0, 8.0, 9.0 and a
  *     part that names none) times the SMs, plus the device malloc heap (8 MiB,
  *     cudaLimitMallocHeapSize) and the printf FIFO (1 MiB, cudaLimitPrintfFifoSize), the defaults the CUDA
  *     Runtime API documents for cudaDeviceSetLimit. H100 SXM (132 SMs): 286,261,248 B. Module code (lazy
@@ -31,6 +31,8 @@
  *     (pytorch aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize, ":4096:2:16:8 default,
  *     32MiB for Hopper"), taken through the caching allocator at the first GEMM: in the profile run. The part is
  *     known by [hardware] compute_capability (9.x: Hopper); a file that names none by its NCCL row's arch.
+ *     Newer PyTorch releases take 32 MiB on Blackwell (10.x, 12.x) too; which release changed it was not read, so
+ *     a Blackwell part gets the older default here (a B200 is charged 25 MB less than such a release holds).
  */
 #include <string.h>
 #include "hw/coll_impl.h"
@@ -74,7 +76,7 @@ static strata_serve_hold_rule rule_of(const strata_serve_engine *e)
 /* Resident threads an SM at compute capability cc (MAJOR x 10 + MINOR; 0: not said, read as 2,048). */
 static uint32_t threads_per_sm(uint32_t cc)
 {
-    return cc == 75 ? 1024 : cc == 86 || cc == 89 ? 1536 : 2048;
+    return cc == 75 ? 1024 : cc == 86 || cc == 89 || cc / 10 == 12 ? 1536 : 2048;
 }
 
 void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
