@@ -97,6 +97,7 @@ START_TEST(p4d_row_runs_simple_only)
     ck_assert_int_eq(tune(p5, STRATA_OP_ALL_REDUCE, 4096, 0).proto, STRATA_NCCL_LL);
     ck_assert_uint_eq(strata_nccl_net_plugin_find("aws-ofi-p4d")->protos, 1u << STRATA_NCCL_SIMPLE);
     ck_assert_uint_eq(strata_nccl_net_plugin_find("aws-ofi-p5")->protos, 0);
+    ck_assert_uint_eq(strata_nccl_net_plugin_find("aws-ofi-p4de-v1.8")->protos, 1u << STRATA_NCCL_SIMPLE);
 }
 END_TEST
 
@@ -141,11 +142,15 @@ END_TEST
  *   - each NIC its own device (nic_group 1). */
 START_TEST(p4de_v1_8_row_sets_the_latency_only)
 {
-    const char *p4de[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4de-v1.8", NULL};
+    /* the run's own nccl_proto restores LL128 (the plugin inserts NCCL_PROTO=simple without overwrite) */
+    const char *p4de[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4de-v1.8",
+                          NV "nccl_proto=LL,LL128,Simple", NULL};
     ck_assert_uint_eq(tune(p4de, STRATA_OP_ALL_TO_ALL, 64u << 20, 0).chunk_bytes, 128u << 10);
     strata_coll_tuning t = tune(p4de, STRATA_OP_ALL_REDUCE, 32u << 20, 0);
     ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
     ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    const char *p4de_simple[] = {"2x8", NV "nccl_version=2.28", NV "nccl_net_plugin=aws-ofi-p4de-v1.8", NULL};
+    ck_assert_int_eq(tune(p4de_simple, STRATA_OP_ALL_REDUCE, 32u << 20, 0).proto, STRATA_NCCL_SIMPLE);
     ck_assert_uint_eq(t.simple_step_bytes, 0);
     const strata_nccl_net_plugin *row = strata_nccl_net_plugin_find("aws-ofi-p4de-v1.8");
     ck_assert_uint_eq(row->nic_group, 1);

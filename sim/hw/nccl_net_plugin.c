@@ -41,8 +41,12 @@
  * (aws/aws-ofi-nccl issue #715, 1.11.0-aws, 2024-12-04; issue #889,
  * "SENDRECV (platform set)", 2025-05-22); AWS in issue #76 (2021-12-17):
  * "EFA doesn't support LL and LL128 variants". Not set on p5 (RDMA; PR
- * #280, 2023-09-29, stopped forcing it there) nor on p4de at v1.8 (its log
- * not read: no row figure without a source).
+ * #280, 2023-09-29, stopped forcing it there). On p4de too: at tag
+ * v1.8.1-aws platform-aws.c's configure_nccl_proto (l. 228-246) is called
+ * (l. 628) wherever the endpoint refuses the option, p5 on RDMA the only
+ * platform exempt (l. 593-602); p4de is p4d with 80 GB A100s on the same
+ * 4 x 100 Gb/s EFA (AWS's P4 instance page), so its device refuses it as
+ * p4d's does (wave 42's review; no p4de log read).
  * The environment is inserted without overwrite (platform-aws.cpp l. 585
  * insert_envvars; include/nccl_ofi_environ.h l. 40-50, 97-103): a run's
  * own setting wins.
@@ -67,7 +71,7 @@ static const strata_nccl_net_plugin plugins[] = {
     {.name = "aws-ofi-p5", .latency_s = 75e-6, .nic_group = 4, .buffsize = 8388608, .p2p_net_chunk = 524288,
      .nvls_chunk = 524288, .nvlstree_max = 524288, .net_protocol = "aws-ofi-rdma"},
     {.name = "aws-ofi-p4de-v1.8", .latency_s = 75e-6, .nic_group = 1, .nvlstree_max = 524288,
-     .net_protocol = "efa-rdm-cuda"},
+     .net_protocol = "efa-rdm-cuda", .protos = 1u << STRATA_NCCL_SIMPLE},
 };
 
 const strata_nccl_net_plugin *strata_nccl_net_plugin_find(const char *name)
