@@ -781,7 +781,10 @@ END_TEST
  * Wave 41 (serve_holdings.h): these files name no NCCL generation, so cuBLAS's workspace is PyTorch's non-sm90
  * default, 8,519,680 B, which vLLM's profile charges: 5,449,364,807 B (5,939 blocks), 26,730,927,759 B (29,134),
  * 8,078,082,687 B (1,925); TensorRT-LLM charges it and the CUDA context (132 x 2,048 x 1 KiB + 9 MiB =
- * 286,261,248 B) inside its fraction: 0.9 x 16,286,193,009 = 14,657,573,708 B (3,494 blocks). */
+ * 286,261,248 B) inside its fraction: 0.9 x 16,286,193,009 = 14,657,573,708 B (3,494 blocks). Wave 42: h100.ini
+ * says compute_capability 9.0, so its cuBLAS workspace is the Hopper 4096 x 8 x 1024 = 33,554,432 B, 25,034,752 B
+ * more: vLLM 8,053,047,935 B (/ 4,194,304 = 1,919 blocks), TensorRT-LLM 0.9 x 16,261,158,257 = 14,635,042,431 B
+ * (3,489); the A100 rows (8.0) keep the non-Hopper default. */
 START_TEST(vllm_pool_is_its_share_of_the_reported_total)
 {
     const struct {
@@ -794,9 +797,9 @@ START_TEST(vllm_pool_is_its_share_of_the_reported_total)
          57344},
         {"a100.ini", "qwen2.5-7b.json", "none", 0.5, 2048, 256, 15231233024ull, 592445440ull, 26730927759ull, 29134,
          57344},
-        {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8078082687ull, 1925,
+        {"h100.ini", "qwen3-32b.json", "none", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 8053047935ull, 1919,
          262144},
-        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 14657573708ull, 3494,
+        {"h100.ini", "qwen3-32b.json", "trtllm", 0.9, 8192, 1024, 65524246528ull, 2838495232ull, 14635042431ull, 3489,
          262144},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
