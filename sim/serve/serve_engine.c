@@ -202,8 +202,8 @@
  *   ROCm/vllm fork enables it from 2024-05, ROCm/vllm PR #27: which a row's run used is not known, and the row keeps
  *   the fork's; docs/serving.md, wave 41.)
  * On RCCL hardware (vLLM's ROCm builds; fp8_linear_rocm) vllm-v0 and vllm-v0.5 run a per-tensor FP8 model's Linears
- *   as serve_fp8_linear.c's vllm-0.6-rocm-scaled-mm reads vLLM 0.6.2's torch._scaled_mm branch: a static quantization
- *   before each of the four Linears, SiluAndMul writing bf16, the GEMM's rows padded to 17.
+ *   as serve_fp8_linear.c's vllm-rocm-fork reads AMD's fork (norms, SiluAndMul, attention write FP8; no Linear
+ *   quantizes or pads); --fp8-linear-rocm vllm-0.6-rocm-scaled-mm: upstream 0.6.2's (quantize all four, pad to 17).
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
@@ -480,7 +480,7 @@ enum { GRAPH_ALIGN = 8 };
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
     .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true,                \
-    .triton_moe = true, .fp8_linear_rocm = "vllm-0.6-rocm-scaled-mm"
+    .triton_moe = true, .fp8_linear_rocm = "vllm-rocm-fork"
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
