@@ -510,7 +510,7 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
             return false;
         if (c->fp8_linear_rocm && !strata_serve_hw_rocm(hw)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--fp8-linear-rocm: expected AMD hardware (vendor = "
-                        "amd or collectives = rccl: vLLM's ROCm build), got %s", strata_hw_device_name(hw));
+                        "amd or collectives = rccl: vLLM's ROCm build), got %s", "hardware with NCCL's collectives");
             return false;
         }
         if (c->fp8_linear_rocm) /* in place of the engine row's ROCm default (serve_engine.c) */
