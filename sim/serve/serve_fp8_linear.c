@@ -45,7 +45,9 @@
  *
  * vllm-rocm-fork: AMD's fork ROCm/vllm (the rocm/vllm docker images),
  *   v0.6.3+rocm (@2a3f4618; line numbers that tag's) to v0.7.3+rocm
- *   (@b309ea79), the ROCm default of vllm-v0 and vllm-v0.5. An FP8
+ *   (@b309ea79) and v0.8.2+rocm (@a1c35e76: the same paths, llama.py:110,
+ *   208, 308; w8a8_utils.py:201), the ROCm default of vllm-v0 and
+ *   vllm-v0.5. An FP8
  *   (Fp8Config) Llama passes each Linear's input scale to the kernel that
  *   writes that input, which then writes float8_e4m3fnuz:
  *   - input_layernorm and post_attention_layernorm get qkv_proj's and
@@ -80,7 +82,7 @@ static const strata_serve_fp8_linear rows[] = {
      "the GEMM's rows padded to 17, SiluAndMul writing bf16",
      17, true, true, false},
     {"vllm-rocm-fork",
-     "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.7.3+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
+     "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.8.2+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
      "no Linear quantizes or pads its input",
      0, false, false, true},
     {NULL, NULL, 0, false, false, false},
