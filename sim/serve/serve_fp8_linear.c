@@ -68,9 +68,14 @@
  *     output in bf16 (rocm_flash_attn.py:765-766), and o_proj then
  *     quantizes it (one t x hidden pass, padded to 17 rows): under V0 on
  *     ROCm (no chunked prefill) those are prefill steps, whose GEMMs
- *     dwarf it. The fork's first releases (v0.6.1.post1+rocm @956b8315,
+ *     dwarf it. The fork's first releases (v0.6.1_rocm @a67b65ba to
  *     v0.6.2+rocm @030374b3) had the norm and activation paths but no
  *     attn_fp8_out: their o_proj quantizes in every step (not a row).
+ *   The fork's earlier images (v0.4.3_rocm @c24a4955, vLLM 0.5's era;
+ *   v0.6.0_rocm @80325198) have neither: Fp8LinearMethod.apply quantizes
+ *   every Linear's input with batch_dim_padding=17 (quantization/fp8.py:
+ *   232-247 @c24a4955), as vllm-0.6-rocm-scaled-mm charges: vllm-v0.5
+ *   keeps that row.
  */
 #include "serve/serve_fp8_linear.h"
 #include "core/error.h"
