@@ -4,10 +4,13 @@
  * apply_fp8_linear's torch._scaled_mm branch) by hand: the GEMM's rows
  * padded to 17, one static quantization's bytes, and what the row adds to
  * a served step of vllm-v0 on mi300x-8 (RCCL: the ROCm build) and only
- * there: not on NCCL hardware, not to a bf16 or a block-FP8 model.
+ * there: not on NCCL hardware, not to a bf16 or a block-FP8 model; and
+ * AMD's fork (vllm-rocm-fork, vllm-v0's ROCm default), which drops the
+ * default's two quantizations.
  */
 #include <math.h>
 #include <string.h>
+#include "core/error.h"
 #include "hw/hw.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
@@ -45,15 +48,18 @@ START_TEST(rows_and_bytes_by_hand)
 }
 END_TEST
 
-/* A step's time under the engine's kernels, then the same model with the row taken off (set to NULL). */
-static void step_with_and_without(const char *hw_file, const strata_serve_model *m, uint32_t decodes, double *with,
-                                  double *without)
+/* A step's time under the engine's kernels (row: --fp8-linear-rocm's in place of the engine's ROCm default; NULL:
+ * the default), then the same model with the row taken off (set to NULL). */
+static void step_with_and_without(const char *hw_file, const strata_serve_model *m, uint32_t decodes, const char *row,
+                                  double *with, double *without)
 {
     strata_hw *hw = hw_load(hw_file);
     GError *err = NULL;
     strata_serve_cost *c = strata_serve_cost_new(hw, m, 8, false, 256, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
     ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("vllm-v0", NULL), hw, c, &err));
+    if (row)
+        strata_serve_cost_set_fp8_linear(c, strata_serve_fp8_linear_option(row, NULL));
     strata_serve_chunk ch[64];
     for (uint32_t i = 0; i < decodes; i++)
         ch[i] = (strata_serve_chunk){i, 1, 512, true};
@@ -76,6 +82,8 @@ static void step_with_and_without(const char *hw_file, const strata_serve_model 
  * One decode: the same two launches and 1 x (1,024 x 3 + 3,584 x 4) B =
  * 17,408 B (5.4742 ns) a layer, 304.437940 us in all, plus every GEMM at 17
  * rows instead of 1 (memory-bound: no less than before). */
+#define UPSTREAM "vllm-0.6-rocm-scaled-mm" /* upstream vLLM on ROCm: --fp8-linear-rocm's other row */
+
 START_TEST(vllm_v0_on_rocm_adds_the_quantizations)
 {
     strata_serve_model m = {0};
@@ -83,21 +91,50 @@ START_TEST(vllm_v0_on_rocm_adds_the_quantizations)
     m.dtype = STRATA_DTYPE_F8;
     m.kv_dtype = STRATA_DTYPE_BF16;
     double with, without;
-    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    step_with_and_without("mi300x-8.ini", &m, 32, UPSTREAM, &with, &without);
     ck_assert_msg(fabs((with - without) - 318.013987e-6) < 1e-11, "%.17g", with - without);
-    step_with_and_without("mi300x-8.ini", &m, 1, &with, &without);
+    step_with_and_without("mi300x-8.ini", &m, 1, UPSTREAM, &with, &without);
     ck_assert_msg(with - without >= 304.437940e-6 - 1e-11, "%.17g", with - without);
     /* NCCL hardware: vllm-v0's CUDA build keeps serve_cost.c's default (the row is not set) */
-    step_with_and_without("dgx-h100.ini", &m, 32, &with, &without);
+    step_with_and_without("dgx-h100.ini", &m, 32, NULL, &with, &without);
     ck_assert_msg(with == without, "%.17g %.17g", with, without);
     /* a bf16 model, and block-scaled FP8 (apply_w8a8_block_fp8_linear): the row does not apply */
     m.dtype = STRATA_DTYPE_BF16;
-    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    step_with_and_without("mi300x-8.ini", &m, 32, UPSTREAM, &with, &without);
     ck_assert_msg(with == without, "%.17g %.17g", with, without);
     m.dtype = STRATA_DTYPE_F8;
     m.weight_block = 128;
-    step_with_and_without("mi300x-8.ini", &m, 32, &with, &without);
+    step_with_and_without("mi300x-8.ini", &m, 32, UPSTREAM, &with, &without);
     ck_assert_msg(with == without, "%.17g %.17g", with, without);
+}
+END_TEST
+
+/* AMD's fork (vllm-rocm-fork, vllm-v0's ROCm default): the norms write qkv_proj's and gate_up_proj's input in FP8,
+ * so the two quantizations serve_cost.c's default charges (fp8_input_quant) go, and nothing else changes (no
+ * padding: min_rows 0; SiluAndMul writes FP8 as the default's swiglu does; o_proj and down_proj quantize nothing
+ * in either). Llama 3 8B (hidden 4,096: not fused into an all-reduce), FP8, TP8, on mi300x-8 (1.9 us a launch,
+ * 3.18 TB/s as above). Per layer the default's two passes read 2 B and write 1 B of t x 4,096 each:
+ *   32 decodes: 2 x (1.9 us + 32 x 4,096 x 3 B / 3.18e12) = 2 x (1.9 + 0.12365283) us = 4.04730566 us,
+ *     x 32 layers = 129.51378113 us less;
+ *   1 decode: 2 x (1.9 us + 12,288 B / 3.18e12 = 3.8641509 ns) x 32 = 121.84730566 us less. */
+START_TEST(fork_on_rocm_drops_the_quantizations)
+{
+    strata_serve_model m = {0};
+    ck_assert(strata_serve_model_preset(&m, "llama-3-8b", NULL));
+    m.dtype = STRATA_DTYPE_F8;
+    m.kv_dtype = STRATA_DTYPE_BF16;
+    double with, without;
+    step_with_and_without("mi300x-8.ini", &m, 32, NULL, &with, &without);
+    ck_assert_msg(fabs((without - with) - 129.51378113e-6) < 1e-11, "%.17g", without - with);
+    step_with_and_without("mi300x-8.ini", &m, 1, "vllm-rocm-fork", &with, &without);
+    ck_assert_msg(fabs((without - with) - 121.84730566e-6) < 1e-11, "%.17g", without - with);
+    /* --fp8-linear-rocm: a name not in the table is the user's error (exit 2), naming both rows */
+    GError *err = NULL;
+    ck_assert(!strata_serve_fp8_linear_option("upstream", &err));
+    ck_assert_msg(err && err->code == STRATA_ERROR_INPUT && strstr(err->message, "--fp8-linear-rocm") &&
+                  strstr(err->message, "vllm-rocm-fork") && strstr(err->message, UPSTREAM), "%s",
+                  err ? err->message : "");
+    g_clear_error(&err);
 }
 END_TEST
 
@@ -107,6 +144,7 @@ int main(void)
     TCase *tc = tcase_create("serve_fp8_linear");
     tcase_add_test(tc, rows_and_bytes_by_hand);
     tcase_add_test(tc, vllm_v0_on_rocm_adds_the_quantizations);
+    tcase_add_test(tc, fork_on_rocm_drops_the_quantizations);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -62,6 +62,8 @@ typedef struct strata_serve_config {
     const char *allocator;            /* contiguous schemes' allocator (NULL: best-fit) */
     double step_overhead;             /* seconds each step adds (besides the engine's) */
     const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
+    const struct strata_serve_fp8_linear *fp8_linear_rocm; /* --fp8-linear-rocm (serve_fp8_linear.h; NULL: the
+                                                             * engine's ROCm default) */
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
                                        * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_fp8_linear.h"
 #include "serve/serve_stream.h"
 #include "trace/check.h"
 
@@ -78,6 +79,10 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"prefill-decode-attention", 0, 0, G_OPTION_ARG_NONE, &a->prefill_decode, "vLLM V1 on ROCm with "
          "VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1: decodes through paged_attention_rocm, not the Triton unified "
          "attention (no --engine; RCCL hardware)", NULL},
+        {"fp8-linear-rocm", 0, 0, G_OPTION_ARG_STRING, &a->fp8_linear_rocm, "vllm-v0 / vllm-v0.5 on AMD hardware: "
+         "how a per-tensor FP8 model's Linears get their FP8 input: vllm-rocm-fork (default: AMD's ROCm/vllm, the "
+         "rocm/vllm images; the norms and activation write FP8) or vllm-0.6-rocm-scaled-mm (upstream vLLM built for "
+         "ROCm: every Linear quantizes, rows padded to 17; docs/serving.md)", "ROW"},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
          "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
@@ -117,7 +122,7 @@ void strata_serve_args_clear(strata_serve_args *a)
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
                      &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes, &a->clock,
-                     &a->util, &a->step_overhead};
+                     &a->util, &a->step_overhead, &a->fp8_linear_rocm};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -571,6 +576,11 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
+    if (a->fp8_linear_rocm && !(c->fp8_linear_rocm = strata_serve_fp8_linear_option(a->fp8_linear_rocm, err)))
+        return false;
+    if (c->fp8_linear_rocm && (!c->engine || !c->engine->fp8_linear_rocm)) /* the row would change nothing */
+        return fail(err, "--fp8-linear-rocm: expected --engine vllm-v0 or vllm-v0.5 (vLLM V0 on ROCm), got %s",
+                    a->engine ? a->engine : "no --engine");
     if (!graph_max_bs_of(a, c, err) || !seq_capture_of(a, c, err))
         return false;
     if (a->scheduler_steps != STRATA_SERVE_UNSET && a->scheduler_steps > 1024)

@@ -17,6 +17,7 @@
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
     char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes, *clock;
+    char *fp8_linear_rocm;
     /* decimal numbers (strata_serve_decimal; GOption's doubles took 0x10); NULL: not given */
     char *util, *step_overhead;
     char **sets, **hw_sets, **prior_runs;

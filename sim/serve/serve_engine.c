@@ -202,8 +202,8 @@
  *   ROCm/vllm fork enables it from 2024-05, ROCm/vllm PR #27: which a row's run used is not known, and the row keeps
  *   the fork's; docs/serving.md, wave 41.)
  * On RCCL hardware (vLLM's ROCm builds; fp8_linear_rocm) vllm-v0 and vllm-v0.5 run a per-tensor FP8 model's Linears
- *   as serve_fp8_linear.c's vllm-0.6-rocm-scaled-mm reads vLLM 0.6.2's torch._scaled_mm branch: a static quantization
- *   before each of the four Linears, SiluAndMul writing bf16, the GEMM's rows padded to 17.
+ *   as serve_fp8_linear.c's rows: vllm-v0 AMD's fork's (vllm-rocm-fork), vllm-v0.5 upstream 0.6.2's and the fork's
+ *   0.4.3_rocm's (vllm-0.6-rocm-scaled-mm); --fp8-linear-rocm picks either (docs/serving.md, wave 42).
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
@@ -480,7 +480,7 @@ enum { GRAPH_ALIGN = 8 };
     .scheduler = "vllm-v0", .allreduce = "vllm-custom", .allreduce_rocm = "vllm-custom-rocm",                      \
     .decode_rocm = "paged-attention-rocm", .graph_align = GRAPH_ALIGN, .attn_aux = "vllm-0.6-flash-attn",          \
     .fa2_attention = true, .logits_gather = true, .logits_to_root = true, .embed_allreduce = true,                \
-    .triton_moe = true, .fp8_linear_rocm = "vllm-0.6-rocm-scaled-mm"
+    .triton_moe = true
 
 /* What the SGLang rows share: the CPU figures above, vLLM's custom all-reduce, graphs padded to multiples of 8, the
  * logits gathered and the embedding all-reduced, the server's hops (each row names its eager prefill's calls). */
@@ -562,7 +562,7 @@ static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
     {.name = "vllm-v0",
      .step_s = 4e-3,
-     .per_seq_s = 35e-6, .eager = "vllm-0.7", .seq_capture = 8192, /* eager past 8,192: serve_sched.c, serve_eager.c */
+     .per_seq_s = 35e-6, .eager = "vllm-0.7", .seq_capture = 8192, .fp8_linear_rocm = "vllm-rocm-fork", /* eager, fp8: above */
      .mla_absorb = true, .mla_kernels = "vllm-0.7-v0-mla", /* 0.7.3's MLA decode (serve_mla_kernels_v07.h) */
      .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default", /* serve_triton_moe.h */
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
@@ -571,7 +571,7 @@ static const strata_serve_engine engines[] = {
     {.name = "vllm-v0.5",
      .step_s = 4e-3,
      .per_seq_s = VLLM_V05_PER_SEQ_S, .fused_moe_bf16 = "vllm-0.4.2", /* eager past 8,192 (serve_sched.c) */
-     .eager = "vllm-0.4", .seq_capture = 8192,
+     .eager = "vllm-0.4", .seq_capture = 8192, .fp8_linear_rocm = "vllm-0.6-rocm-scaled-mm", /* fork v0.4.3_rocm's */
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
      VLLM_V0_SHARED},

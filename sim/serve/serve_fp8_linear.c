@@ -40,7 +40,42 @@
  *   fp8_input_quant (no vLLM all-reduce fuses them); this row adds
  *   o_proj's and down_proj's, the activation's bf16 write and the padded
  *   rows. Block-scaled FP8 (weight_block) takes apply_w8a8_block_fp8_linear
- *   instead and keeps serve_cost.c's block_quant.
+ *   instead and keeps serve_cost.c's block_quant. Upstream vLLM on ROCm:
+ *   --fp8-linear-rocm vllm-0.6-rocm-scaled-mm (docs/serving.md).
+ *
+ * vllm-rocm-fork: AMD's fork ROCm/vllm (the rocm/vllm docker images),
+ *   v0.6.3+rocm (@2a3f4618; line numbers that tag's) to v0.7.3+rocm
+ *   (@b309ea79) and v0.8.2+rocm (@a1c35e76: the same paths, llama.py:110,
+ *   208, 308; w8a8_utils.py:201), the ROCm default of vllm-v0 and
+ *   vllm-v0.5. An FP8
+ *   (Fp8Config) Llama passes each Linear's input scale to the kernel that
+ *   writes that input, which then writes float8_e4m3fnuz:
+ *   - input_layernorm and post_attention_layernorm get qkv_proj's and
+ *     gate_up_proj's input_scale (models/llama.py:279-294) and run
+ *     ops.scaled_rms_norm / scaled_fused_add_rms_norm into an e4m3fnuz
+ *     tensor (layers/layernorm.py:79-87; @b309ea79 :87-94);
+ *   - SiluAndMul gets down_proj's input_scale (llama.py:107-108) and runs
+ *     ops.scaled_silu_and_mul into e4m3fnuz (layers/activation.py:61-76);
+ *   - attention gets o_proj's input_scale when attn_fp8_out
+ *     (llama.py:192, 211-212; VLLM_USE_ROCM_CUSTOM_PAGED_ATTN_FP8_OUT
+ *     defaults True, envs.py:259-262), and paged_attention_rocm writes
+ *     e4m3fnuz in decode-only steps (attention/backends/
+ *     rocm_flash_attn.py:763-795);
+ *   - apply_fp8_linear quantizes (and pads to 17 rows) only an input that
+ *     is not e4m3fnuz (quantization/utils/w8a8_utils.py:125-129; @b309ea79
+ *     :200-208), so none of the four Linears quantizes and no GEMM is
+ *     padded. Not built: a step with prefill tokens writes attention's
+ *     output in bf16 (rocm_flash_attn.py:765-766), and o_proj then
+ *     quantizes it (one t x hidden pass, padded to 17 rows): under V0 on
+ *     ROCm (no chunked prefill) those are prefill steps, whose GEMMs
+ *     dwarf it. The fork's first releases (v0.6.1_rocm @a67b65ba to
+ *     v0.6.2+rocm @030374b3) had the norm and activation paths but no
+ *     attn_fp8_out: their o_proj quantizes in every step (not a row).
+ *   The fork's earlier images (v0.4.3_rocm @c24a4955, vLLM 0.5's era;
+ *   v0.6.0_rocm @80325198) have neither: Fp8LinearMethod.apply quantizes
+ *   every Linear's input with batch_dim_padding=17 (quantization/fp8.py:
+ *   232-247 @c24a4955), as vllm-0.6-rocm-scaled-mm charges: vllm-v0.5
+ *   keeps that row.
  */
 #include "serve/serve_fp8_linear.h"
 #include "core/error.h"
@@ -50,14 +85,24 @@ static const strata_serve_fp8_linear rows[] = {
     {"vllm-0.6-rocm-scaled-mm",
      "vLLM 0.6.2 on ROCm: apply_fp8_linear's torch._scaled_mm branch, a static quantization before every Linear, "
      "the GEMM's rows padded to 17, SiluAndMul writing bf16",
-     17, true, true},
-    {NULL, NULL, 0, false, false},
+     17, true, true, false},
+    {"vllm-rocm-fork",
+     "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.8.2+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
+     "no Linear quantizes or pads its input",
+     0, false, false, true},
+    {NULL, NULL, 0, false, false, false},
 };
 
 const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GError **err)
 {
     return serve_names_lookup(SERVE_NAMES(rows, strata_serve_fp8_linear), name, STRATA_ERROR_INTERNAL, err,
                               "unknown FP8 Linear row '%s' (known: %s)");
+}
+
+const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, GError **err)
+{
+    return serve_names_lookup(SERVE_NAMES(rows, strata_serve_fp8_linear), name, STRATA_ERROR_INPUT, err,
+                              "--fp8-linear-rocm: unknown row '%s' (known: %s)");
 }
 
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m)

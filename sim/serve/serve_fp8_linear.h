@@ -5,11 +5,12 @@
  * launches for itself, the width the MLP's activation is written in, and
  * the rows its GEMM runs. Looked up by name from an engine row's
  * fp8_linear_rocm (serve_engine.h) where the hardware's collectives are
- * RCCL's; without one serve_cost.c charges TensorRT-LLM's pattern (a
+ * RCCL's, or from --fp8-linear-rocm (serve_args.c); without one serve_cost.c charges TensorRT-LLM's pattern (a
  * quantization before QKV and gate_up only, the activation writing FP8).
  *
  * serve_fp8_linear.c cites each mechanism (vLLM 0.6.2's
- * apply_fp8_linear, torch._scaled_mm branch).
+ * apply_fp8_linear, torch._scaled_mm branch; AMD's fork ROCm/vllm from
+ * v0.6.3+rocm, its norms and activation writing FP8).
  *
  * Invariants: a row's GEMM runs at least the step's tokens as rows
  * (strata_serve_fp8_linear_rows(r, m) >= m, == m for r NULL or m 0); a
@@ -29,10 +30,14 @@ typedef struct strata_serve_fp8_linear {
     uint32_t min_rows;    /* the GEMM's rows: max(tokens, min_rows) (0: tokens) */
     bool every_linear;    /* each Linear quantizes its own input (o_proj and down_proj too) */
     bool wide_activation; /* the MLP's activation writes the activations' dtype, not FP8 */
+    bool inputs_fp8;      /* the norms, the activation and attention write each Linear's input in FP8: none quantizes */
 } strata_serve_fp8_linear;
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GError **err);
+/* --fp8-linear-rocm NAME: the row called name, or NULL with an input error (exit 2) naming the option and the
+ * known rows. */
+const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, GError **err);
 /* The rows a Linear's GEMM runs for m tokens (r NULL: m). */
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m);
 /* The bytes of one input quantization of t x k elements (one kernel): read in act_bytes, written in FP8 (1 byte). */

@@ -508,6 +508,13 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
         if (!*costs[i] ||
             !strata_serve_engine_set_kernels_env(c->engine, hw, *costs[i], c->prefill_decode_attention, err))
             return false;
+        if (c->fp8_linear_rocm && !strata_serve_hw_rocm(hw)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--fp8-linear-rocm: expected AMD hardware (vendor = "
+                        "amd or collectives = rccl: vLLM's ROCm build), got %s", "hardware with NCCL's collectives");
+            return false;
+        }
+        if (c->fp8_linear_rocm) /* in place of the engine row's ROCm default (serve_engine.c) */
+            strata_serve_cost_set_fp8_linear(*costs[i], c->fp8_linear_rocm);
     }
     /* one simulation of each collective size for both (the collectives run on hw's links at either clock) */
     st->coll = c->tp > 1 ? strata_serve_coll_new(hw, c->tp) : NULL;
