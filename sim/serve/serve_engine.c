@@ -562,7 +562,7 @@ static const strata_serve_engine engines[] = {
     {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
     {.name = "vllm-v0",
      .step_s = 4e-3,
-     .per_seq_s = 35e-6, .eager = "vllm-0.7", .seq_capture = 8192, .fp8_linear_rocm = "vllm-rocm-fork", /* eager, fp8: above */
+     .per_seq_s = 35e-6, .eager = "vllm-0.7", .seq_capture = 8192, .fp8_linear_rocm = "vllm-rocm-fork",
      .mla_absorb = true, .mla_kernels = "vllm-0.7-v0-mla", /* 0.7.3's MLA decode (serve_mla_kernels_v07.h) */
      .triton_moe_configs = "vllm-0.7.3", .triton_moe_configs_rocm = "vllm-0.7.3-default", /* serve_triton_moe.h */
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
