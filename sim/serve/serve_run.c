@@ -502,17 +502,17 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
                         const strata_serve_config *c, GError **err)
 {
     bool duty = c->sustained_hw && c->clock_response > 0;
+    if (c->fp8_linear_rocm && !strata_serve_hw_rocm(hw)) {
+        g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--fp8-linear-rocm: expected AMD hardware (vendor = "
+                            "amd or collectives = rccl: vLLM's ROCm build), got hardware with NCCL's collectives");
+        return false;
+    }
     strata_serve_cost **costs[2] = {&st->cost, &st->cost_sustained};
     for (int i = 0; i < (duty ? 2 : 1); i++) {
         *costs[i] = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err);
         if (!*costs[i] ||
             !strata_serve_engine_set_kernels_env(c->engine, hw, *costs[i], c->prefill_decode_attention, err))
             return false;
-        if (c->fp8_linear_rocm && !strata_serve_hw_rocm(hw)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--fp8-linear-rocm: expected AMD hardware (vendor = "
-                        "amd or collectives = rccl: vLLM's ROCm build), got %s", "hardware with NCCL's collectives");
-            return false;
-        }
         if (c->fp8_linear_rocm) /* in place of the engine row's ROCm default (serve_engine.c) */
             strata_serve_cost_set_fp8_linear(*costs[i], c->fp8_linear_rocm);
     }
