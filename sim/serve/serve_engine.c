@@ -350,35 +350,14 @@
  *   int32 output ids to the host (:1258; 4,104 x 4 B = 16 KB at ~25 GB/s,
  *   PCIe 4.0 x16) and its per-sequence loop. Its sampler
  *   (DynamicDecodeLayer, FasterTransformer's) is not modelled.
- * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
- *   (vllm-v0, sglang-v0.3, sglang-v0.4, vllm-v1: embed_allreduce and logits_gather;
- *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
- *   vLLM's VocabParallelEmbedding.forward masks each rank's rows and calls
- *   tensor_model_parallel_all_reduce ("Reduce across all the model
- *   parallel GPUs"; vllm/model_executor/layers/vocab_parallel_embedding.py,
- *   the vllm-0.6.0 wheel), the engine's all-reduce (vllm-custom on the v0
- *   rows, NCCL's on vllm-v1 here). vLLM 0.6.0's LogitsProcessor._get_logits
- *   gathers the pruned (sampled) rows' logits to rank 0 on every platform
- *   but TPU (use_gather = not current_platform.is_tpu();
- *   tensor_model_parallel_gather -> GroupCoordinator.gather ->
- *   torch.distributed.gather, vllm/distributed/parallel_state.py; on NCCL
- *   torch/csrc/cuda/nccl.cpp gather: the root's ncclRecv from each rank,
- *   their ncclSend, one group): logits_to_root. vLLM v1 all-gathers them
- *   (LogitsProcessor._gather_logits: use_all_gather =
- *   current_platform.use_all_gather(), which the base Platform returns as
- *   envs.VLLM_USE_V1, vllm/platforms/interface.py; CUDA does not override
- *   it). SGLang 0.3.0's LogitsProcessor.forward all-gathers the last
- *   (sampled) rows' logits when tp > 1 (tensor_model_parallel_all_gather,
- *   python/sglang/srt/layers/logits_processor.py, sglang-0.3.0 wheel),
- *   and its LlamaModel's embed_tokens is vLLM 0.5.5's VocabParallelEmbedding
- *   (srt/models/llama.py). The overlap row stands for no one engine: none.
  * vllm-v1, the row behind no --engine (not in the table: --engine cannot
  *   name it): vLLM v1, no CPU time per step, and the one row with
  *   fa3_prefill, its FLASH_ATTN backend running FlashAttention-3 on Hopper
  *   (serve_cost.c's fa3_prefill_bytes); the rows above run their own
  *   prefill kernels (vLLM 0.6's FlashAttention-2, SGLang 0.3's FlashInfer,
  *   TensorRT-LLM's FMHA), timed by the flash-attention row's count. Its
- *   input copies: serve_engine_apply.c. The rows' ROCm kernels and length
+ *   input copies: serve_engine_apply.c. The rows' ROCm kernels, the
+ *   vocabulary's collectives of the vLLM and SGLang rows and the length
  *   rules: serve_engine_apply.c.
  */
 #include "serve/serve_engine.h"
@@ -432,7 +411,8 @@ enum { GRAPH_ALIGN = 8 };
      .pool_of_free = true,                                                                                       \
      .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
      .logits_gather = true,                                                                                      \
-     .sampler = decoder}
+     .sampler = decoder,                                                                                         \
+     .hold_rule = SERVE_HOLD_TRTLLM}
 
 /* LMDeploy TurboMind 0.1, under both of its names. */
 #define LMDEPLOY_TURBOMIND(alias)                                                                                \
@@ -447,7 +427,8 @@ enum { GRAPH_ALIGN = 8 };
      .fa2_attention = true,                                                                                      \
      .context_passes = true,                                                                                     \
      .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
-     .logits_gather = true}
+     .logits_gather = true,                                                                                      \
+     .hold_rule = SERVE_HOLD_NONE}
 
 /* SGLang's CPU time a step, the sglang-v0.3 row's figures, which sglang-v0.4 reuses (the comment above gives
  * both): 1 ms a step (ESTIMATE, the v0.4 release's "1.1x"), per request 1.6 us, 5.4 ns a prompt token and 25 ns a
@@ -482,7 +463,10 @@ static uint32_t sglang_v04_max_running(uint64_t pool_tokens, uint32_t max_model_
 }
 
 static const strata_serve_engine engines[] = {
-    {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
+    {.name = "none",
+     .mode = SERVE_ENGINE_SYNC,
+     .what = "no CPU time per step (its work hidden or not modelled)",
+     .hold_rule = SERVE_HOLD_VLLM_V1}, /* as no --engine */
     {.name = "vllm-v0",
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
@@ -495,6 +479,7 @@ static const strata_serve_engine engines[] = {
      .triton_moe_configs_rocm = "vllm-0.7.3-default", /* serve_triton_moe.h */
      .what = "vLLM v0 (0.6 on; 0.5 has vllm-v0.5): 4 ms + 35 us per request a step + 0.3 us a prefilled token "
              "(ESTIMATE), once per --num-scheduler-steps decode steps",
+     .hold_rule = SERVE_HOLD_VLLM_V0,
      VLLM_V0_SHARED},
     {.name = "vllm-v0.5",
      .step_s = 4e-3,
@@ -505,6 +490,7 @@ static const strata_serve_engine engines[] = {
      .fp8_linear_rocm = "vllm-0.6-rocm-scaled-mm", /* fork v0.4.3_rocm's */
      .what = "vLLM 0.5.x v0 (before 0.6's async output processor): 4 ms (#6854) + 103.2 us per request (#6913's "
              "output processing, 1 to 32 requests) a step, serial; else as vllm-v0",
+     .hold_rule = SERVE_HOLD_VLLM_V0,
      VLLM_V0_SHARED},
     {.name = "sglang-v0.3",
      .mode = SERVE_ENGINE_SYNC,
@@ -515,6 +501,7 @@ static const strata_serve_engine engines[] = {
      .attn_aux = "sglang-0.3-flashinfer",
      .lengths = SERVE_LENGTH_SGLANG_03,
      .eager = "sglang",
+     .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_SHARED},
     {.name = "sglang-v0.4",
      .what = "SGLang 0.4 (overlap scheduler): sglang-v0.3's CPU figures (ESTIMATE) run while the GPU runs the step "
@@ -522,6 +509,7 @@ static const strata_serve_engine engines[] = {
      .graph_limit = "sglang-0.4",
      .mla_kernels = "sglang-0.4.5-mla",
      .eager = "sglang",
+     .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_OVERLAP},
     {.name = "sglang-v0.5",
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
@@ -532,12 +520,14 @@ static const strata_serve_engine engines[] = {
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
      .eager = "sglang-0.5",
+     .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_OVERLAP},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
      .step_s = 4e-3,
      .per_seq_s = 35e-6,
-     .what = "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)"},
+     .what = "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)",
+     .hold_rule = SERVE_HOLD_VLLM_V1}, /* as no --engine */
     {.name = "trtllm",
      .mode = SERVE_ENGINE_OVERLAP,
      .what = "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT "
@@ -549,7 +539,8 @@ static const strata_serve_engine engines[] = {
      .overlap_lag = true,
      .lengths = SERVE_LENGTH_TRTLLM,
      .logits_gather = true,
-     .embed_allreduce = true},
+     .embed_allreduce = true,
+     .hold_rule = SERVE_HOLD_TRTLLM},
     TRTLLM_CPP("trtllm-cpp", "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, "
                "whole contexts, XQA decode, KV pool of the free memory; host time not modelled", "xqa",
                "trtllm-decoder"),
@@ -593,7 +584,8 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .embed_allreduce = true,
                                             .input_copies = true,
                                             .sampler = "vllm-v1-greedy",
-                                            .piecewise = true};
+                                            .piecewise = true,
+                                            .hold_rule = SERVE_HOLD_VLLM_V1};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {

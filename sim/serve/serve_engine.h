@@ -59,6 +59,17 @@ typedef enum {
     SERVE_LENGTH_SGLANG_04
 } serve_length_rule;
 
+/* Which of a rank's device memory outside the KV pool (the CUDA context, NCCL's buffers, the engine's own
+ * all-reduce buffers, cuBLAS's workspace) the engine's own accounting charges to its pool, by when it measures
+ * its baseline (serve_holdings.h gives each rule's sources; strata_serve_hold_rule_name its name). */
+typedef enum {
+    SERVE_HOLD_VLLM_V0 = 0, /* charged: NCCL, custom all-reduce, cuBLAS */
+    SERVE_HOLD_VLLM_V1,     /* charged: cuBLAS */
+    SERVE_HOLD_SGLANG,      /* charged x mem_fraction_static: context, NCCL, custom all-reduce */
+    SERVE_HOLD_TRTLLM,      /* charged (then x the free fraction): every part */
+    SERVE_HOLD_NONE,        /* nothing charged (accounting not read) */
+} strata_serve_hold_rule;
+
 typedef struct strata_serve_engine {
     const char *name;
     serve_engine_mode mode;
@@ -160,6 +171,8 @@ typedef struct strata_serve_engine {
                             * of the step's tokens and requests (strata_serve_engine_input_copies) */
     bool piecewise;        /* it runs a GQA/MHA forward in piecewise CUDA graphs, its attention op eagerly
                             * between them: a step takes at least that host chain (serve_piecewise.h) */
+    strata_serve_hold_rule hold_rule; /* what its memory accounting charges to the KV pool of the rank's
+                                       * holdings outside it (serve_holdings.h); every row sets it */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;

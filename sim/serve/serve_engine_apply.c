@@ -15,8 +15,9 @@
  *
  * On RCCL hardware (vLLM's ROCm builds; decode_rocm) vllm-v0 runs its decodes' attention as ROCm's
  *   paged_attention_rocm (serve_decode.h: paged-attention-rocm), as does vllm-v1 under --prefill-decode-attention
- *   (decode_rocm_pd; else V1's Triton unified_attention, serve_engine.c's vllm_v1): 0.7.3's ROCmFlashAttentionBackend and 0.10.0's
- *   chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, as AMD's page sets it from 0.9.1) call it
+ *   (decode_rocm_pd; else V1's Triton unified_attention, serve_engine.c's vllm_v1): 0.7.3's
+ *   ROCmFlashAttentionBackend and 0.10.0's chunked_prefill_paged_decode (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, as
+ *   AMD's page sets it from 0.9.1) call it
  *   while use_rocm_custom_paged_attention holds (gfx9, fp16/bf16 queries, head 64 or 128, block 16 or 32, GQA ratio
  *   1-16, contexts up to 128 Ki, no window on V1); other shapes run Triton's kernel_paged_attention_2d, not modelled
  *   (the row times them as the ROCm kernel). Their prefill stays the rows' (vllm-v0's FA2 entries, vllm-v1's FA3
@@ -37,6 +38,28 @@
  * On RCCL hardware (vLLM's ROCm builds; fp8_linear_rocm) vllm-v0 and vllm-v0.5 run a per-tensor FP8 model's Linears
  *   as serve_fp8_linear.c's rows: vllm-v0 AMD's fork's (vllm-rocm-fork), vllm-v0.5 upstream 0.6.2's and the fork's
  *   0.4.3_rocm's (vllm-0.6-rocm-scaled-mm); --fp8-linear-rocm picks either (docs/serving.md, wave 42).
+ * The vocabulary's collectives of the vLLM and SGLang rows at tp > 1
+ *   (vllm-v0, sglang-v0.3, sglang-v0.4, vllm-v1: embed_allreduce and logits_gather;
+ *   docs/serving.md, "What vLLM and SGLang run around the vocabulary"):
+ *   vLLM's VocabParallelEmbedding.forward masks each rank's rows and calls
+ *   tensor_model_parallel_all_reduce ("Reduce across all the model
+ *   parallel GPUs"; vllm/model_executor/layers/vocab_parallel_embedding.py,
+ *   the vllm-0.6.0 wheel), the engine's all-reduce (vllm-custom on the v0
+ *   rows, NCCL's on vllm-v1 here). vLLM 0.6.0's LogitsProcessor._get_logits
+ *   gathers the pruned (sampled) rows' logits to rank 0 on every platform
+ *   but TPU (use_gather = not current_platform.is_tpu();
+ *   tensor_model_parallel_gather -> GroupCoordinator.gather ->
+ *   torch.distributed.gather, vllm/distributed/parallel_state.py; on NCCL
+ *   torch/csrc/cuda/nccl.cpp gather: the root's ncclRecv from each rank,
+ *   their ncclSend, one group): logits_to_root. vLLM v1 all-gathers them
+ *   (LogitsProcessor._gather_logits: use_all_gather =
+ *   current_platform.use_all_gather(), which the base Platform returns as
+ *   envs.VLLM_USE_V1, vllm/platforms/interface.py; CUDA does not override
+ *   it). SGLang 0.3.0's LogitsProcessor.forward all-gathers the last
+ *   (sampled) rows' logits when tp > 1 (tensor_model_parallel_all_gather,
+ *   python/sglang/srt/layers/logits_processor.py, sglang-0.3.0 wheel),
+ *   and its LlamaModel's embed_tokens is vLLM 0.5.5's VocabParallelEmbedding
+ *   (srt/models/llama.py). The overlap row stands for no one engine: none.
  * vllm-v1's input copies (input_copies, strata_serve_engine_input_copies):
  *   vLLM 0.9.0.1's GPUModelRunner._prepare_inputs (ROCm/vllm@71faa188,
  *   vllm/v1/worker/gpu_model_runner.py:547-651) first commits the
