@@ -126,6 +126,65 @@ START_TEST(holdings_by_compute_capability)
 }
 END_TEST
 
+/* Every engine row's accounting rule (hold_rule) is the one serve_holdings.c gave it by name before wave 43,
+ * read off that code (rule_of, commit 263605dc): a row with pool_of_free (trtllm and the trtllm-cpp rows) was
+ * trtllm; else a name starting "sglang" sglang; else one starting "vllm-v0" (vllm-v0, vllm-v0.5) vllm-v0; else
+ * "lmdeploy-turbomind" or "turbomind" none; else (none, overlap) vllm-v1, as a NULL row (no --engine) was. The
+ * names are the table's own, as strata_serve_engine_find lists them in its error; a row not listed here fails
+ * (a new row: add the rule its engine's accounting has, serve_holdings.h). */
+START_TEST(every_row_keeps_its_hold_rule)
+{
+    static const struct {
+        const char *engine, *rule;
+    } want[] = {{"none", "vllm-v1"},
+                {"vllm-v0", "vllm-v0"},
+                {"vllm-v0.5", "vllm-v0"},
+                {"sglang-v0.3", "sglang"},
+                {"sglang-v0.4", "sglang"},
+                {"sglang-v0.5", "sglang"},
+                {"overlap", "vllm-v1"},
+                {"trtllm", "trtllm"},
+                {"trtllm-cpp", "trtllm"},
+                {"trtllm-cpp-0.11", "trtllm"},
+                {"trtllm-cpp-0.9", "trtllm"},
+                {"trtllm-cpp-0.7", "trtllm"},
+                {"trtllm-cpp-0.6", "trtllm"},
+                {"lmdeploy-turbomind", "none"},
+                {"turbomind", "none"}};
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_serve_engine_find(NULL, &err));
+    const char *known = strstr(err->message, "(known: ");
+    ck_assert_msg(known, "%s", err->message);
+    char *list = g_strdup(known + strlen("(known: "));
+    char *close = strrchr(list, ')');
+    ck_assert_ptr_nonnull(close);
+    *close = '\0';
+    char **names = g_strsplit(list, ", ", -1);
+    strata_hw *hw = load_hw("dgx-h100.ini");
+    guint rows = g_strv_length(names);
+    ck_assert_uint_eq(rows, G_N_ELEMENTS(want));
+    for (guint i = 0; i < rows; i++) {
+        const char *rule = NULL;
+        for (size_t j = 0; j < G_N_ELEMENTS(want); j++)
+            if (strcmp(want[j].engine, names[i]) == 0)
+                rule = want[j].rule;
+        ck_assert_msg(rule, "row %s: no rule expected here", names[i]);
+        strata_serve_holdings h;
+        holdings(names[i], hw, 8, &h);
+        ck_assert_msg(strcmp(strata_serve_hold_rule_name(h.rule), rule) == 0, "%s: %s, expected %s", names[i],
+                      strata_serve_hold_rule_name(h.rule), rule);
+    }
+    strata_serve_holdings h;
+    strata_serve_holdings_of(NULL, hw, 8, &h); /* no --engine: vLLM V1 */
+    ck_assert_str_eq(strata_serve_hold_rule_name(h.rule), "vllm-v1");
+    ck_assert_str_eq(strata_serve_hold_rule_name(strata_serve_engine_row(NULL)->hold_rule), "vllm-v1");
+    strata_hw_free(hw);
+    g_strfreev(names);
+    g_free(list);
+    g_error_free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_holdings");
@@ -133,6 +192,7 @@ int main(void)
     tcase_add_test(tc, holdings_at_tp8_by_hand);
     tcase_add_test(tc, pools_lose_what_each_rule_charges);
     tcase_add_test(tc, holdings_by_compute_capability);
+    tcase_add_test(tc, every_row_keeps_its_hold_rule);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

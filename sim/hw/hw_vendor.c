@@ -2,7 +2,7 @@
  * hw_vendor.c: whose device a hardware file describes ([hardware] vendor =
  * amd|nvidia|google), which decides the software platform that runs on it:
  * ROCm on AMD's, CUDA on NVIDIA's (serve's engine rows take their ROCm
- * kernels, or are refused, by it: serve_engine.c).
+ * kernels, or are refused, by it: serve_engine_apply.c).
  *
  * A file without the key is read from its collectives' library: RCCL is
  * ROCm's (ROCm/rccl builds only with HIP for AMD Instinct GPUs), so

@@ -25,7 +25,8 @@
  * by strata_serve_engine_set_kernels, and its scheduler, CUDA graphs and
  * pool rule; no --engine is the default row, vLLM v1 (serve_engine.c).
  * Every figure cites its source or says ESTIMATE with its meaning
- * (serve_engine.c).
+ * (serve_engine.c: the table of rows and their lookup; serve_engine_apply.c:
+ * the functions that act on a row).
  *
  * Invariants: a step's time is >= its GPU time and finite; `none` adds
  * nothing (the simulation as before engines were modelled).
@@ -41,7 +42,7 @@
 typedef enum { SERVE_ENGINE_SYNC, SERVE_ENGINE_MULTI_STEP, SERVE_ENGINE_OVERLAP } serve_engine_mode;
 
 /* What the engine does with a request longer than the model allows, L being
- * the model's max_model_len (serve_engine.c cites each):
+ * the model's max_model_len (serve_engine_apply.c cites each):
  *   VLLM_SERVER  vLLM's OpenAI server: prompt + output > L is refused (400);
  *   SGLANG_03    SGLang 0.3: prompt >= L refused; a prompt >= min(L, pool
  *                tokens) - 1 cut to that, its output to what leaves one more
@@ -57,6 +58,17 @@ typedef enum {
     SERVE_LENGTH_TRTLLM,
     SERVE_LENGTH_SGLANG_04
 } serve_length_rule;
+
+/* Which of a rank's device memory outside the KV pool (the CUDA context, NCCL's buffers, the engine's own
+ * all-reduce buffers, cuBLAS's workspace) the engine's own accounting charges to its pool, by when it measures
+ * its baseline (serve_holdings.h gives each rule's sources; strata_serve_hold_rule_name its name). */
+typedef enum {
+    SERVE_HOLD_VLLM_V0 = 0, /* charged: NCCL, custom all-reduce, cuBLAS */
+    SERVE_HOLD_VLLM_V1,     /* charged: cuBLAS */
+    SERVE_HOLD_SGLANG,      /* charged x mem_fraction_static: context, NCCL, custom all-reduce */
+    SERVE_HOLD_TRTLLM,      /* charged (then x the free fraction): every part */
+    SERVE_HOLD_NONE,        /* nothing charged (accounting not read) */
+} strata_serve_hold_rule;
 
 typedef struct strata_serve_engine {
     const char *name;
@@ -159,6 +171,8 @@ typedef struct strata_serve_engine {
                             * of the step's tokens and requests (strata_serve_engine_input_copies) */
     bool piecewise;        /* it runs a GQA/MHA forward in piecewise CUDA graphs, its attention op eagerly
                             * between them: a step takes at least that host chain (serve_piecewise.h) */
+    strata_serve_hold_rule hold_rule; /* what its memory accounting charges to the KV pool of the rank's
+                                       * holdings outside it (serve_holdings.h); every row sets it */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -234,7 +248,7 @@ typedef struct strata_serve_engine_inputs {
  * input_copies (e NULL: vLLM v1, the default row, which has it), six
  * copies of one link latency each plus requests x ceil(max_model_len /
  * block_size) x 4 B of block table, tokens x 20 B and requests x 8 + 4 B
- * over the link's bandwidth (serve_engine.c gives the source); 0 for a row
+ * over the link's bandwidth (serve_engine_apply.c gives the source); 0 for a row
  * without it, a step of no request, or hardware with no pinned host link. */
 double strata_serve_engine_input_copies(const strata_serve_engine *e, const strata_serve_cost *c,
                                         strata_serve_engine_inputs in);

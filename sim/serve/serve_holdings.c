@@ -57,22 +57,6 @@ const char *strata_serve_hold_rule_name(strata_serve_hold_rule r)
     return rule_names[r];
 }
 
-/* The engine row's accounting (serve_holdings.h), by its name and pool rule. */
-static strata_serve_hold_rule rule_of(const strata_serve_engine *e)
-{
-    if (!e)
-        return SERVE_HOLD_VLLM_V1;
-    if (e->pool_of_free)
-        return SERVE_HOLD_TRTLLM;
-    if (strncmp(e->name, "sglang", 6) == 0)
-        return SERVE_HOLD_SGLANG;
-    if (strncmp(e->name, "vllm-v0", 7) == 0)
-        return SERVE_HOLD_VLLM_V0;
-    if (strcmp(e->name, "lmdeploy-turbomind") == 0 || strcmp(e->name, "turbomind") == 0)
-        return SERVE_HOLD_NONE;
-    return SERVE_HOLD_VLLM_V1; /* none, overlap: as no --engine */
-}
-
 /* Resident threads an SM at compute capability cc (MAJOR x 10 + MINOR; 0: not said, read as 2,048). */
 static uint32_t threads_per_sm(uint32_t cc)
 {
@@ -82,7 +66,7 @@ static uint32_t threads_per_sm(uint32_t cc)
 void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
                               strata_serve_holdings *out)
 {
-    *out = (strata_serve_holdings){.rule = rule_of(e)};
+    *out = (strata_serve_holdings){.rule = strata_serve_engine_row(e)->hold_rule}; /* NULL: vLLM V1's */
     uint32_t sms = strata_hw_compute(hw, 0)->kernel.sms;
     if (!sms) /* hardware that names no SMs is no GPU these libraries run on: nothing held */
         return;

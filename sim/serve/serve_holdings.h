@@ -27,13 +27,7 @@
 #include "hw/hw.h"
 #include "serve/serve_engine.h"
 
-typedef enum {
-    SERVE_HOLD_VLLM_V0 = 0, /* charged: NCCL, custom all-reduce, cuBLAS */
-    SERVE_HOLD_VLLM_V1,     /* charged: cuBLAS */
-    SERVE_HOLD_SGLANG,      /* charged x mem_fraction_static: context, NCCL, custom all-reduce */
-    SERVE_HOLD_TRTLLM,      /* charged (then x the free fraction): every part */
-    SERVE_HOLD_NONE,        /* nothing charged (accounting not read) */
-} strata_serve_hold_rule;
+/* strata_serve_hold_rule, the rules above, is serve_engine.h's: each engine row names its own (hold_rule). */
 
 typedef struct strata_serve_holdings {
     strata_serve_hold_rule rule;
