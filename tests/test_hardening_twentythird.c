@@ -1,0 +1,47 @@
+/*
+ * test_hardening_twentythird.c: the twenty-third hardening pass (wave 43;
+ * docs/reliability.md, "The twenty-third pass"), a row per case over
+ * hardware files, sweep's options and serve's: each refused row was taken
+ * on the base (main at the wave's start, 263605dc) at exit 0 or refused
+ * with a wrong reason; the rows at 0 pin what stays taken.
+ *
+ * Every CLI row runs in a fresh directory through /bin/sh ($S strata, $H
+ * configs/hw); after a refusal the directory holds no output.
+ */
+#include "hardening_rows.h"
+
+/* dgx-h100.ini (compute_capability = 9.0 on its line 41, nccl_arch = hopper in [interconnect nvlink]) as d.ini
+ * through the sed script given, checked with a trace of one buffer. */
+#define DGX_SED(script) "sed " script " \"$H/dgx-h100.ini\" > d.ini; " HR_TRACE "\"$S\" check --hw d.ini --trace t.trace"
+
+/* A file whose compute_capability and NCCL row name two parts was taken at
+ * exit 0: the collectives tuned by one part's row (nccl_arch), PyTorch's
+ * cuBLAS workspace and CUDA context sized by the other's capability
+ * (serve_holdings.c). NCCL picks its row from the capability itself
+ * (NVIDIA/nccl v2.27.3-1 src/graph/tuning.cc: compCapIndex = >= 100
+ * Blackwell, >= 90 Hopper, >= 80 Ampere, else Volta), so the two must
+ * agree. By hand: 9.0 -> 90 -> Hopper; 8.6 -> 86 -> Ampere; 10.0 -> 100 ->
+ * Blackwell. */
+STRATA_ROWS_TEST(compute_capability_agrees_with_nccl_arch,
+    {DGX_SED("'s/^nccl_arch = hopper$/nccl_arch = volta/'"), 2,
+     "d.ini:41: [hardware] compute_capability: expected below 8.0, the compute capability of the NCCL row's "
+     "nccl_arch = volta (NCCL's tuning.cc picks the row by it), got 9.0 (nccl_arch hopper)"},
+    {DGX_SED("'s/^compute_capability = 9.0$/compute_capability = 10.0/'"), 2,
+     "expected 9.0 to 9.9, the compute capability of the NCCL row's nccl_arch = hopper"},
+    {DGX_SED("-e 's/^compute_capability = 9.0$/compute_capability = 8.6/' -e 's/^nccl_arch = hopper$/nccl_arch = "
+             "blackwell/'"), 2, "expected 10.0 or above, the compute capability of the NCCL row's nccl_arch = "
+     "blackwell (NCCL's tuning.cc picks the row by it), got 8.6 (nccl_arch ampere)"},
+    /* what stays taken: the file as it is, and an A40-like 8.6 beside the Ampere row */
+    {DGX_SED("''"), 0, NULL},
+    {DGX_SED("-e 's/^compute_capability = 9.0$/compute_capability = 8.6/' -e 's/^nccl_arch = hopper$/nccl_arch = "
+             "ampere/' -e '/^nvls = true$/d'"), 0, NULL},
+)
+
+int main(void)
+{
+    const TTest *const tests[] = {
+        compute_capability_agrees_with_nccl_arch,
+        NULL,
+    };
+    return strata_hardening_main("twentythird", tests);
+}
