@@ -37,10 +37,39 @@ STRATA_ROWS_TEST(compute_capability_agrees_with_nccl_arch,
              "ampere/' -e '/^nvls = true$/d'"), 0, NULL},
 )
 
+/* An experiment e.ini of two points (workload.buffers = 1, 2: a matmul on tpu-v5e.ini), then sweep with the
+ * options given, its folder out. */
+#define SWEEP2 "printf '[experiment]\\nname = x\\nhardware = %s/tpu-v5e.ini\\nworkload = matmul m=512 n=512 k=512 " \
+               "bm=128 bn=128 bk=128\\n[sweep]\\nworkload.buffers = 1, 2\\n' \"$H\" > e.ini; \"$S\" sweep -q e.ini " \
+               "--out out "
+
+/* sweep's options are each read by some modes only (--count prints the
+ * number of points; --list-jobs and --pending list and exit; --point runs
+ * one point in this process), and one beside a mode that reads it nowhere
+ * was taken at exit 0, changing nothing: --format jsonl without --list-jobs
+ * (the help: "With --list-jobs"), --count --shard 0/2 printed 2 (every
+ * point, not the shard's 1), --point 1 --list-jobs listed every point,
+ * --list-jobs -j 4 and --point 0 --no-report. --point 0 --shard 1/2 ran
+ * point 0, which shard 1/2 does not hold (0 mod 2 = 0, not 1). */
+STRATA_ROWS_TEST(sweep_options_outside_their_mode_refused,
+    {SWEEP2 "--format jsonl", 2, "--format jsonl: expected --list-jobs beside it"},
+    {SWEEP2 "--count --shard 0/2", 2, "--shard: expected no --shard beside --count"},
+    {SWEEP2 "--list-jobs --point 1", 2, "--point: expected no --point beside --list-jobs"},
+    {SWEEP2 "--pending -j 4", 2, "--jobs: expected no --jobs beside --pending"},
+    {SWEEP2 "--point 0 --no-report", 2, "--no-report: expected no --no-report beside --point"},
+    {SWEEP2 "--point 0 --shard 1/2", 2, "--point 0: expected a point of --shard 1/2 (p mod 2 = 1), got 0 mod 2 = 0"},
+    /* what stays taken: each mode with its own options (point 1 is shard 1/2's: 1 mod 2 = 1) */
+    {SWEEP2 "--count | grep -qx 2", 0, NULL},
+    {SWEEP2 "--list-jobs --pending --format jsonl --shard 1/2 | grep -q '\"point\":1,'", 0, NULL},
+    {SWEEP2 "--point 1 --shard 1/2 && test -f out/points/0001.json", 0, NULL},
+    {SWEEP2 "--shard 0/2 --no-report -j 1", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         compute_capability_agrees_with_nccl_arch,
+        sweep_options_outside_their_mode_refused,
         NULL,
     };
     return strata_hardening_main("twentythird", tests);
