@@ -65,11 +65,40 @@ STRATA_ROWS_TEST(sweep_options_outside_their_mode_refused,
     {SWEEP2 "--shard 0/2 --no-report -j 1", 0, NULL},
 )
 
+/* serve of a 2-layer llama-2-7b's 8-request Poisson stream on the hardware file given, results in out.json (the
+ * options follow). */
+#define SERVE8_ON(hw) "\"$S\" serve -q --hw " hw " --model llama-2-7b --set layers=2 --json out.json " \
+                      "--poisson n=8,rate=50,prompt=64,output=4 "
+/* h100.ini without its clock_response and clock_free_duty lines (sustained_clock 1455 MHz stays) as d.ini. */
+#define NO_RESPONSE "grep -v '^clock_\\(response\\|free_duty\\)' \"$H/h100.ini\" > d.ini; "
+
+/* serve --clock duty and --clock sustained name the power limit's rules:
+ * sustained runs compute-bound ops at sustained_clock, duty between the
+ * peak and it by the filter clock_response sets (serve_clock.h). On a file
+ * without sustained_clock (v100.ini) both ran every op at the peak, and
+ * duty on a file without clock_response ran the sustained rule, at exit 0:
+ * the JSON said clock duty of a run that was not. */
+STRATA_ROWS_TEST(serve_clock_rule_without_its_figures_refused,
+    {SERVE8_ON("\"$H/v100.ini\"") "--clock duty", 2,
+     "--clock duty: expected a hardware file that gives sustained_clock (below the peak's clock), which it reads"},
+    {SERVE8_ON("\"$H/v100.ini\"") "--clock sustained", 2,
+     "--clock sustained: expected a hardware file that gives sustained_clock"},
+    {NO_RESPONSE SERVE8_ON("d.ini") "--clock duty", 2,
+     "--clock duty: expected a hardware file that gives clock_response, which it reads; d.ini gives none"},
+    /* what stays taken: each rule where the file gives its figures, peak anywhere, no --clock anywhere */
+    {SERVE8_ON("\"$H/v100.ini\"") "--clock peak", 0, NULL},
+    {SERVE8_ON("\"$H/v100.ini\""), 0, NULL},
+    {NO_RESPONSE SERVE8_ON("d.ini") "--clock sustained", 0, NULL},
+    {NO_RESPONSE SERVE8_ON("d.ini"), 0, NULL},
+    {SERVE8_ON("\"$H/h100.ini\"") "--clock duty", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         compute_capability_agrees_with_nccl_arch,
         sweep_options_outside_their_mode_refused,
+        serve_clock_rule_without_its_figures_refused,
         NULL,
     };
     return strata_hardening_main("twentythird", tests);
