@@ -93,12 +93,27 @@ STRATA_ROWS_TEST(serve_clock_rule_without_its_figures_refused,
     {SERVE8_ON("\"$H/h100.ini\"") "--clock duty", 0, NULL},
 )
 
+/* The refusal of a pool with no room named weights, activations and what
+ * the rank holds outside them, but not --non-kv-overhead, which it also
+ * subtracts (serve_run.c): --non-kv-overhead 70GiB read as "weights 1.33
+ * GB, activations 1.14 GB" not fitting 76.4 GB, a false reason. By hand
+ * on h100.ini: usable 79.11 GiB x 0.9 = 76.45 GB; 70 GiB = 75,161,927,680
+ * B = 75.2 GB, + 1.33 + 1.14 + 0.0336 = 77.7 GB > 76.45 GB; 60 GiB (64.4
+ * GB, 66.9 GB in all) leaves 9.5 GB for the pool and stays taken. */
+STRATA_ROWS_TEST(non_kv_overhead_named_in_the_pool_refusal,
+    {SERVE8_ON("\"$H/h100.ini\"") "--non-kv-overhead 70GiB", 2,
+     "no memory left for the KV cache (76.4 GB usable at gpu_memory_utilization 0.90, weights 1.33 GB, activations "
+     "1.14 GB, held outside them 0.0336 GB per rank, --non-kv-overhead 75.2 GB)"},
+    {SERVE8_ON("\"$H/h100.ini\"") "--non-kv-overhead 60GiB", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         compute_capability_agrees_with_nccl_arch,
         sweep_options_outside_their_mode_refused,
         serve_clock_rule_without_its_figures_refused,
+        non_kv_overhead_named_in_the_pool_refusal,
         NULL,
     };
     return strata_hardening_main("twentythird", tests);
