@@ -107,6 +107,18 @@ STRATA_ROWS_TEST(non_kv_overhead_named_in_the_pool_refusal,
     {SERVE8_ON("\"$H/h100.ini\"") "--non-kv-overhead 60GiB", 0, NULL},
 )
 
+/* --kv all,paged was refused as "unknown scheme 'all' (known: paged, ...,
+ * or all)": the message named as unknown the word it listed as known. all
+ * means every scheme and stands alone. */
+STRATA_ROWS_TEST(kv_all_in_a_list_named,
+    {SERVE8_ON("\"$H/h100.ini\"") "--kv all,paged", 2, "--kv: expected all alone (every scheme), not in a list, "
+     "got 'all,paged'"},
+    {SERVE8_ON("\"$H/h100.ini\"") "--kv paged,all", 2, "--kv: expected all alone"},
+    /* what stays taken: all alone, a list without it */
+    {SERVE8_ON("\"$H/h100.ini\"") "--kv all", 0, NULL},
+    {SERVE8_ON("\"$H/h100.ini\"") "--kv paged,vattention", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -114,6 +126,7 @@ int main(void)
         sweep_options_outside_their_mode_refused,
         serve_clock_rule_without_its_figures_refused,
         non_kv_overhead_named_in_the_pool_refusal,
+        kv_all_in_a_list_named,
         NULL,
     };
     return strata_hardening_main("twentythird", tests);

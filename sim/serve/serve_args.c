@@ -767,6 +767,13 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
     }
     for (char **n = names; v && *n; n++) {
         const strata_serve_kv_scheme *s = strata_serve_kv_find(*n);
+        if (!s && strcmp(*n, "all") == 0) { /* "all,paged" was "unknown scheme 'all' (known: ..., or all)" */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: expected all alone (every scheme), not in a "
+                        "list, got '%s'", kv);
+            g_ptr_array_free(v, TRUE);
+            v = NULL;
+            break;
+        }
         if (!s) {
             char *known = strata_serve_kv_names();
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: unknown scheme '%s' (known: %s, or all)", *n,
