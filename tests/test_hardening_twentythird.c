@@ -12,7 +12,8 @@
 
 /* dgx-h100.ini (compute_capability = 9.0 on its line 41, nccl_arch = hopper in [interconnect nvlink]) as d.ini
  * through the sed script given, checked with a trace of one buffer. */
-#define DGX_SED(script) "sed " script " \"$H/dgx-h100.ini\" > d.ini; " HR_TRACE "\"$S\" check --hw d.ini --trace t.trace"
+#define DGX_SED(script) "sed " script " \"$H/dgx-h100.ini\" > d.ini; " HR_TRACE \
+                        "\"$S\" check --hw d.ini --trace t.trace"
 
 /* A file whose compute_capability and NCCL row name two parts was taken at
  * exit 0: the collectives tuned by one part's row (nccl_arch), PyTorch's
