@@ -103,6 +103,53 @@ static bool parse_shard(sweep_args *a, GError **err)
     return true;
 }
 
+/* The first option given of names (NULL-terminated) whose flag in given is set, or NULL. */
+static const char *first_given(const char *const *names, const bool *given)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (given[i])
+            return names[i];
+    return NULL;
+}
+
+/* Each option is read by some modes only (--count prints and exits; --list-jobs and --pending list and exit;
+ * --point runs one point in this process; otherwise the run of every point): one given beside a mode that reads
+ * it nowhere changed nothing at exit 0 (the twenty-third hardening pass), as did --point N beside a --shard K/M
+ * that does not hold N (the point ran all the same). */
+static bool sweep_check_modes(const sweep_args *a, GError **err)
+{
+    bool point = a->point != POINT_UNSET, listing = a->list_jobs || a->pending;
+    static const char *const count_with[] = {"--list-jobs", "--pending", "--point", "--shard", NULL};
+    static const char *const list_with[] = {"--point", "--jobs", "--no-report", NULL};
+    static const char *const point_with[] = {"--jobs", "--no-report", NULL};
+    const char *bad = NULL, *mode = NULL, *why = NULL;
+    if (a->count && (bad = first_given(count_with, (const bool[]){a->list_jobs, a->pending, point, a->shard})))
+        mode = "--count", why = "it prints the experiment's number of points, all of them, and exits";
+    else if (listing &&
+             (bad = first_given(list_with, (const bool[]){point, a->jobs != JOBS_UNSET, a->no_report})))
+        mode = a->list_jobs ? "--list-jobs" : "--pending", why = "it lists points and exits, running none";
+    else if (point && (bad = first_given(point_with, (const bool[]){a->jobs != JOBS_UNSET, a->no_report})))
+        mode = "--point", why = "it runs one point in this process and writes no table nor report";
+    if (!bad && a->format && !a->list_jobs) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--format %s: expected --list-jobs beside it (it chooses "
+                    "--list-jobs' manifest: one command a line or JSONL)", a->format);
+        return false;
+    }
+    if (bad) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected no %s beside %s (%s)", bad, bad, mode, why);
+        return false;
+    }
+    if (point && a->shard_count && (uint64_t)a->point % a->shard_count != a->shard_index) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--point %" G_GINT64_FORMAT ": expected a point of "
+                    "--shard %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " (p mod %" G_GUINT64_FORMAT " = %"
+                    G_GUINT64_FORMAT "), got %" G_GINT64_FORMAT " mod %" G_GUINT64_FORMAT " = %" G_GUINT64_FORMAT,
+                    a->point, a->shard_index, a->shard_count, a->shard_count, a->shard_index, a->point,
+                    a->shard_count, (uint64_t)a->point % a->shard_count);
+        return false;
+    }
+    return true;
+}
+
 static bool sweep_check_args(sweep_args *a, GError **err)
 {
     if (a->format && strcmp(a->format, "text") != 0 && strcmp(a->format, "jsonl") != 0) {
@@ -118,7 +165,7 @@ static bool sweep_check_args(sweep_args *a, GError **err)
                     a->point);
         return false;
     }
-    return parse_shard(a, err);
+    return parse_shard(a, err) && sweep_check_modes(a, err);
 }
 
 /* The JSONL line of a point: {"point":N,"argv":[...],"output":"..."}, its

@@ -22,7 +22,9 @@
  *
  * Invariant: a loaded file whose vendor and collectives' library are both
  * given agrees: RCCL with amd, NCCL with nvidia (NCCL builds only for
- * CUDA, NVIDIA/nccl's README: "NCCL ... for NVIDIA GPUs"), xla with google.
+ * CUDA, NVIDIA/nccl's README: "NCCL ... for NVIDIA GPUs"), xla with google;
+ * one whose compute_capability and NCCL row (nccl_arch) are both given
+ * names one part (NCCL's tuning row of that capability).
  */
 #include "hw/hw_internal.h"
 #include "hw/coll_impl.h"
@@ -122,9 +124,35 @@ static bool compute_capability_load(const hw_load_ctx *ctx, strata_hw *hw, GErro
     return ok;
 }
 
+/* NCCL's tuning row of a compute capability (MAJOR x 10 + MINOR): NCCL picks it by its communicator's lowest one,
+ * `compCapIndex = minCompCap >= 100 ? BLACKWELL : (minCompCap >= 90 ? HOPPER : minCompCap >= 80 ? AMPERE :
+ * VOLTA)` (NVIDIA/nccl v2.27.3-1 src/graph/tuning.cc, ncclTopoTuneModel). */
+static strata_nccl_arch nccl_arch_of(uint32_t cc)
+{
+    return cc >= 100 ? STRATA_NCCL_BLACKWELL : cc >= 90 ? STRATA_NCCL_HOPPER : cc >= 80 ? STRATA_NCCL_AMPERE
+                                                                                       : STRATA_NCCL_VOLTA;
+}
+
+/* A file whose compute_capability and nccl_arch (the NCCL row's) name two parts describes neither: the row
+ * NCCL would tune by is the capability's (the twenty-third hardening pass). */
+static bool nccl_arch_matches(const hw_load_ctx *ctx, const strata_hw *hw, GError **err)
+{
+    static const char *const names[] = {"volta", "ampere", "hopper", "blackwell"};
+    static const char *const ranges[] = {"below 8.0", "8.0 to 8.9", "9.0 to 9.9", "10.0 or above"};
+    strata_nccl_arch arch;
+    uint32_t cc = hw->compute_capability;
+    if (!cc || !strata_hw_nccl_arch(hw, &arch) || nccl_arch_of(cc) == arch)
+        return true;
+    hw_fail(ctx, err, "hardware", "compute_capability", "expected %s, the compute capability of the NCCL row's "
+            "nccl_arch = %s (NCCL's tuning.cc picks the row by it), got %u.%u (nccl_arch %s)", ranges[arch],
+            names[arch], cc / 10, cc % 10, names[nccl_arch_of(cc)]);
+    return false;
+}
+
 bool hw_vendor_load(const hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
-    if (!device_name_load(ctx, hw, err) || !compute_capability_load(ctx, hw, err))
+    if (!device_name_load(ctx, hw, err) || !compute_capability_load(ctx, hw, err) ||
+        !nccl_arch_matches(ctx, hw, err))
         return false;
     char *v = hw_get_text(ctx, "hardware", "vendor");
     if (!v)

@@ -767,6 +767,13 @@ static GPtrArray *schemes_of(const char *kv, GError **err)
     }
     for (char **n = names; v && *n; n++) {
         const strata_serve_kv_scheme *s = strata_serve_kv_find(*n);
+        if (!s && strcmp(*n, "all") == 0) { /* "all,paged" was "unknown scheme 'all' (known: ..., or all)" */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: expected all alone (every scheme), not in a "
+                        "list, got '%s'", kv);
+            g_ptr_array_free(v, TRUE);
+            v = NULL;
+            break;
+        }
         if (!s) {
             char *known = strata_serve_kv_names();
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: unknown scheme '%s' (known: %s, or all)", *n,
@@ -834,6 +841,17 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (s->hw && !scheduler_of(a, &s->model, s->hw, &s->config, err)) /* its pick reads the platform */
         return false;
     s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
+    /* --clock duty or sustained names a rule the file gives no figures for: the run was the peak's (no
+     * sustained_clock) or the sustained one's (no clock_response) at exit 0 (the twenty-third hardening pass) */
+    bool duty = a->clock && !peak && !sustained;
+    if (s->hw && (sustained || duty) &&
+        (s->clock_ratio >= 1.0 || (duty && strata_hw_compute(s->hw, 0)->kernel.clock_response <= 0))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives %s, "
+                    "which it reads; %s gives none (--clock peak, or no --clock, runs what the file describes)",
+                    a->clock, s->clock_ratio >= 1.0 ? "sustained_clock (below the peak's clock)" : "clock_response",
+                    hw);
+        return false;
+    }
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);
         if (!s->hw_sustained)
