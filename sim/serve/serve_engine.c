@@ -600,7 +600,7 @@ static const strata_serve_engine engines[] = {
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
-     .eager = "sglang-0.5",
+     .eager = "sglang-0.5", .moe_gate = "sglang-0.5",
      SGLANG_OVERLAP},
     {.name = "overlap",
      .mode = SERVE_ENGINE_OVERLAP,
@@ -725,8 +725,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
                     e == &vllm_v1 ? "vllm-v1" : e->name, rocm ? "AMD" : "non-AMD");
         return false;
     }
-    /* a row with a decode kernel and no ROCm one is TensorRT-LLM's or TurboMind's, CUDA builds only: its XQA,
-     * masked MHA or TurboMind kernel was priced on RCCL hardware at exit 0 */
+    /* a decode kernel with no ROCm one: TensorRT-LLM's or TurboMind's (CUDA builds only), not priced on RCCL */
     if (rocm && e->decode && !e->decode_rocm) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine %s: its decode attention kernel %s is CUDA's "
                     "(TensorRT-LLM and LMDeploy TurboMind build for NVIDIA GPUs only), and this hardware is AMD's "
@@ -750,6 +749,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
         return false;
     strata_serve_cost_set_fp8_linear(cost, fl);
     strata_serve_cost_set_fused_moe_bf16(cost, strata_serve_fused_moe_bf16_for(e->fused_moe_bf16, hw));
+    strata_serve_cost_set_moe_gate(cost, strata_serve_moe_gate_find(e->moe_gate, NULL)); /* a row's own name */
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);
     if (decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(decode, err);
