@@ -37,6 +37,7 @@ struct strata_serve_cost {
     const strata_serve_triton_gemm *block_gemm; /* block-FP8 Linears' Triton kernel (serve_cost.h; NULL: gemm row) */
     const strata_serve_fp8_linear *fp8_lin;   /* per-tensor FP8 Linears' ROCm pattern (serve_cost.h; NULL: none) */
     const strata_serve_fused_moe_bf16 *bf16_moe; /* unquantized experts' fused_moe default config (NULL: grouped) */
+    const strata_serve_moe_gate *gate;        /* the routing kernels beyond one (serve_moe_gate.h; NULL: none) */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     const strata_serve_sampler *sampler;      /* the decoder's kernels over the sampled rows' logits (NULL: none) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
@@ -175,6 +176,7 @@ static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
 {
     return op_time_bytes(c, c->elementwise, c->m.dtype, (uint64_t[1]){n ? n : 1}, 1, false, bytes);
 }
+static double pass_cb(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
 
 /* The activations' bytes per element: bf16 under 8-bit weights (an FP8
  * GEMM writes bf16, strata_kernel_out_bytes), else the dtype's. */
@@ -296,6 +298,8 @@ void strata_serve_cost_set_fp8_linear(strata_serve_cost *c, const strata_serve_f
 }
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
+void strata_serve_cost_set_moe_gate(strata_serve_cost *c, const strata_serve_moe_gate *g)
+{ c->gate = g; forget_dense(c); }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = on; forget_dense(c); }
 
@@ -335,15 +339,14 @@ static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
     return (t + c->dp - 1) / c->dp;
 }
 
-/* Before the experts, on the lt tokens this rank routes (its own under attention DP, fused_moe_cutlass.py's
- * forward_chunk: routing and input quantization come before the all-gather): the routing kernel
- * (renorm_moe_routing_op, top-k and softmax: reads lt x experts logits, writes lt x top_k ids and scales) and, with
- * 8-bit weights, the input's FP8 quantization (static_quantize_e4m3_per_tensor: reads lt x hidden bf16, writes it in
- * FP8). */
+/* Before the experts, on the lt tokens this rank routes (its own under attention DP, before fused_moe_cutlass.py's
+ * all-gather): the routing kernel (renorm_moe_routing_op: reads lt x experts logits, writes lt x top_k ids and scales),
+ * the engine's gate kernels beyond it (serve_moe_gate.h), with 8-bit weights the input's FP8 quantization. */
 static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
 {
     double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), t = (double)lt;
-    double route = stream_pass(c, lt * c->m.experts, t * (double)c->m.experts * act + t * c->m.top_k * 8.0);
+    double route = stream_pass(c, lt * c->m.experts, t * (double)c->m.experts * act + t * c->m.top_k * 8.0) +
+                   strata_serve_moe_gate_extra_s(c->gate, &c->m, lt, pass_cb, c);
     return route + (in < act ? stream_pass(c, lt * c->m.hidden, t * (double)c->m.hidden * (act + in)) : 0);
 }
 
@@ -807,8 +810,7 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     return t;
 }
 
-static double pass_cb(const void *c, uint64_t elements, double bytes) { return stream_pass(c, elements, bytes); }
-/* pass_cb: stream_pass as the tables take it (serve_pass.h). sampler_time: the decoder's
+/* pass_cb (after stream_pass): stream_pass as the tables take it (serve_pass.h). sampler_time: the decoder's
  * kernels (serve_sampler.h) over `rows` sampled rows of the whole vocabulary on one rank. */
 static double sampler_time(const strata_serve_cost *c, uint64_t rows)
 {

@@ -89,6 +89,7 @@
 #include "serve/serve_fp8_linear.h"
 #include "serve/serve_mla_kernels.h"
 #include "serve/serve_model.h"
+#include "serve/serve_moe_gate.h"
 #include "serve/serve_sampler.h"
 #include "serve/serve_triton_gemm.h"
 #include "serve/serve_fused_moe_bf16.h"
@@ -135,6 +136,9 @@ void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strat
  * tuned file (serve_fused_moe_bf16.h: vLLM 0.4.2 on Ampere): each grouped GEMM of a served step the slower of the
  * grouped row and its small-tile K loop's chain; NULL (the default): the grouped row. */
 void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_serve_fused_moe_bf16 *r);
+/* The engine's routing kernels beyond the one fused top-k kernel every MoE layer is charged (serve_moe_gate.h; NULL:
+ * none, the default). */
+void strata_serve_cost_set_moe_gate(strata_serve_cost *c, const strata_serve_moe_gate *g);
 /* A block-scaled FP8 model's (weight_block > 0, dtype f8) Linear layers as the engine's Triton kernel runs them
  * (serve_triton_gemm.h: SGLang 0.5's aiter gemm_a8w8_blockscale on gfx942), each the slower of its programs'
  * waves on single CUs and the gemm row; NULL (the default): the gemm row. The MoE router's GEMM keeps the row. */

@@ -520,6 +520,7 @@ static const strata_serve_engine engines[] = {
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
      .eager = "sglang-0.5",
+     .moe_gate = "sglang-0.5",
      .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_OVERLAP},
     {.name = "overlap",

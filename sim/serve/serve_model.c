@@ -43,6 +43,7 @@ static const serve_field keys[] = {
     MK("qk_nope_head_dim", SERVE_FIELD_U32, qk_nope_head_dim),
     MK("v_head_dim", SERVE_FIELD_U32, v_head_dim),
     MK("shared_experts", SERVE_FIELD_U32, shared_experts),
+    MK("router_groups", SERVE_FIELD_U32, router_groups),
     MK("gated", SERVE_FIELD_BOOL, gated),
     MK("qkv_bias", SERVE_FIELD_BOOL, qkv_bias),
     MK("qk_norm", SERVE_FIELD_BOOL, qk_norm),
@@ -184,7 +185,7 @@ static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const cha
     } needs[] = {
         {"qk_rope_head_dim", 0}, {"q_lora_rank", 0},  {"qk_nope_head_dim", 0}, {"v_head_dim", 0},
         {"moe_intermediate", 1}, {"shared_experts", 1}, {"dense_layers", 1},   {"moe_every", 1},
-        {"global_every", 2},
+        {"global_every", 2},     {"router_groups", 1},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(needs); i++) {
         uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i].key));

@@ -46,6 +46,7 @@ typedef struct strata_serve_model {
     uint32_t qk_nope_head_dim;      /* MLA: q/k width without rope (0: head_dim) */
     uint32_t v_head_dim;            /* MLA: a value head's width (0: head_dim) */
     uint32_t shared_experts;        /* experts every token of an MoE layer goes through */
+    uint32_t router_groups;         /* a router with a score-correction bias (noaux_tc): its n_group; 0: none */
     bool gated;                     /* three MLP matrices (swiglu, geglu); false: two (gelu, relu) */
     bool qkv_bias, qk_norm, post_norms; /* q/k/v biases; q and k norms; four norms a layer */
     bool tied_embeddings;
