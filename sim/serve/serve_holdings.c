@@ -31,8 +31,12 @@
  *     (pytorch aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize, ":4096:2:16:8 default,
  *     32MiB for Hopper"), taken through the caching allocator at the first GEMM: in the profile run. The part is
  *     known by [hardware] compute_capability (9.x: Hopper); a file that names none by its NCCL row's arch.
- *     Newer PyTorch releases take 32 MiB on Blackwell (10.x, 12.x) too; which release changed it was not read, so
- *     a Blackwell part gets the older default here (a B200 is charged 25 MB less than such a release holds).
+ *     Blackwell (10.x, 12.x) keeps the older default in every PyTorch release of 2025: pytorch/pytorch PR #153556
+ *     (merged 2025-05-20, reverted the next day, relanded without it) set 32 MiB there, and PR #175344 (merged
+ *     2026-02-19) reenabled it, so only releases branched after that date (2.11 on, ESTIMATE of the branch)
+ *     hold 32 MiB on a B200; the engines this tree models (vLLM to 0.11, SGLang to 0.5.6: PyTorch 2.9 at most)
+ *     predate it. On ROCm PyTorch sets a hipBLAS workspace from 2.6 (PR #138791) and a 76 MB hipBLASLt one
+ *     (PR #139300): not counted here (under 0.2 GB of a 192 GB MI300X).
  */
 #include <string.h>
 #include "hw/coll_impl.h"
