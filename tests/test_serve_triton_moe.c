@@ -76,37 +76,58 @@ START_TEST(mblocks_by_hand)
 }
 END_TEST
 
-/* SGLang PR #3893's H200 row: 2 x 4096 x 24576 x 7168 =
- * 1,443,109,011,456 FLOP in 4,067.296 us = 354.808 TFLOP/s, 0.179286 of
- * 1,979 TFLOP/s. */
+/* SGLang PR #3893's H200 rows (tp1 table, the SGLang column, 64 x 128 x
+ * 128 tiles on 132 SMs): row 62, m 4096, n 24576, k 7168: 64 x 192 =
+ * 12,288 tiles, 94 waves (93.09), 4,067.296 / 94 = 43.26911 us a wave of
+ * 56 k-blocks; row 71, m 4096, n 32768, k 512: 64 x 256 = 16,384 tiles,
+ * 125 waves (124.12), 513.504 / 125 = 4.108032 us a wave of 4 k-blocks.
+ * A k-block: (43.26911 - 4.108032) / 52 = 0.7530976 us, so a SM's rate
+ * 2 x 64 x 128 x 128 / 0.7530976 us = 2.784705 TFLOP/s, x 132 / 1,979
+ * TFLOP/s = 0.185741; fixed 4.108032 / 0.7530976 - 4 = 1.454847 k-blocks. */
 START_TEST(efficiency_from_the_measured_row)
 {
-    ck_assert_double_eq_tol(strata_serve_triton_moe_efficiency(), 0.179286, 1e-6);
+    ck_assert_double_eq_tol(strata_serve_triton_moe_efficiency(), 0.185741, 1e-6);
+    ck_assert_double_eq_tol(strata_serve_triton_moe_tile_fixed_blocks(), 1.454847, 1e-6);
 }
 END_TEST
 
 /* A DeepSeek-V3 step of 1,000 tokens at TP8 on an H200 (132 SMs, 1,979
- * TFLOP/s FP8): 8,000 routed rows over 256 experts, BLOCK_M 64 (above).
- * gate_up, K 7,168 (56 blocks of 128), N 512: 256 x 4 = 1,024 tiles, 8
- * waves of 132, a tile 2 x 64 x 128 x 7,168 = 117,440,512 FLOP at
- * 354.808e12 / 132 FLOP/s a SM: 8 x 117,440,512 x 132 / 354.808e12 =
- * 349.533 us (FLOP 60.1 G: 172 TFLOP/s). down, K 256, N 7,168: 256 x 56 =
- * 14,336 tiles, 109 waves, 2 x 64 x 128 x 256 = 4,194,304 FLOP a tile:
- * 170.085 us. 10,000 tokens, 80,000 rows: 1,280 M-blocks; gate_up 5,120
- * tiles, 39 waves (38.79): 39 x 117,440,512 x 132 / 354.808e12 =
- * 1,703.975 us; down 71,680 tiles, 544 waves (543.03): 848.866 us. */
+ * TFLOP/s FP8): 8,000 routed rows over 256 experts, BLOCK_M 64 (above);
+ * a wave of 64 x 128 tiles of kb k-blocks is (kb + 1.454847) x 0.7530976
+ * us (above). gate_up, K 7,168 (56 blocks of 128), N 512: 256 x 4 = 1,024
+ * tiles, 8 waves of 132: 8 x 57.454847 x 0.7530976 = 346.153 us. down, K
+ * 256, N 7,168: 256 x 56 = 14,336 tiles, 109 waves, 109 x 3.454847 x
+ * 0.7530976 = 283.600 us (170.085 with no fixed part). 10,000 tokens,
+ * 80,000 rows: 1,280 M-blocks; gate_up 5,120 tiles, 39 waves (38.79):
+ * 1,687.495 us; down 71,680 tiles, 544 waves (543.03): 1,415.399 us. */
 START_TEST(mma_time_at_m_8000)
 {
     double peak = 1979e12;
-    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1000, 8000, 256, 7168, 512, 132, peak) * 1e6, 349.533,
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1000, 8000, 256, 7168, 512, 132, peak) * 1e6, 346.153,
                             1e-3);
-    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1000, 8000, 256, 256, 7168, 132, peak) * 1e6, 170.085,
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1000, 8000, 256, 256, 7168, 132, peak) * 1e6, 283.600,
                             1e-3);
     ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(10000, 80000, 256, 7168, 512, 132, peak) * 1e6,
-                            1703.975, 1e-3);
+                            1687.495, 1e-3);
     ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(10000, 80000, 256, 256, 7168, 132, peak) * 1e6,
-                            848.866, 1e-3);
+                            1415.399, 1e-3);
     ck_assert_double_eq(strata_serve_triton_moe_compute_s(1000, 0, 256, 256, 7168, 132, peak), 0.0);
+}
+END_TEST
+
+/* The model against the same table's rows not used to build it (one
+ * 64 x 128 tile, (kb + 1.454847) x 0.7530976 us a wave): row 69, m 1024,
+ * n 32768, k 512: 4,096 tiles, 32 waves x 5.454847 x 0.7530976 = 131.457
+ * us (measured 154.784); row 61, m 2048, n 24576, k 7168: 6,144 tiles,
+ * 47 waves x 57.454847 x 0.7530976 = 2,033.648 us (measured 2,157.600).
+ * Routed rows = m over one expert, so moe_align pads nothing. */
+START_TEST(unused_rows_of_the_table)
+{
+    double peak = 1979e12;
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1024, 1024, 1, 512, 32768, 132, peak) * 1e6, 131.457,
+                            1e-3);
+    ck_assert_double_eq_tol(strata_serve_triton_moe_compute_s(1024, 2048, 1, 7168, 24576, 132, peak) * 1e6,
+                            2033.648, 1e-3);
 }
 END_TEST
 
@@ -114,22 +135,22 @@ END_TEST
  * TP8, hgx-h200) with and without the Triton kernel: the same nominal
  * work (the kernel changes time, not FLOPs or bytes), and a step longer
  * by 58 MoE layers x (the two GEMMs' Triton time less TensorRT-LLM's
- * grouped row's). The Triton MMA time of the two is 2,552.8 us a layer
+ * grouped row's). The Triton MMA time of the two is 3,102.9 us a layer
  * (above), compute-bound (their bytes: 256 experts' 7,168 x 768 FP8
- * weights, 1.41 GB, 0.33 ms at 4.32 TB/s): at most 58 x 2,552.8 us =
- * 148.1 ms more less the grouped row's time, which no kernel brings under
+ * weights, 1.41 GB, 0.33 ms at 4.32 TB/s): at most 58 x 3,102.9 us =
+ * 180.0 ms more less the grouped row's time, which no kernel brings under
  * its FLOPs at the FP8 peak: 256 experts x ceil(80,000 / 256) = 313 rows
  * (80,128), gate_up 2 x 80,128 x 7,168 x 512 = 588,142,084,096 FLOP and
  * down 2 x 80,128 x 256 x 7,168 = 294,071,042,048, 882,213,126,144 FLOP /
- * 1,979 TFLOP/s = 445.788 us a layer. So at most 58 x (2,552.841 -
- * 445.788) us = 122.209 ms (a step that took the Triton time without
- * giving back the grouped row's would be 148.1 ms more: this fails), and
- * at least half the Triton time, 74.0 ms (the grouped row's block-scaled
+ * 1,979 TFLOP/s = 445.788 us a layer. So at most 58 x (3,102.894 -
+ * 445.788) us = 154.112 ms (a step that took the Triton time without
+ * giving back the grouped row's would be 180.0 ms more: this fails), and
+ * at least half the Triton time, 90.0 ms (the grouped row's block-scaled
  * tiles at 0.803 of the peak less a quarter for promotion run the same
  * 882 GFLOP in well under half the Triton time). Both paths pay the same
  * launch (kernel_cost's fixed part), and both GEMMs are compute-bound
  * under Triton (their weights, 0.94 and 0.47 GB, at 4.32 TB/s: 0.22 and
- * 0.11 ms, under 1.70 and 0.85 ms). */
+ * 0.11 ms, under 1.69 and 1.42 ms). */
 START_TEST(served_prefill_takes_the_kernel)
 {
     GError *err = NULL;
@@ -145,7 +166,7 @@ START_TEST(served_prefill_takes_the_kernel)
     strata_serve_cost_free(c);
     ck_assert_double_eq(triton.flops, plain.flops);
     ck_assert_double_eq(triton.bytes, plain.bytes);
-    double mma = 58.0 * (1703.975 + 848.866) * 1e-6, floor = 58.0 * 882213126144.0 / 1979e12;
+    double mma = 58.0 * (1687.495 + 1415.399) * 1e-6, floor = 58.0 * 882213126144.0 / 1979e12;
     ck_assert_double_le(t_triton - t_plain, mma - floor);
     ck_assert_double_ge(t_triton - t_plain, mma / 2.0);
     strata_hw_free(hw);
@@ -161,6 +182,7 @@ int main(void)
     tcase_add_test(tc, mblocks_by_hand);
     tcase_add_test(tc, efficiency_from_the_measured_row);
     tcase_add_test(tc, mma_time_at_m_8000);
+    tcase_add_test(tc, unused_rows_of_the_table);
     tcase_add_test(tc, served_prefill_takes_the_kernel);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

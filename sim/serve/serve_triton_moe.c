@@ -62,14 +62,22 @@ static const strata_serve_triton_moe_configs rows[] = {
     {NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
-/* sgl-project/sglang PR #3893 (H200): w8a8_block_fp8_matmul at m = 4096,
- * n = 24576, k = 7168 in 4,067.296 us; the H200's dense FP8 peak (h200.ini,
- * flops.f8). */
+/* sgl-project/sglang PR #3893 (H200, "fp8-gemm-performance-comparison-tp1", the SGLang column: Triton's
+ * w8a8_block_fp8_matmul at its default 64 x 128 x 128 tile): row 62, m 4096, n 24576, k 7168 in 4,067.296 us
+ * (56 k-blocks a tile), and row 71, m 4096, n 32768, k 512 in 513.504 us (4 k-blocks a tile); both at the H200's
+ * 132 SMs and 1,979 TFLOP/s dense FP8 peak (h200.ini). */
 #define MEASURED_M 4096.0
 #define MEASURED_N 24576.0
 #define MEASURED_K 7168.0
 #define MEASURED_S 4067.296e-6
+#define MEASURED_SHORT_N 32768.0
+#define MEASURED_SHORT_K 512.0
+#define MEASURED_SHORT_S 513.504e-6
 #define MEASURED_PEAK 1979e12
+#define MEASURED_SMS 132.0
+#define MEASURED_TILE_M 64.0
+#define MEASURED_TILE_N 128.0
+#define MEASURED_TILE_K 128.0
 
 const strata_serve_triton_moe_configs *strata_serve_triton_moe_configs_find(const char *name)
 {
@@ -123,9 +131,31 @@ uint64_t strata_serve_triton_moe_mblocks(uint64_t routed, uint64_t active, uint3
     return active * ((per + block_m - 1) / block_m);
 }
 
+/* One measured row's time a wave: its tiles (64 x 128) in waves of one a SM. */
+static double measured_wave_s(double m, double n, double s)
+{
+    double tiles = ceil(m / MEASURED_TILE_M) * ceil(n / MEASURED_TILE_N);
+    return s / ceil(tiles / MEASURED_SMS);
+}
+
+/* The two rows' waves as fixed + k_blocks x per_block (serve_triton_moe.h): per_block from their difference. */
+static double measured_block_s(void)
+{
+    return (measured_wave_s(MEASURED_M, MEASURED_N, MEASURED_S) -
+            measured_wave_s(MEASURED_M, MEASURED_SHORT_N, MEASURED_SHORT_S)) /
+           (MEASURED_K / MEASURED_TILE_K - MEASURED_SHORT_K / MEASURED_TILE_K);
+}
+
 double strata_serve_triton_moe_efficiency(void)
 {
-    return 2.0 * MEASURED_M * MEASURED_N * MEASURED_K / MEASURED_S / MEASURED_PEAK;
+    return 2.0 * MEASURED_TILE_M * MEASURED_TILE_N * MEASURED_TILE_K / measured_block_s() /
+           (MEASURED_PEAK / MEASURED_SMS);
+}
+
+double strata_serve_triton_moe_tile_fixed_blocks(void)
+{
+    double wave = measured_wave_s(MEASURED_M, MEASURED_SHORT_N, MEASURED_SHORT_S);
+    return wave / measured_block_s() - MEASURED_SHORT_K / MEASURED_TILE_K;
 }
 
 double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
@@ -141,7 +171,9 @@ double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs 
     uint64_t waves = (tiles + sms - 1) / sms;
     double k_main = ceil((double)k / tile.block_k) * tile.block_k;
     double per_sm = strata_serve_triton_moe_efficiency() * f8_peak / sms;
-    return (double)waves * 2.0 * tile.block_m * tile.block_n * k_main / per_sm;
+    double fixed = strata_serve_triton_moe_tile_fixed_blocks() * 2.0 * MEASURED_TILE_M * MEASURED_TILE_N *
+                   MEASURED_TILE_K; /* the measured tile's prologue and epilogue, in its k-blocks' work */
+    return (double)waves * (2.0 * tile.block_m * tile.block_n * k_main + fixed) / per_sm;
 }
 
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,

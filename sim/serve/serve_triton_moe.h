@@ -31,8 +31,9 @@
  * has the same 64 x 128 x 128 tile from the key 1024 and already at 512.
  *
  * Its time: the tiles run in waves of one a SM, each tile's MMA work (2
- * BLOCK_M BLOCK_N K, K whole 128-blocks) at the rate one SM reached in
- * the same kernel family at a large shape: SGLang's w8a8_block_fp8_matmul
+ * BLOCK_M BLOCK_N K, K whole 128-blocks) plus a fixed part (wave 43,
+ * below) at the rate one SM reached in the same kernel family:
+ * SGLang's w8a8_block_fp8_matmul
  * (the same K loop, tl.dot then the two scales, at its default tile 64 x
  * block_n 128 x block_k 128, num_warps 4, sglang/srt/layers/quantization/
  * fp8_kernel.py) timed at m = 4096, n = 24576, k = 7168 on an H200 at
@@ -41,7 +42,26 @@
  * "fp8-gemm-performance-comparison-tp1" row 62; vLLM's copy 4,033.568
  * us): 2 x 4096 x 24576 x 7168 / 4,067.296 us = 354.8 TFLOP/s, 0.1793 of
  * the H200's 1,979 TFLOP/s dense FP8 peak over 12,288 tiles (93.1
- * waves: no wave quantization to speak of). ESTIMATE: that run took the
+ * waves: no wave quantization to speak of). Wave 43 (issue 45): a tile
+ * also pays a time its K loop does not scale, its prologue (the first
+ * num_stages - 1 k-blocks' loads before any MMA, Triton's software
+ * pipeline) and epilogue (the BLOCK_M x BLOCK_N accumulator scaled,
+ * converted and stored), which a row of few k-blocks shows: the same
+ * table's row 71, m 4096, n 32768, k 512 (4 k-blocks), 513.504 us in 125
+ * waves of 16,384 tiles, 4.1080 us a wave, where row 62 gives 43.2691 us a
+ * wave of 56 k-blocks (4,067.296 us over 94 waves of 12,288 tiles). So a
+ * wave is fixed + k_blocks x per_block: per_block (43.2691 - 4.1080) / 52
+ * = 0.75310 us (0.18574 of the peak a SM), fixed 1.4548 k-blocks' time
+ * (1.0956 us on the H200). The same table's other K = 512 rows (69: m
+ * 1024, 154.784 us; 70: m 2048, 275.712 us) are then modelled at 131.5
+ * and 258.8 us (-15%, -6%; one rate without the fixed part gave 99.9 and
+ * 196.6) and row 61 (m 2048, k 7168, 2,157.6 us) at 2,033.6 (-5.7%).
+ * This is what the routed down GEMM at TP8 (K 256: 2 k-blocks) runs: its
+ * tiles cost 3.45 k-blocks each, not 2. ESTIMATE: the fixed part is the
+ * measured 64 x 128 tile's at every tile (a 16-row tile's prologue loads
+ * fewer A rows but waits the same latency; several small tiles sharing an
+ * SM, which would hide it, not modelled), in k-blocks of the measured tile
+ * so it scales with the part's FP8 rate a SM. ESTIMATE: that run took the
  * default tile (a tuned file for the shape would change it; none was
  * read), the fraction carries to the 16-row tile and to other SM90 parts
  * by their FP8 peak, and the gathered A rows (the kernel loads rows
@@ -96,13 +116,17 @@ void strata_serve_triton_moe_config_of(const strata_serve_triton_moe_configs *cf
 uint64_t strata_serve_triton_moe_mblocks(uint64_t routed, uint64_t active, uint32_t block_m);
 
 /* The fraction of a unit's dense FP8 peak the Triton block-FP8 kernel's
- * tiles sustain (the header's measured 354.8 / 1,979). */
+ * K loop sustains (the header's two measured rows: 0.18574). */
 double strata_serve_triton_moe_efficiency(void);
+/* A tile's fixed time (prologue and epilogue) in the measured 64 x 128 x
+ * 128 tile's k-blocks (the header's two rows: 1.4548). */
+double strata_serve_triton_moe_tile_fixed_blocks(void);
 
 /* The MMA time of one grouped GEMM of `routed` rows over `active` experts,
  * K x N each, for a step of `tokens` tokens on a unit of `sms` SMs and
- * dense FP8 peak `f8_peak` FLOP/s: waves x one tile's 2 BM BN K_128 at
- * efficiency x f8_peak / sms. 0 for an empty problem or no peak. */
+ * dense FP8 peak `f8_peak` FLOP/s: waves x (one tile's 2 BM BN K_128 plus
+ * the fixed blocks' 2 x 64 x 128 x 128 each) at efficiency x f8_peak / sms.
+ * 0 for an empty problem or no peak. */
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
                                          uint64_t n, uint32_t sms, double f8_peak);
 
