@@ -6,16 +6,13 @@
  * a served step of vllm-v0 on mi300x-8 (RCCL: the ROCm build) and only
  * there: not on NCCL hardware, not to a bf16 or a block-FP8 model; and
  * AMD's fork (vllm-rocm-fork, vllm-v0's ROCm default), which drops the
- * default's two quantizations; and vLLM V1 in AMD's release images
- * (vllm-v1-rocm, vllm-v1's ROCm default), which drops them too and
- * quantizes o_proj's input only where attention is not the Triton kernel.
+ * default's two quantizations.
  */
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
 #include "hw/hw.h"
 #include "serve/serve_cost.h"
-#include "serve/serve_decode.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_fp8_linear.h"
 #include "testutil.h"
@@ -141,54 +138,6 @@ START_TEST(fork_on_rocm_drops_the_quantizations)
 }
 END_TEST
 
-/* vllm-v1 on mi300x-8 (no --engine: the engine row's vllm-v1-rocm). Llama 3 8B (hidden 4,096: no all-reduce fusion),
- * FP8, TP8, 32 decodes, against serve_cost.c's default (the row set to NULL). vLLM's fusion passes write qkv_proj's,
- * gate_up_proj's and down_proj's inputs in FP8, and with the Triton unified attention (V1's ROCm default) o_proj's
- * too: the default's two passes go, as for the fork above, 2 x (1.9 us + 32 x 4,096 x 3 B / 3.18e12) x 32 layers =
- * 129.51378113 us less. Under --prefill-decode-attention (paged_attention_rocm: RocmAttentionImpl fuses no output
- * quantization) o_proj quantizes its own input, 512 wide (32 / 8 heads x 128): 1.9 us + 32 x 512 x 3 B / 3.18e12 =
- * 1.9 us + 0.01545660 us a layer, x 32 = 61.29461132 us back: 129.51378113 - 61.29461132 = 68.21916981 us less. One
- * row in the skinny-GEMM case changes nothing else (no padding: min_rows 0). */
-static double v1_step(const strata_serve_model *m, bool prefill_decode, bool row)
-{
-    strata_hw *hw = hw_load("mi300x-8.ini");
-    GError *err = NULL;
-    strata_serve_cost *c = strata_serve_cost_new(hw, m, 8, false, 256, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    ck_assert_msg(strata_serve_engine_set_kernels_env(NULL, hw, c, prefill_decode, &err), "%s",
-                  err ? err->message : "");
-    if (!row)
-        strata_serve_cost_set_fp8_linear(c, NULL);
-    strata_serve_chunk ch[32];
-    for (uint32_t i = 0; i < 32; i++)
-        ch[i] = (strata_serve_chunk){i, 1, 512, true};
-    double s = strata_serve_cost_step(c, ch, 32);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw);
-    return s;
-}
-
-START_TEST(vllm_v1_on_rocm_quantizes_o_proj_only_without_fused_attention)
-{
-    strata_serve_model m = {0};
-    ck_assert(strata_serve_model_preset(&m, "llama-3-8b", NULL));
-    m.dtype = STRATA_DTYPE_F8;
-    m.kv_dtype = STRATA_DTYPE_BF16;
-    double d = v1_step(&m, false, false) - v1_step(&m, false, true);
-    ck_assert_msg(fabs(d - 129.51378113e-6) < 1e-11, "%.17g", d);
-    d = v1_step(&m, true, false) - v1_step(&m, true, true);
-    ck_assert_msg(fabs(d - 68.21916981e-6) < 1e-11, "%.17g", d);
-    GError *err = NULL;
-    const strata_serve_fp8_linear *r = strata_serve_fp8_linear_find("vllm-v1-rocm", &err);
-    ck_assert_msg(r, "%s", err ? err->message : "");
-    ck_assert_uint_eq(strata_serve_fp8_linear_rows(r, 1), 1);
-    ck_assert(strata_serve_fp8_linear_quantizes(r, true, strata_serve_decode_find("paged-attention-rocm", NULL)));
-    ck_assert(!strata_serve_fp8_linear_quantizes(r, true, strata_serve_decode_find("triton-unified-attention", NULL)));
-    ck_assert(!strata_serve_fp8_linear_quantizes(r, false, NULL));
-    ck_assert(!strata_serve_fp8_linear_quantizes(NULL, true, NULL));
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("serve_fp8_linear");
@@ -196,7 +145,6 @@ int main(void)
     tcase_add_test(tc, rows_and_bytes_by_hand);
     tcase_add_test(tc, vllm_v0_on_rocm_adds_the_quantizations);
     tcase_add_test(tc, fork_on_rocm_drops_the_quantizations);
-    tcase_add_test(tc, vllm_v1_on_rocm_quantizes_o_proj_only_without_fused_attention);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

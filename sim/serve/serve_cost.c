@@ -371,11 +371,11 @@ static double block_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
     return b > 0 ? stream_pass(c, t * k, b) : 0;
 }
 
-/* block_quant before a GQA layer's o_proj (o_proj) or a dense MLP's down_proj, or there a per-tensor one where fp8_lin
- * quantizes that input (serve_fp8_linear.h: Llama's Linears; not MLA's or shared experts', which no row read). */
-static double linear_quant(const strata_serve_cost *c, uint64_t t, uint64_t k, bool o_proj)
+/* block_quant before a GQA layer's o_proj or a dense MLP's down_proj, or there with fp8_lin's every_linear a
+ * per-tensor one (serve_fp8_linear.h: Llama's four Linears; not MLA's or shared experts', which no row read). */
+static double linear_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
 {
-    if (!strata_serve_fp8_linear_quantizes(c->fp8_lin, o_proj, c->decode) || !t || !k)
+    if (!c->fp8_lin || !c->fp8_lin->every_linear || !t || !k)
         return block_quant(c, t, k);
     return stream_pass(c, t * k, strata_serve_fp8_linear_quant_bytes(t, k, act_bytes(c)));
 }
@@ -555,7 +555,7 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
         uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->attn_tp);
         uint64_t qkv = ((uint64_t)m->heads / c->attn_tp + 2 * kvr) * m->head_dim;
         uint64_t o_in = (uint64_t)m->heads / c->attn_tp * m->head_dim;
-        return linear(c, t, m->hidden, qkv) + linear(c, t, o_in, m->hidden) + linear_quant(c, t, o_in, true);
+        return linear(c, t, m->hidden, qkv) + linear(c, t, o_in, m->hidden) + linear_quant(c, t, o_in);
     }
     uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
     uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
@@ -579,7 +579,7 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t)
     uint64_t lt = local_tokens(c, t);
     double layer = projections(c, lt, 0) + elementwise(c, 4ull * lt * m->hidden) + fp8_input_quant(c, lt, true);
     double dense_act = mlp_activation(c, lt, m->intermediate) + fp8_input_quant(c, lt, false) +
-                       linear_quant(c, lt, m->intermediate, false);
+                       linear_quant(c, lt, m->intermediate);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t) +
                    c->moe_layers * moe_collectives(c, t);
     if (t <= c->max_tokens)
@@ -601,7 +601,7 @@ static double dense_time(strata_serve_cost *c, uint32_t t, uint64_t d)
                    fp8_input_quant(c, t, true);
     /* the dense MLPs' activation and their FP8 input */
     double dense_act = mlp_activation(c, t, (uint64_t)m->intermediate / c->tp) + fp8_input_quant(c, t, false) +
-                       linear_quant(c, t, (uint64_t)m->intermediate / c->tp, false);
+                       linear_quant(c, t, (uint64_t)m->intermediate / c->tp);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t);
     if (cache && t <= c->max_tokens)
         cache[t] = total;

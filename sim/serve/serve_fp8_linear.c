@@ -76,79 +76,21 @@
  *   every Linear's input with batch_dim_padding=17 (quantization/fp8.py:
  *   232-247 @c24a4955), as vllm-0.6-rocm-scaled-mm charges: vllm-v0.5
  *   keeps that row.
- *
- * vllm-v1-rocm: vLLM V1 (torch.compile, Inductor) in AMD's rocm/vllm
- *   release images, which are built from ROCm/vllm release branches
- *   (NNNN_rcN), not from the fork's main: vllm-v1's row on RCCL hardware.
- *   Read at 0812_rc2 (@340ea86d, the rocm6.4.1_vllm_0.10.0_20250812
- *   image's build, serving-heldout-11.ini; paths under vllm/):
- *   - V1 turns on vLLM's own kernels "+rms_norm", "+silu_and_mul",
- *     "+quant_fp8" (config.py:4800-4808), so Fp8LinearOp's input
- *     quantization is the custom op static_scaled_fp8_quant
- *     (w8a8_utils.py:353, an input not already FP8), and vLLM's fusion
- *     passes run (enable_fusion, enable_attn_fusion default VLLM_USE_V1,
- *     config.py:4134-4136): FusionPass rewrites [fused_add_]rms_norm +
- *     static_scaled_fp8_quant into [fused_add_]rms_norm_static_fp8_quant
- *     (compilation/fusion.py:34-35, 72, 96-98; patterns for eps 1e-5 and
- *     1e-6, :586-595, FP8_DTYPE the platform's e4m3fnuz), and
- *     ActivationQuantFusionPass silu_and_mul + the quant into
- *     silu_and_mul_quant: qkv_proj's, gate_up_proj's and down_proj's
- *     inputs arrive in FP8 (inputs_fp8; SiluAndMul writes FP8, not wide);
- *   - full_cuda_graph defaults to VLLM_USE_V1 (config.py:4308), so
- *     splitting_ops is empty (:4525) and AttnFusionPass sees attention and
- *     o_proj's quantization in one graph: it writes attention's output in
- *     FP8 where the backend's fused_output_quant_supported is true, the
- *     Triton unified attention's for a static per-tensor FP8 scale
- *     (v1/attention/backends/triton_attn.py:198-201; fusion_attn.py:53-57;
- *     the passes: compilation/pass_manager.py:65-69).
- *     RocmAttentionImpl (VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1, its
- *     paged_attention_rocm decodes) defines none (base: False): there o_proj
- *     quantizes its input, one kernel of t x k x (2 + 1) bytes
- *     (o_proj_quant, attn_fp8_out = triton-unified-attention);
- *   - nothing is padded: output_padding is 17 only off ROCm (w8a8_utils.py:
- *     321). The GEMM is torch._scaled_mm (hipBLASLt) on t rows, except at
- *     exactly one row with K a multiple of 16 on MI3xx with
- *     VLLM_ROCM_USE_SKINNY_GEMM (default True): rocm_per_tensor_w8a8_
- *     scaled_mm runs ops.wvSplitKQ (w8a8_utils.py:164). Its kernel
- *     (csrc/rocm/skinny_gemms.cu:1649-1700 @f8c9a385, main of 2025-08-28)
- *     launches one block of up to 16 waves per CU, holds the token's row in LDS
- *     and streams the weights once, two rows a wave at a time; no
- *     published figure gives its speed, so it keeps strata's GEMM rate
- *     (mi300x.ini's hipBLASLt figures): not modelled.
- *   The same holds at 0715_rc1 (@b432b7a2: "+rms_norm", "+silu_and_mul",
- *   config.py:4534-4537, the quantization ops.scaled_fp8_quant itself,
- *   w8a8_utils.py:351-359; enable_fusion, enable_attn_fusion,
- *   full_cuda_graph default V1, :3885-3887, 4056) and at 0909_rc3
- *   (@6663000a, 2025-09-06: config/compilation.py:78-80, 411-419, 551).
- *   Not this row (docs/serving.md, wave 43): 0.9.0.1 (@71faa188, 0610_rc2):
- *   Llama passes its scales to the norms and SiluAndMul as the V0 fork
- *   (models/llama.py:113, 333, 344), no attention fusion pass: o_proj
- *   quantizes with either attention; 0624_rc2 (@b335519f, 0.9.1): no
- *   custom op, enable_fusion matches nothing, piecewise graphs: every
- *   Linear quantizes and SiluAndMul writes the activations' dtype
- *   (vllm-0.6-rocm-scaled-mm without the padding); upstream vLLM
- *   (0.10.2's and 0.11.1's images report 0.11.0rc2.dev160+g790d22168)
- *   was not read at its commits.
  */
 #include "serve/serve_fp8_linear.h"
 #include "core/error.h"
-#include "serve/serve_decode.h"
 #include "serve/serve_names.h"
 
 static const strata_serve_fp8_linear rows[] = {
     {"vllm-0.6-rocm-scaled-mm",
      "vLLM 0.6.2 on ROCm: apply_fp8_linear's torch._scaled_mm branch, a static quantization before every Linear, "
      "the GEMM's rows padded to 17, SiluAndMul writing bf16",
-     17, true, true, false, false, NULL},
+     17, true, true, false},
     {"vllm-rocm-fork",
      "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.8.2+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
      "no Linear quantizes or pads its input",
-     0, false, false, true, false, NULL},
-    {"vllm-v1-rocm",
-     "vLLM V1 in AMD's rocm/vllm release images (0.10.0's branch): vLLM's fusion passes write every Linear's input in "
-     "FP8, o_proj's only with the Triton unified attention (else o_proj quantizes); no padding",
-     0, false, false, true, true, "triton-unified-attention"},
-    {NULL, NULL, 0, false, false, false, false, NULL},
+     0, false, false, true},
+    {NULL, NULL, 0, false, false, false},
 };
 
 const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GError **err)
@@ -166,15 +108,6 @@ const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, 
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m)
 {
     return r && m && m < r->min_rows ? r->min_rows : m;
-}
-
-bool strata_serve_fp8_linear_quantizes(const strata_serve_fp8_linear *r, bool o_proj,
-                                       const strata_serve_decode_kernel *decode)
-{
-    if (!r || r->every_linear)
-        return r != NULL;
-    bool fused = r->attn_fp8_out && decode && decode == strata_serve_decode_find(r->attn_fp8_out, NULL);
-    return o_proj && r->o_proj_quant && !fused;
 }
 
 double strata_serve_fp8_linear_quant_bytes(uint64_t t, uint64_t k, double act_bytes)

@@ -10,9 +10,7 @@
  *
  * serve_fp8_linear.c cites each mechanism (vLLM 0.6.2's
  * apply_fp8_linear, torch._scaled_mm branch; AMD's fork ROCm/vllm from
- * v0.6.3+rocm, its norms and activation writing FP8; the fork's V1 release
- * images, 0.9.0.1 and 0.10.0: the norms and activation writing FP8,
- * attention not, o_proj quantizing its input).
+ * v0.6.3+rocm, its norms and activation writing FP8).
  *
  * Invariants: a row's GEMM runs at least the step's tokens as rows
  * (strata_serve_fp8_linear_rows(r, m) >= m, == m for r NULL or m 0); a
@@ -26,8 +24,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct strata_serve_decode_kernel; /* serve_decode.h */
-
 typedef struct strata_serve_fp8_linear {
     const char *name;
     const char *what;     /* one line: the release and the branch it stands for */
@@ -35,9 +31,6 @@ typedef struct strata_serve_fp8_linear {
     bool every_linear;    /* each Linear quantizes its own input (o_proj and down_proj too) */
     bool wide_activation; /* the MLP's activation writes the activations' dtype, not FP8 */
     bool inputs_fp8;      /* the norms, the activation and attention write each Linear's input in FP8: none quantizes */
-    bool o_proj_quant;    /* but attention writes o_proj's input in the activations' dtype: o_proj quantizes it */
-    const char *attn_fp8_out; /* unless decodes run this kernel (serve_decode.h), whose backend writes attention's
-                               * output in FP8 for o_proj (vLLM's attention fusion pass); NULL: none does */
 } strata_serve_fp8_linear;
 
 /* The row called name, or NULL with an error listing the known ones. */
@@ -47,11 +40,6 @@ const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GE
 const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, GError **err);
 /* The rows a Linear's GEMM runs for m tokens (r NULL: m). */
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m);
-/* Whether the row's o_proj (o_proj) or down_proj (!o_proj) quantizes its own input in a kernel of its own, attention
- * running decode kernel decode (NULL: the flash op): every_linear for both, o_proj_quant for o_proj unless decode is
- * the row's attn_fp8_out; false for r NULL. */
-bool strata_serve_fp8_linear_quantizes(const strata_serve_fp8_linear *r, bool o_proj,
-                                       const struct strata_serve_decode_kernel *decode);
 /* The bytes of one input quantization of t x k elements (one kernel): read in act_bytes, written in FP8 (1 byte). */
 double strata_serve_fp8_linear_quant_bytes(uint64_t t, uint64_t k, double act_bytes);
 
