@@ -126,7 +126,9 @@ static bool compute_capability_load(const hw_load_ctx *ctx, strata_hw *hw, GErro
 
 /* NCCL's tuning row of a compute capability (MAJOR x 10 + MINOR): NCCL picks it by its communicator's lowest one,
  * `compCapIndex = minCompCap >= 100 ? BLACKWELL : (minCompCap >= 90 ? HOPPER : minCompCap >= 80 ? AMPERE :
- * VOLTA)` (NVIDIA/nccl v2.27.3-1 src/graph/tuning.cc, ncclTopoTuneModel). */
+ * VOLTA)` (NVIDIA/nccl v2.27.3-1 src/graph/tuning.cc, ncclTopoTuneModel; the Blackwell row from v2.25.1-1, l. 215:
+ * v2.23.4-1 l. 146 and v2.24.3-1 l. 210 put every capability from 9.0 on the Hopper row, which strata's one older
+ * table with Hopper rows, 2.19, never meets: it refuses Blackwell). */
 static strata_nccl_arch nccl_arch_of(uint32_t cc)
 {
     return cc >= 100 ? STRATA_NCCL_BLACKWELL : cc >= 90 ? STRATA_NCCL_HOPPER : cc >= 80 ? STRATA_NCCL_AMPERE

@@ -206,7 +206,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     strata_serve_cost_set_fp8_linear(cost, fl);
     strata_serve_cost_set_fused_moe_bf16(cost, strata_serve_fused_moe_bf16_for(e->fused_moe_bf16, hw));
     const strata_serve_moe_gate *gate = NULL; /* its MoE gate's kernels after the router (serve_moe_gate.h) */
-    if (e->moe_gate && !(gate = strata_serve_moe_gate_find(e->moe_gate, err)))
+    if (!rocm && e->moe_gate && !(gate = strata_serve_moe_gate_find(e->moe_gate, err))) /* CUDA's (its header) */
         return false;
     strata_serve_cost_set_moe_gate(cost, gate);
     const char *decode = platform_kernel(rocm, e->decode, prefill_decode ? e->decode_rocm_pd : e->decode_rocm);

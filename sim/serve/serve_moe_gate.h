@@ -29,6 +29,11 @@
  * ESTIMATE: how Inductor partitions the Triton parts (one kernel a region between fallbacks, the scatter and seeds
  * apart) was not read from a generated graph; the ATen kernels are certain. Bytes: fp32 scores, fp32 values and
  * int64 indices out of ATen's topk. Every pass is launch-bound at these sizes.
+ * CUDA only: on HIP both fused branches are off (_is_cuda, l. 808-813, 853-863) and SGLANG_USE_AITER runs aiter's
+ * one-kernel biased_grouped_topk for every shape (l. 838-851), else biased_grouped_topk_impl for every shape; the
+ * engine rows apply this table on CUDA hardware only (serve_engine_apply.c), so ROCm keeps the one routing pass.
+ * Known inconsistency: the passes count the fused shared expert (k = top_k + 1, sorted, seeds) while serve_cost.c
+ * still prices GLM-4.6's shared expert as its own MLP (wave 43 review; the fusion of the shared expert not built).
  *
  * Invariants: rows end with a NULL name; a time is >= 0 and 0 where the row runs one fused kernel (NULL row, no
  * router bias, a fused gate applies, no tokens).
