@@ -386,7 +386,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
         bool pre = p->version->pre_hopper;
         hw_fail(ctx, err, group, "nccl_version", "expected %s GPUs for NCCL %s (it predates %s), got nccl_arch = %s",
                 pre ? "Volta or Ampere" : "Volta, Ampere or Hopper", p->version->name, pre ? "Hopper" : "Blackwell",
-                p->arch == STRATA_NCCL_HOPPER ? "hopper" : "blackwell");
+                strata_nccl_arch_name(p->arch));
         ok = false;
     }
     g_free(version);

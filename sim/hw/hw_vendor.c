@@ -139,7 +139,6 @@ static strata_nccl_arch nccl_arch_of(uint32_t cc)
  * NCCL would tune by is the capability's (the twenty-third hardening pass). */
 static bool nccl_arch_matches(const hw_load_ctx *ctx, const strata_hw *hw, GError **err)
 {
-    static const char *const names[] = {"volta", "ampere", "hopper", "blackwell"};
     static const char *const ranges[] = {"below 8.0", "8.0 to 8.9", "9.0 to 9.9", "10.0 or above"};
     strata_nccl_arch arch;
     uint32_t cc = hw->compute_capability;
@@ -147,7 +146,7 @@ static bool nccl_arch_matches(const hw_load_ctx *ctx, const strata_hw *hw, GErro
         return true;
     hw_fail(ctx, err, "hardware", "compute_capability", "expected %s, the compute capability of the NCCL row's "
             "nccl_arch = %s (NCCL's tuning.cc picks the row by it), got %u.%u (nccl_arch %s)", ranges[arch],
-            names[arch], cc / 10, cc % 10, names[nccl_arch_of(cc)]);
+            strata_nccl_arch_name(arch), cc / 10, cc % 10, strata_nccl_arch_name(nccl_arch_of(cc)));
     return false;
 }
 

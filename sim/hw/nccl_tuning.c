@@ -78,6 +78,8 @@ const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < ALGOS ? algo_
 
 const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < PROTOS ? proto_names[p] : "?"; }
 
+const char *strata_nccl_arch_name(strata_nccl_arch a) { return a < G_N_ELEMENTS(arch_names) ? arch_names[a] : "?"; }
+
 char *strata_nccl_algo_mask_names(uint32_t mask)
 {
     GString *s = g_string_new(NULL);
@@ -115,7 +117,7 @@ static bool index_of(const char *const *names, unsigned n, const char *name, boo
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
 {
     unsigned i;
-    bool ok = index_of(arch_names, 4, name, false, &i);
+    bool ok = index_of(arch_names, G_N_ELEMENTS(arch_names), name, false, &i);
     if (ok)
         *out = (strata_nccl_arch)i;
     return ok;

@@ -188,6 +188,8 @@ typedef struct strata_nccl_choice {
  * "NVLS_TREE", "PAT"; "LL", "LL128", "Simple". */
 const char *strata_nccl_algo_name(strata_nccl_algo a);
 const char *strata_nccl_proto_name(strata_nccl_proto p);
+/* The nccl row's nccl_arch as its files write it: "volta", "ampere", "hopper", "blackwell". */
+const char *strata_nccl_arch_name(strata_nccl_arch a);
 /* The names of the algorithms a mask (1 << strata_nccl_algo) holds, comma-separated ("" for none; g_free). */
 char *strata_nccl_algo_mask_names(uint32_t mask);
 /* Sets err where the library `lib` ("nccl", "rccl": the trace's algo=) runs
