@@ -23,7 +23,7 @@ static void holdings(const char *engine, const strata_hw *hw, uint32_t tp, strat
     GError *err = NULL;
     const strata_serve_engine *e = strata_serve_engine_find(engine, &err);
     ck_assert_msg(e, "%s", err ? err->message : "");
-    strata_serve_holdings_of(e, hw, tp, out);
+    ck_assert_msg(strata_serve_holdings_of(e, hw, tp, out, &err), "%s", err ? err->message : "");
 }
 
 /* dgx-h100 (132 SMs, NCCL's Hopper tables, 12 graph channels, NVLS), TP8:
@@ -175,7 +175,7 @@ START_TEST(every_row_keeps_its_hold_rule)
                       strata_serve_hold_rule_name(h.rule), rule);
     }
     strata_serve_holdings h;
-    strata_serve_holdings_of(NULL, hw, 8, &h); /* no --engine: vLLM V1 */
+    ck_assert(strata_serve_holdings_of(NULL, hw, 8, &h, NULL)); /* no --engine: vLLM V1 */
     ck_assert_str_eq(strata_serve_hold_rule_name(h.rule), "vllm-v1");
     ck_assert_str_eq(strata_serve_hold_rule_name(strata_serve_engine_row(NULL)->hold_rule), "vllm-v1");
     strata_hw_free(hw);

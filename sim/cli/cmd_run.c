@@ -272,8 +272,9 @@ int strata_cmd_run(int argc, char **argv)
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
     strata_run_spec_options spec_opt = spec_options(&a, compiled);
-    if (!(spec = strata_run_spec_new(&spec_opt, &err)))
-        goto done;
+    if (!(spec = strata_run_spec_new(&spec_opt, &err)) ||
+        !strata_hw_check_clock_rule(strata_run_spec_hw(spec), a.hw, a.clock, STRATA_HW_CLOCKED_UNITS, &err))
+        goto done; /* --clock duty|sustained on units that give no such rule ran the peak (hw.h; serve's check) */
     const char *note = strata_spmd_note(strata_run_spec_source(spec));
     if (note) /* the default ran fast, or an exact run will be long */
         fprintf(stderr, "strata run: %s: note: %s\n", trace_name, note);

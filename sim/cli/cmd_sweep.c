@@ -119,11 +119,13 @@ static const char *first_given(const char *const *names, const bool *given)
 static bool sweep_check_modes(const sweep_args *a, GError **err)
 {
     bool point = a->point != POINT_UNSET, listing = a->list_jobs || a->pending;
-    static const char *const count_with[] = {"--list-jobs", "--pending", "--point", "--shard", NULL};
+    static const char *const count_with[] = {"--list-jobs", "--pending", "--point", "--shard", "--jobs", "--no-report",
+                                             NULL};
     static const char *const list_with[] = {"--point", "--jobs", "--no-report", NULL};
     static const char *const point_with[] = {"--jobs", "--no-report", NULL};
     const char *bad = NULL, *mode = NULL, *why = NULL;
-    if (a->count && (bad = first_given(count_with, (const bool[]){a->list_jobs, a->pending, point, a->shard})))
+    if (a->count && (bad = first_given(count_with, (const bool[]){a->list_jobs, a->pending, point, a->shard,
+                                                                   a->jobs != JOBS_UNSET, a->no_report})))
         mode = "--count", why = "it prints the experiment's number of points, all of them, and exits";
     else if (listing &&
              (bad = first_given(list_with, (const bool[]){point, a->jobs != JOBS_UNSET, a->no_report})))

@@ -364,6 +364,14 @@ double strata_hw_run_at_sustained_clock(strata_hw *hw);
 double strata_hw_sustained_ratio(const strata_hw *hw);
 /* One unit's sustained / peak clock: 1 where it does not give both. */
 double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit);
+/* The units strata_hw_check_clock_rule reads: every unit that gives peak_clock (at least one). */
+#define STRATA_HW_CLOCKED_UNITS (-1)
+/* --clock RULE given on a command line (duty or sustained; peak or NULL: true) reads, on each unit the run
+ * times its computes on, sustained_clock below peak_clock, and for duty clock_response too: one without them
+ * ran the peak (or the sustained rule) under the rule's name at exit 0. unit: the one unit the run uses
+ * (serve's, 0), or STRATA_HW_CLOCKED_UNITS (run's: its computes may run on any). False with err naming
+ * path (the file as given), the unit and the key otherwise. */
+bool strata_hw_check_clock_rule(const strata_hw *hw, const char *path, const char *rule, int unit, GError **err);
 /* The duty rule's clock / peak for a filtered activity `duty` (the
  * clock_response / clock_free_duty keys above; sim/engine/engine_power.h):
  * 1 while duty <= free_duty, `floor` (sustained / peak) at duty = 1, linear

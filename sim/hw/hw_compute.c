@@ -17,6 +17,7 @@
 #include "hw/hw_internal.h"
 #include <math.h>
 #include <string.h>
+#include "core/error.h"
 #include "core/units.h"
 
 typedef enum { FOR_BOTH, FOR_SYSTOLIC, FOR_TILES } key_scope;
@@ -423,6 +424,46 @@ static double unit_clock_ratio(const strata_compute_spec *c)
 double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit)
 {
     return unit_clock_ratio(strata_hw_compute(hw, unit));
+}
+
+/* The key unit c lacks for rule (sustained: sustained_clock below peak_clock; duty: also clock_response), or
+ * NULL: what engine_power.c and serve_args.c read of it. */
+static const char *clock_rule_missing(const strata_compute_spec *c, bool duty)
+{
+    if (unit_clock_ratio(c) >= 1.0)
+        return "sustained_clock (below the peak's clock)";
+    return duty && c->kernel.clock_response <= 0 ? "clock_response" : NULL;
+}
+
+bool strata_hw_check_clock_rule(const strata_hw *hw, const char *path, const char *rule, int unit, GError **err)
+{
+    if (!rule || strcmp(rule, "peak") == 0)
+        return true;
+    bool duty = strcmp(rule, "duty") == 0, any = unit >= 0;
+    const char *missing = NULL;
+    guint at = unit >= 0 ? (guint)unit : 0;
+    for (guint i = at; !missing && i < hw->computes->len && (unit < 0 || i == (guint)unit); i++) {
+        const strata_compute_spec *c = &g_array_index(hw->computes, strata_compute_spec, i);
+        if (unit < 0 && c->kernel.peak_clock <= 0)
+            continue; /* no clock described: no rule to run (a TPU's vector unit, a test file's) */
+        any = true;
+        at = i;
+        missing = clock_rule_missing(c, duty);
+    }
+    if (!any || at >= hw->computes->len) { /* every unit is unclocked, or there is none */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives "
+                    "sustained_clock (below the peak's clock)%s, which it reads; %s gives no peak_clock on any "
+                    "compute unit (--clock peak, or no --clock, runs what the file describes)", rule,
+                    duty ? " and clock_response" : "", path);
+        return false;
+    }
+    if (missing)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives %s, "
+                    "which it reads; %s gives none on compute unit %u ('%s'), %s (--clock peak, or no --clock, "
+                    "runs what the file describes)", rule, missing, path, at,
+                    g_array_index(hw->computes, strata_compute_spec, at).name,
+                    unit >= 0 ? "the unit the run uses" : "one with peak_clock, which a compute may run on");
+    return missing == NULL;
 }
 
 double strata_hw_clock_at_duty(double duty, double free_duty, double floor)

@@ -840,18 +840,12 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
     if (s->hw && !scheduler_of(a, &s->model, s->hw, &s->config, err)) /* its pick reads the platform */
         return false;
-    s->clock_ratio = s->hw && !peak ? strata_hw_sustained_ratio(s->hw) : 1.0;
-    /* --clock duty or sustained names a rule the file gives no figures for: the run was the peak's (no
-     * sustained_clock) or the sustained one's (no clock_response) at exit 0 (the twenty-third hardening pass) */
-    bool duty = a->clock && !peak && !sustained;
-    if (s->hw && (sustained || duty) &&
-        (s->clock_ratio >= 1.0 || (duty && strata_hw_compute(s->hw, 0)->kernel.clock_response <= 0))) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives %s, "
-                    "which it reads; %s gives none (--clock peak, or no --clock, runs what the file describes)",
-                    a->clock, s->clock_ratio >= 1.0 ? "sustained_clock (below the peak's clock)" : "clock_response",
-                    hw);
+    /* the unit the steps run on (serve_cost.c's unit 0): --clock duty or sustained names a rule it must give the
+     * figures of, or the run was the peak's (no sustained_clock) or the sustained one's (no clock_response) at
+     * exit 0 (the twenty-third hardening pass; the twenty-fourth: unit 0's, not the least over every unit) */
+    if (s->hw && !strata_hw_check_clock_rule(s->hw, hw, a->clock, 0, err))
         return false;
-    }
+    s->clock_ratio = s->hw && !peak ? strata_hw_compute_clock_ratio(s->hw, 0) : 1.0;
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);
         if (!s->hw_sustained)

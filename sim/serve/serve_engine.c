@@ -409,6 +409,7 @@ enum { GRAPH_ALIGN = 8 };
      .scheduler = "trtllm-no-evict-unchunked",                                                                   \
      .decode = decode_kernel,                                                                                    \
      .pool_of_free = true,                                                                                       \
+     .tensorrt_runtime = true,                                                                                   \
      .lengths = SERVE_LENGTH_TRTLLM,                                                                             \
      .logits_gather = true,                                                                                      \
      .sampler = decoder,                                                                                         \

@@ -63,7 +63,8 @@ typedef enum {
  * all-reduce buffers, cuBLAS's workspace) the engine's own accounting charges to its pool, by when it measures
  * its baseline (serve_holdings.h gives each rule's sources; strata_serve_hold_rule_name its name). */
 typedef enum {
-    SERVE_HOLD_VLLM_V0 = 0, /* charged: NCCL, custom all-reduce, cuBLAS */
+    SERVE_HOLD_UNSET = 0,   /* no rule: a row built outside the table (zeroed); strata_serve_holdings_of refuses it */
+    SERVE_HOLD_VLLM_V0,     /* charged: NCCL, custom all-reduce, cuBLAS */
     SERVE_HOLD_VLLM_V1,     /* charged: cuBLAS */
     SERVE_HOLD_SGLANG,      /* charged x mem_fraction_static: context, NCCL, custom all-reduce */
     SERVE_HOLD_TRTLLM,      /* charged (then x the free fraction): every part */
@@ -173,7 +174,10 @@ typedef struct strata_serve_engine {
     bool piecewise;        /* it runs a GQA/MHA forward in piecewise CUDA graphs, its attention op eagerly
                             * between them: a step takes at least that host chain (serve_piecewise.h) */
     strata_serve_hold_rule hold_rule; /* what its memory accounting charges to the KV pool of the rank's
-                                       * holdings outside it (serve_holdings.h); every row sets it */
+                                       * holdings outside it (serve_holdings.h); every row sets it (UNSET:
+                                       * refused, the twenty-fourth hardening pass) */
+    bool tensorrt_runtime; /* it runs a TensorRT engine (TensorRT-LLM's C++ runtime), not PyTorch: no PyTorch
+                            * cuBLAS handle's workspace among its holdings (serve_holdings.c) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;

@@ -39,6 +39,7 @@
  *     (PR #139300): not counted here (under 0.2 GB of a 192 GB MI300X).
  */
 #include <string.h>
+#include "core/error.h"
 #include "hw/coll_impl.h"
 #include "serve/serve_holdings.h"
 
@@ -54,7 +55,7 @@ enum {
     VLLM_AR_RANK_DATA = 8 * 1024 * 1024,
 };
 
-static const char *const rule_names[] = {"vllm-v0", "vllm-v1", "sglang", "trtllm", "none"};
+static const char *const rule_names[] = {"unset", "vllm-v0", "vllm-v1", "sglang", "trtllm", "none"};
 
 const char *strata_serve_hold_rule_name(strata_serve_hold_rule r)
 {
@@ -67,13 +68,19 @@ static uint32_t threads_per_sm(uint32_t cc)
     return cc == 75 ? 1024 : cc == 86 || cc == 89 || cc / 10 == 12 ? 1536 : 2048;
 }
 
-void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
-                              strata_serve_holdings *out)
+bool strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
+                              strata_serve_holdings *out, GError **err)
 {
     *out = (strata_serve_holdings){.rule = strata_serve_engine_row(e)->hold_rule}; /* NULL: vLLM V1's */
+    if (out->rule == SERVE_HOLD_UNSET) { /* a zeroed row read as vLLM V0's rule before UNSET existed */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "engine row '%s': expected a hold_rule (vllm-v0, "
+                    "vllm-v1, sglang, trtllm or none: what its memory accounting charges to the KV pool), got none",
+                    e->name ? e->name : "(unnamed)");
+        return false;
+    }
     uint32_t sms = strata_hw_compute(hw, 0)->kernel.sms;
     if (!sms) /* hardware that names no SMs is no GPU these libraries run on: nothing held */
-        return;
+        return true;
     bool rocm = strata_hw_rocm(hw);
     uint32_t cc = strata_hw_compute_capability(hw);
     strata_nccl_arch arch;
@@ -88,7 +95,7 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
         out->allreduce_bytes = VLLM_AR_META_SIZE + 2ull * VLLM_AR_MAX_SIZE + VLLM_AR_RANK_DATA;
     if (out->rule == SERVE_HOLD_TRTLLM && tp > 1)
         out->allreduce_bytes = 2ull * tp * (tp <= 2 ? 16000000ull : 8000000ull);
-    bool torch = !e || !e->pool_of_free || strcmp(e->name, "trtllm") == 0; /* trtllm-cpp: TensorRT's runtime */
+    bool torch = !e || !e->tensorrt_runtime; /* trtllm-cpp: TensorRT's runtime; trtllm: its PyTorch backend */
     if (!rocm && torch && out->rule != SERVE_HOLD_SGLANG && out->rule != SERVE_HOLD_NONE)
         out->cublas_bytes = (cc ? cc / 10 == 9 : nccl && arch == STRATA_NCCL_HOPPER) ? 4096ull * 8 * 1024
                                                                : 4096ull * 1024 * 2 + 16 * 1024 * 8;
@@ -106,7 +113,9 @@ void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw,
     case SERVE_HOLD_TRTLLM:
         out->counted_bytes = out->total_bytes;
         break;
+    case SERVE_HOLD_UNSET: /* refused above */
     case SERVE_HOLD_NONE:
         break;
     }
+    return true;
 }

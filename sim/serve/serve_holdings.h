@@ -39,10 +39,11 @@ typedef struct strata_serve_holdings {
     uint64_t total_bytes;     /* the four parts summed: what the rank holds outside the pool */
 } strata_serve_holdings;
 
-/* The holdings of one rank of engine row e (NULL: vLLM V1) at tp ranks on hw. */
-void strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
-                              strata_serve_holdings *out);
-/* The rule's name ("vllm-v0", "vllm-v1", "sglang", "trtllm", "none"). */
+/* The holdings of one rank of engine row e (NULL: vLLM V1) at tp ranks on hw; false with err for a row whose
+ * hold_rule is SERVE_HOLD_UNSET (built outside the table). */
+bool strata_serve_holdings_of(const strata_serve_engine *e, const strata_hw *hw, uint32_t tp,
+                              strata_serve_holdings *out, GError **err);
+/* The rule's name ("unset", "vllm-v0", "vllm-v1", "sglang", "trtllm", "none"). */
 const char *strata_serve_hold_rule_name(strata_serve_hold_rule r);
 
 #endif

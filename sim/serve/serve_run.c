@@ -105,7 +105,8 @@ bool strata_serve_memory_held(const strata_hw *hw, const strata_serve_model *m, 
      * (serve_holdings.h): vLLM's and TensorRT-LLM's with the profile's peak; SGLang's total_gpu_memory is what
      * the distributed init left free, so the pool loses mem_fraction_static of it (model_runner.py
      * profile_max_num_token: available after the weights - total x (1 - mem_fraction_static)) */
-    strata_serve_holdings_of(c->engine, hw, (uint32_t)tp, held);
+    if (!strata_serve_holdings_of(c->engine, hw, (uint32_t)tp, held, err))
+        return false;
     double charged = (double)held->counted_bytes;
     double rest = (double)*weights + (no_profile ? 0.0 : (double)*activations + charged) +
                   (double)c->non_kv_overhead;
