@@ -69,7 +69,6 @@ START_TEST(polaris_step_pays_the_get_above_the_threshold)
     strata_coll_tuning small, large;
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 4, 8192, 0, &small, NULL));
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 4, 64ull << 20, 0, &large, NULL));
-    fprintf(stderr, "small %.6f us large %.6f us\n", small.net_step_s * 1e6, large.net_step_s * 1e6);
     ck_assert_double_eq_tol(large.net_step_s - small.net_step_s, 4e-6, 1e-12);
     strata_hw_free(hw);
 }
