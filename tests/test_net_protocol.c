@@ -157,7 +157,7 @@ START_TEST(network_step_pays_the_protocol)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_net_protocol = tcp\n",
                                 "t.ini:15: [interconnect x] nccl_net_protocol: expected a network protocol strata "
-                                "has the row of: efa-rdm-cuda, aws-ofi-rdma");
+                                "has the row of: efa-rdm-cuda, aws-ofi-rdma, cxi-sendrecv");
 }
 END_TEST
 

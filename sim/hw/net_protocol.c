@@ -129,6 +129,41 @@
  * the time "to progress a message", "3-5% on 1k msg sizes"; dividing the
  * two (strata's arithmetic, not the PR's) puts a message's progress near
  * 0.8-1.8 us. The PR gives no figure for a read that handles no packet.
+ *
+ * cxi-sendrecv (wave 44): libfabric's CXI provider (HPE Slingshot 11's
+ * Cassini NIC) under aws-ofi-nccl's SENDRECV protocol. aws-ofi-nccl
+ * v1.9.1-aws src/nccl_ofi_net.c l. 61 defaults to "SENDRECV"; only
+ * platform-aws.c's platform_init (l. 519, on AWS) or OFI_NCCL_PROTOCOL
+ * changes it (l. 188-199), so off AWS a network message is one fi_tsend
+ * of NCCL's GPU buffer (src/nccl_ofi_sendrecv.c l. 1643) into an fi_trecv
+ * NCCL posted ahead (l. 865): no bounce buffer, no eager copy of the
+ * plugin's own. libfabric v1.21.0 (2024-03-28, the upstream release of
+ * the Polaris runs' 2024-04-29; Cray's 1.15.2.0 is HPE's build of the same
+ * provider, not public), prov/cxi: cxip_msg_hpc.c _cxip_send_req (l.
+ * 4668-4671) sends eagerly a message of at most max_eager_size =
+ * rdzv_threshold + rdzv_get_min (l. 5033), defaults CXIP_RDZV_THRESHOLD
+ * 2048 (include/cxip.h l. 111) + 2049 ("Avoid single packet Gets",
+ * cxip_info.c l. 620-621): 4097 B (man/fi_cxi.7.md l. 1004-1011, the same
+ * rule); the eager Put matches the posted receive in the NIC (rx_match_mode
+ * CXIP_PTLTE_DEFAULT_MODE = HARDWARE, cxip.h l. 224-225) and lands in the
+ * GPU buffer: one flight, no copy. A larger message is a rendezvous Put
+ * (_cxip_send_rdzv_put l. 4276-4284: rdzv_eager_size 2048 B with the
+ * header, l. 4369), and once matched "the remainder of the payload is
+ * pulled from the source using an RDMA Get operation ... In the normal
+ * case, the Get is performed by hardware" (fi_cxi.7.md l. 345-351): the
+ * Get's request and its response, two flights more (the sender's
+ * completion after it is not the receiver's: not charged). The Get moves
+ * the bytes at the link's rate as the Put would (the step's bandwidth term
+ * stands). Under FI_CXI_RX_MATCH_MODE=software or hybrid, or
+ * FI_CXI_RDZV_PROTO=alt_read, the Get is issued by the provider's progress
+ * (cxip_msg_hpc.c l. 383-420, "SW RGet"), the same two flights after a
+ * software pass that is not modelled; FI_CXI_RDZV_THRESHOLD=0 with
+ * RDZV_GET_MIN=0 (some sites' modules) makes every message a rendezvous,
+ * which this row's 4097 does not describe. The files' Slingshot latency is
+ * the NIC's (not one message through the library: library_route false, so
+ * NCCL's hwLatencies[NET] holds its ends, and cq_read_s 0: the proxy's
+ * pass is in it as on InfiniBand). fabric "Slingshot": HPE's own framing,
+ * no nccl_ib_* key applies.
  */
 #include "hw/net_protocol.h"
 #include <string.h>
@@ -142,6 +177,9 @@ static const strata_net_protocol protocols[] = {
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true,
      .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
      .rails_per_test = true, .fabric = "EFA"},
+    {.name = "cxi-sendrecv", .eager_max = 4097, .large_flights = 2, .eager_copy = false,
+     .eager_before_ctrl = false, .local_read_s = 0, .library_route = false, .cq_read_s = 0,
+     .rails_per_test = false, .fabric = "Slingshot"},
 };
 
 /* NCCL's ends of a network step outside the library, by NCCL protocol

@@ -28,7 +28,12 @@
  *                 larger messages an RDMA write after the receiver's control
  *                 message, which NCCL's receives posted ahead have sent
  *                 before the data: no flight more.
- * Both rows run over EFA, whose files' routes stand for one message
+ *   cxi-sendrecv  libfabric's CXI provider (HPE Slingshot 11) under
+ *                 aws-ofi-nccl's SENDRECV (wave 44): eager up to 4097 B
+ *                 (rdzv_threshold + rdzv_get_min) into the posted GPU
+ *                 buffer, no copy; else the rendezvous Put and the NIC's
+ *                 Get of the rest, a round trip: two flights more.
+ * The first two rows run over EFA, whose files' routes stand for one message
  * through the network library (osu_latency over libfabric: docs/clusters.md,
  * "What one message costs over EFA"), so a network step also pays NCCL's
  * own links outside the library (strata_net_protocol_nccl_ends_s: "The EFA
