@@ -15,7 +15,9 @@
  *                       the device of local index k's NIC), of
  *                       hosts_per_leaf hosts;
  * more than one leaf: a spine joins them, each leaf by an uplink carrying
- * the leaf's NICs' bandwidth / oversubscription.
+ * the leaf's NICs' bandwidth / oversubscription; with routing = ecmp or
+ * destination (static placement on the leaf's `uplinks`), times the share
+ * of them NCCL's ring can use (uplink_share, hw/ecmp.h).
  * pcie_generation and pcie_lanes (both or neither) give the PCIe link a
  * device's (or host's) NICs sit on, one link for its `nics` (a dual-port
  * NIC is one PCIe device): its port to the leaf then carries the lower of
