@@ -16,14 +16,8 @@
 #include <math.h>
 #include <glib.h>
 
-/* log of the binomial coefficient C(t, k). */
-static double log_choose(uint32_t t, uint32_t k)
-{
-    return lgamma((double)t + 1) - lgamma((double)k + 1) - lgamma((double)(t - k) + 1);
-}
-
-/* P(M <= m) for n keys on u uplinks. */
-static double at_most(uint32_t n, uint32_t u, uint32_t m)
+/* P(M <= m) for n keys on u uplinks; lf[t] = log t!. */
+static double at_most(uint32_t n, uint32_t u, uint32_t m, const double *lf)
 {
     double *q = g_new0(double, n + 1), *next = g_new0(double, n + 1);
     q[0] = 1;
@@ -34,7 +28,7 @@ static double at_most(uint32_t n, uint32_t u, uint32_t m)
             for (uint32_t k = 0; k <= MIN(m, t); k++) {
                 if (q[t - k] == 0 || (j == 1 && k != t))
                     continue; /* one uplink left: it holds all t */
-                double lb = log_choose(t, k) + k * lp + (j > 1 ? (t - k) * lq : 0);
+                double lb = lf[t] - lf[k] - lf[t - k] + k * lp + (j > 1 ? (t - k) * lq : 0);
                 s += exp(lb) * q[t - k];
             }
             next[t] = s;
@@ -54,13 +48,16 @@ double strata_ecmp_expected_share(uint32_t keys, uint32_t uplinks)
     uint32_t n = MIN(keys, STRATA_ECMP_MAX), u = MIN(uplinks, STRATA_ECMP_MAX);
     if (n == 0 || u <= 1)
         return 1;
-    double share = 0, below = 0;
+    double *lf = g_new(double, n + 1), share = 0, below = 0;
+    for (uint32_t t = 0; t <= n; t++)
+        lf[t] = lgamma((double)t + 1);
     for (uint32_t m = (n + u - 1) / u; m <= n; m++) {
-        double upto = m == n ? 1 : at_most(n, u, m);
+        double upto = m == n ? 1 : at_most(n, u, m, lf);
         share += (upto - below) * n / ((double)u * m);
         below = upto;
         if (upto > 1 - 1e-12)
             break;
     }
+    g_free(lf);
     return share;
 }
