@@ -88,6 +88,38 @@ START_TEST(rails_leaves_and_spine)
 }
 END_TEST
 
+START_TEST(static_routing_on_uplinks)
+{
+    /* one leaf per host (2 leaves, a spine), each leaf's uplink 8 NICs x 50 GB/s
+     * = 400 GB/s over 4 uplinks of 100. The collectives here are the ideal
+     * model's (no NCCL channels): NCCL's ring reads as one channel, whose
+     * connection leaves a leaf once (hw_network.c uplink_share). */
+    strata_hw *hw = cluster("hosts_per_leaf = 1\nuplinks = 4\n", NULL);
+    ck_assert(strata_test_link(hw, "ib.up0")->bandwidth == 400e9); /* adaptive: as before */
+    strata_hw_free(hw);
+    /* ecmp, 1 QP: one key on one of 4 uplinks, 1/4 of the leaf: 100 GB/s */
+    hw = cluster("hosts_per_leaf = 1\nuplinks = 4\nrouting = ecmp\n", NULL);
+    ck_assert(fabs(strata_test_link(hw, "ib.up1")->bandwidth - 100e9) < 1);
+    strata_hw_free(hw);
+    /* ecmp, 2 QPs: 2 keys on 4 uplinks, 16 placements: apart in 12 (M = 1:
+     * 2 / 4), together in 4 (M = 2: 2 / 8): 3/4 x 1/2 + 1/4 x 1/4 = 7/16 of
+     * 400 GB/s = 175 GB/s */
+    hw = cluster("hosts_per_leaf = 1\nuplinks = 4\nrouting = ecmp\nqps_per_connection = 2\n", NULL);
+    ck_assert(fabs(strata_test_link(hw, "ib.up0")->bandwidth - 175e9) < 1);
+    strata_hw_free(hw);
+    /* destination (InfiniBand's static routes): the 2 QPs go to one port, one
+     * key: 100 GB/s */
+    hw = cluster("hosts_per_leaf = 1\nuplinks = 4\nrouting = destination\nqps_per_connection = 2\n", NULL);
+    ck_assert(fabs(strata_test_link(hw, "ib.up0")->bandwidth - 100e9) < 1);
+    strata_hw_free(hw);
+    /* one leaf per rail holding every host: no ring crosses a rail's leaves,
+     * the uplinks keep their bandwidth (2 hosts x 50 GB/s) */
+    hw = cluster("topology = rails\nuplinks = 4\nrouting = ecmp\n", NULL);
+    ck_assert(strata_test_link(hw, "ib.up3")->bandwidth == 2 * 50e9);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(shared_nics)
 {
     /* a NIC for two GPUs (GCP A3 High: 4 NICs for 8 GPUs) */
@@ -199,6 +231,11 @@ START_TEST(bad_input)
     fails("hosts_per_leaf = 3\n", "t.ini:24: [network ib] hosts_per_leaf: expected a divisor of the 2 hosts");
     fails("devices_per_nic = 3\n", "t.ini:24: [network ib] devices_per_nic: expected a divisor of "
           "devices_per_host = 8, got 3");
+    fails("routing = static\n", "t.ini:24: [network ib] routing: expected adaptive, ecmp or destination, "
+          "got 'static'");
+    fails("uplinks = 0\n", "t.ini:24: [network ib] uplinks: expected a whole number from 1 to 4096, got '0'");
+    fails("qps_per_connection = 129\n",
+          "t.ini:24: [network ib] qps_per_connection: expected a whole number from 1 to 128, got '129'");
     fails("switches = 4\n", "t.ini:24: [network ib] unknown key 'switches'");
     fails("[network eth]\nbandwidth = 1GB/s\n", "[network eth] a second network");
     fails("memory = nope\n", "t.ini:24: [network ib] memory: unknown memory 'nope'");
@@ -240,6 +277,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, domains_and_one_switch);
     tcase_add_test(tc, rails_leaves_and_spine);
+    tcase_add_test(tc, static_routing_on_uplinks);
     tcase_add_test(tc, shared_nics);
     tcase_add_test(tc, nic_pcie_link_caps_the_port);
     tcase_add_test(tc, nics_on_hosts);

@@ -34,7 +34,9 @@
  *                   memory (the devices' NICs, or a host memory: the
  *                   hosts'), topology = switch|rails, bandwidth (per NIC
  *                   and direction), latency (per link), nics,
- *                   devices_per_nic, hosts_per_leaf, oversubscription
+ *                   devices_per_nic, hosts_per_leaf, oversubscription,
+ *                   uplinks, routing = adaptive|ecmp|destination,
+ *                   qps_per_connection (hw/ecmp.h)
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and, where the caller passes the allocators'

@@ -15,7 +15,9 @@
  *                       the device of local index k's NIC), of
  *                       hosts_per_leaf hosts;
  * more than one leaf: a spine joins them, each leaf by an uplink carrying
- * the leaf's NICs' bandwidth / oversubscription.
+ * the leaf's NICs' bandwidth / oversubscription; with routing = ecmp or
+ * destination (static placement on the leaf's `uplinks`), times the share
+ * of them NCCL's ring can use (uplink_share, hw/ecmp.h).
  * pcie_generation and pcie_lanes (both or neither) give the PCIe link a
  * device's (or host's) NICs sit on, one link for its `nics` (a dual-port
  * NIC is one PCIe device): its port to the leaf then carries the lower of
@@ -37,6 +39,8 @@
  */
 #include <string.h>
 #include "hw/hw_internal.h"
+#include "hw/coll_impl.h"
+#include "hw/ecmp.h"
 #include "hw/pcie.h"
 
 #define MAX_NICS 64u
@@ -57,11 +61,18 @@ const strata_key_def hw_network_keys[] = {
                                "(default 1)"},
     {"hosts_per_leaf", false, "hosts under one leaf switch (per rail), dividing the hosts (default: all)"},
     {"oversubscription", false, "a leaf's NICs' bandwidth over its uplink to the spine, 1 to 64 (default 1)"},
+    {"uplinks", false, "a leaf's uplinks to the spine, equal parts of its uplink bandwidth, 1 to 4096 (default 1)"},
+    {"routing", false, "adaptive (default: packets spread over every uplink), ecmp (each flow hashed onto one "
+                       "uplink) or destination (one route per destination port: InfiniBand's static routing)"},
+    {"qps_per_connection", false, "queue pairs of each NCCL connection over this network "
+                                  "(NCCL_IB_QPS_PER_CONNECTION), 1 to 128 (default 1): each a flow to ecmp"},
     {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
                                "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
+
+typedef enum { ROUTING_ADAPTIVE, ROUTING_ECMP, ROUTING_DESTINATION } hw_routing;
 
 struct hw_network {
     const char *group, *name;
@@ -69,6 +80,8 @@ struct hw_network {
     bool hosts;               /* NICs on hosts */
     bool rails;
     uint32_t nics, devices_per_nic, hosts_per_leaf;
+    uint32_t uplinks, qps;    /* a leaf's uplinks; queue pairs a connection */
+    hw_routing routing;
     uint32_t pcie_generation, pcie_lanes; /* 0, 0: no PCIe link given */
     double bandwidth, latency, oversubscription;
 };
@@ -125,6 +138,25 @@ static bool get_oversubscription(const hw_load_ctx *ctx, hw_network *n, GError *
     return ok;
 }
 
+static bool get_routing(const hw_load_ctx *ctx, hw_network *n, GError **err)
+{
+    static const char *const names[] = {"adaptive", "ecmp", "destination"};
+    n->routing = ROUTING_ADAPTIVE;
+    char *v = hw_get_text(ctx, n->group, "routing");
+    if (!v)
+        return true;
+    g_strstrip(v);
+    for (uint32_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(v, names[i]) == 0) {
+            n->routing = (hw_routing)i;
+            g_free(v);
+            return true;
+        }
+    hw_fail_value(ctx, err, n->group, "routing", "adaptive, ecmp or destination", v);
+    g_free(v);
+    return false;
+}
+
 /* The counts that must divide the machine's. */
 static bool check_counts(const hw_load_ctx *ctx, const strata_hw *hw, hw_network *n, GError **err)
 {
@@ -166,7 +198,9 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !hw_get_count(ctx, n->group, "nics", 1, MAX_NICS, 1, NULL, &n->nics, err) ||
         !hw_get_count(ctx, n->group, "devices_per_nic", 1, 65536, 1, NULL, &n->devices_per_nic, err) ||
         !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
-        !get_oversubscription(ctx, n, err) || !get_pcie(ctx, n, err))
+        !hw_get_count(ctx, n->group, "uplinks", 1, STRATA_ECMP_MAX, 1, NULL, &n->uplinks, err) ||
+        !hw_get_count(ctx, n->group, "qps_per_connection", 1, 128, 1, NULL, &n->qps, err) ||
+        !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err))
         return false;
     return check_counts(ctx, hw, n, err);
 }
@@ -256,6 +290,32 @@ static void join(strata_hw *hw, uint32_t u, uint32_t v, uint32_t a, const char *
     add_net_link(hw, name, a, bandwidth, latency, hosts, site);
 }
 
+/* The fraction of a leaf's uplinks that NCCL's rings can use under the
+ * network's routing (hw/ecmp.h): 1 with adaptive routing, or where no ring
+ * crosses leaves of one rail. NCCL's ring visits the nodes in rank order
+ * (NVIDIA/nccl v2.28.9-1 src/graph/connect.cc connectRings l. 94-112:
+ * node n sends to node n + 1), so with hosts_per_leaf consecutive hosts a
+ * leaf, each channel's ring leaves a leaf once (and enters it once): a
+ * rail's leaf carries the channels of its NIC, ceil(channels / NICs a
+ * host), one leaf of a host's NICs all of them, each from its last host to
+ * the next leaf's first. A connection opens NCCL_IB_QPS_PER_CONNECTION
+ * queue pairs (src/transport/net_ib.cc l. 1215, the most of both ends', l.
+ * 1423) and puts each message on the next in turn
+ * (NCCL_IB_SPLIT_DATA_ON_QPS=0, the default, l. 2062-2133, 2184), so each
+ * QP is a flow of an equal part (ecmp: a key each). InfiniBand's static
+ * routes follow the destination LID alone (l. 1296: ah_attr.dlid), so the
+ * QPs and channels to one port share a route (destination: a key per
+ * destination port: on a rail, the next leaf's first host's NIC). */
+static double uplink_share(const strata_hw *hw, const hw_network *n, uint32_t per_host)
+{
+    if (n->routing == ROUTING_ADAPTIVE || n->hosts_per_leaf == hw->hosts)
+        return 1;
+    uint32_t channels = MAX(1u, strata_hw_nccl_channels(hw, hw->devices));
+    uint32_t connections = n->rails ? (channels + per_host - 1) / per_host : channels;
+    uint32_t keys = n->routing == ROUTING_ECMP ? connections * n->qps : (n->rails ? 1 : MIN(channels, per_host));
+    return strata_ecmp_expected_share(keys, n->uplinks);
+}
+
 void hw_network_build(strata_hw *hw, const hw_network *n)
 {
     uint32_t per_host = nics_per_host(hw, n), leaves = leaf_count(hw, n);
@@ -286,11 +346,12 @@ void hw_network_build(strata_hw *hw, const hw_network *n)
              n->devices_per_nic > 1 ? 0 : n->latency, n->hosts, i, 0);
         g_free(name);
     }
+    double share = uplink_share(hw, n, per_host);
     for (uint32_t l = 0; leaves > 1 && l < leaves; l++) {
         char *name = g_strdup_printf("%s.up%u", n->name, l);
         double nics_under = (double)n->hosts_per_leaf * (n->rails ? 1 : per_host);
-        join(hw, leaf_at[l], spine, STRATA_HW_NO_MEMORY, name, port * nics_under / n->oversubscription, n->latency,
-             false, STRATA_HW_NO_DEVICE, 1);
+        double up = port * nics_under / n->oversubscription * share;
+        join(hw, leaf_at[l], spine, STRATA_HW_NO_MEMORY, name, up, n->latency, false, STRATA_HW_NO_DEVICE, 1);
         g_free(name);
     }
     g_free(leaf_at);
