@@ -168,7 +168,8 @@
 
 static const strata_net_protocol protocols[] = {
     {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true,
-     .runt_max = 307200, .packet_s = 1.3e-6, .eager_before_ctrl = false, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
+     .runt_max = 307200, .packet_s = 1.3e-6, .eager_before_ctrl = false, .local_read_s = 2e-6,
+     .library_route = true, .cq_read_s = 0.5e-6,
      .rails_per_test = false, .fabric = "EFA"},
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true,
      .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,

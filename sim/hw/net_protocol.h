@@ -15,7 +15,11 @@
  *                 buffer, which the provider copies into the GPU's buffer
  *                 by a local read (wave 34), else read-based (the
  *                 request's flight, then the receiver's RDMA read, a round
- *                 trip): two flights more;
+ *                 trip): two flights more; a message alone on its
+ *                 sender's domain by the runting read, its first 307,200 B
+ *                 as packets the receiver's host handles and copies one by
+ *                 one (wave 43: docs/clusters.md, "The runting read's
+ *                 packets on p4d and p4de");
  *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
  *                 8192 B into a host bounce buffer, which the receiver
  *                 copies into the GPU's buffer by a local read, but only
