@@ -98,7 +98,8 @@ END_TEST
  * aws-ofi-rdma has no runt: 0 above 8192 B as before. Alone: a tree over 2
  * nodes of 8 whose channels (at most 8) each carry one message: 8 MiB on 8
  * channels with 1 MiB steps (1 MiB a channel) yes, 16 MiB no (two), 9
- * channels no, a ring no, one node no; LL's step 32 KiB: 32 KiB on one
+ * channels no, a ring no, one node no, 4 nodes of 8 no (a head sends down
+ * to two children); LL's step 32 KiB: 32 KiB on one
  * channel yes, 64 KiB no. */
 START_TEST(runting_read_when_alone)
 {
@@ -120,6 +121,7 @@ START_TEST(runting_read_when_alone)
     ck_assert(!strata_net_protocol_nccl_alone(STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 8 * mib, 16, 2, 9, mib));
     ck_assert(!strata_net_protocol_nccl_alone(STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 8 * mib, 16, 2, 8, mib));
     ck_assert(!strata_net_protocol_nccl_alone(STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 8 * mib, 8, 1, 8, mib));
+    ck_assert(!strata_net_protocol_nccl_alone(STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 8 * mib, 32, 4, 8, mib));
     ck_assert(strata_net_protocol_nccl_alone(STRATA_NCCL_LL, STRATA_NCCL_TREE, 32768, 16, 2, 1, mib));
     ck_assert(!strata_net_protocol_nccl_alone(STRATA_NCCL_LL, STRATA_NCCL_TREE, 65536, 16, 2, 1, mib));
 }

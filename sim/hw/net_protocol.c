@@ -203,7 +203,7 @@ double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_
 bool strata_net_protocol_nccl_alone(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes, uint32_t ranks,
                                     uint32_t nodes, uint32_t channels, uint64_t simple_step)
 {
-    if (algo != STRATA_NCCL_TREE || nodes < 2 || channels == 0 || channels > ranks / nodes)
+    if (algo != STRATA_NCCL_TREE || nodes != 2 || channels == 0 || channels > ranks / nodes)
         return false;
     uint64_t step = proto == STRATA_NCCL_SIMPLE && simple_step ? simple_step : step_data[proto];
     return (bytes + channels - 1) / channels <= step;

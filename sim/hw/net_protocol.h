@@ -112,9 +112,12 @@ double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_
 /* Whether each network message of an NCCL collective is the only one in
  * flight on its sender's domain (libfabric's EFA provider: one domain a
  * process and NIC; aws-ofi-nccl's SENDRECV one process a GPU): a tree's
- * (Tree, across nodes) where each rank heads at most one channel's network
- * edge (channels <= ranks a node: channel c's chain starts at local rank c
- * mod m) and each channel's share is one message (at most simple_step
+ * (Tree) across two nodes, where a channel's tree has one network edge (the
+ * non-root head sends up, the root's head down; from three nodes a head of
+ * the double binary tree sends down to two children at once), each rank
+ * heads at most one channel's network edge (channels <= ranks a node:
+ * channel c's chain starts at local rank c mod m) and each channel's share
+ * is one message (at most simple_step
  * bytes of data of the protocol's step, as strata_net_protocol_nccl_message
  * cuts it), so its edge carries
  * one message a direction a collective; a ring's channel sends several. */
