@@ -28,7 +28,7 @@
  * flight on the same NIC, rarely leave: such a message is charged as read
  * (docs/clusters.md).
  *
- * The runting read when the message is alone (wave 43, runt_max,
+ * The runting read (wave 43, runt_max,
  * packet_s). ofiwg/libfabric @037a5335 prov/efa/src/rdm/efa_rdm_peer.c
  * efa_rdm_peer_select_readbase_rtm: the runting read where the DOMAIN has
  * no read-based message in flight (efa_rdm_ep_domain(ep)->
@@ -53,11 +53,38 @@
  * progress; a 1 KiB message is one packet), not a measured figure; runt_max
  * 307,200 B (EFA_DEFAULT_RUNT_SIZE, efa_hmem.c @37f360a6); the packet's
  * payload ESTIMATE eager_max (8192 B; its headers and the read iov array
- * make it a little less). Which messages are alone is NCCL's schedule
- * (strata_net_protocol_nccl_alone, net_protocol.h); any other message
- * larger than eager_max is charged the read, as before. The releases the
- * runs shipped (EFA installer 1.38.0's libfabric on set 24's p4d; set 14's
- * p4de) were not read: the rule is these commits'.
+ * make it a little less).
+ *
+ * The runt's budget (wave 44), read at v1.22.0 (159219639b, the
+ * libfabric-aws 1.22.0 that EFA installer 1.38.0 ships, set 24's p4d run:
+ * aws/aws-parallelcluster-cookbook PR #2892's changelog), the same rule as
+ * the commits above. prov/efa/src/rdm/efa_rdm_peer.c l. 235-258
+ * efa_rdm_peer_get_runt_size: 0 where the peer's num_runt_bytes_in_flight
+ * exceeds runt_size, else min(runt_size - num_runt_bytes_in_flight, the
+ * message), aligned down; l. 276-278 efa_rdm_peer_select_readbase_rtm: the
+ * runting read where the domain's num_read_msg_in_flight is 0 and that
+ * size is not 0, else the long read. efa_rdm_pke_rtm.c l. 1342-1346: each
+ * runt packet sent adds its payload to the peer's runt bytes in flight, and
+ * the first packet of a message the runt does not cover whole adds one to
+ * the domain's reads in flight (l. 1165: every long read's does); l.
+ * 1371-1372: the packet's send completion gives its bytes back;
+ * efa_rdm_pke_nonreq.c l. 669: the end-of-read packet takes the read off.
+ * So the messages a domain posts to one peer before any of them completes
+ * share runt_size: the first takes min(runt_size, its bytes), each next one
+ * the rest of the budget while every one before was covered whole; the
+ * first not covered starts a read, and every later one (to any peer of the
+ * domain) goes by the long read. The window's runt is min(runt_size, its
+ * bytes), a read in flight where its bytes exceed it. NCCL's proxy posts a
+ * step's isend as soon as its data is ready, up to NCCL_STEPS (8) steps
+ * ahead of the completed ones (NVIDIA/nccl v2.25.1-1 src/transport/net.cc
+ * sendProxyProgress l. 1131, transmitted < done + NCCL_STEPS; l. 1178, one
+ * isend a step of buffSize / NCCL_STEPS, l. 1104): a channel's messages on
+ * a connection are in flight together, and the first of a collective is
+ * the first of the window. Which window the charged step is NCCL's
+ * schedule (strata_net_protocol_nccl_runt_msgs, net_protocol.h); its
+ * packets are counted over the window's runt bytes (ESTIMATE: the provider
+ * cuts each message's runt apart, at most one packet more a message), so
+ * the price never falls as a message or the window grows.
  *
  * The eager message's copy into GPU memory (wave 34). NCCL's receive
  * buffers are in GPU memory for every protocol under GPUDirect
@@ -194,19 +221,18 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
 
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
                                   double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead,
-                                  bool alone)
+                                  uint32_t runt_msgs)
 {
     return MAX(hw_lat_s - route_s, strata_net_protocol_nccl_ends_s(proto, nccl_proto)) +
-           strata_net_protocol_extra_s(proto, nics, msg_bytes, ctrl_ahead, alone);
+           strata_net_protocol_extra_s(proto, nics, msg_bytes, ctrl_ahead, runt_msgs);
 }
 
-bool strata_net_protocol_nccl_alone(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes, uint32_t ranks,
-                                    uint32_t nodes, uint32_t channels, uint64_t simple_step)
+uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels)
 {
-    if (algo != STRATA_NCCL_TREE || nodes != 2 || channels == 0 || channels > ranks / nodes)
-        return false;
-    uint64_t step = proto == STRATA_NCCL_SIMPLE && simple_step ? simple_step : step_data[proto];
-    return (bytes + channels - 1) / channels <= step;
+    if (algo != STRATA_NCCL_TREE || nodes < 2 || channels == 0)
+        return 0;
+    uint32_t per_node = MAX(1u, ranks / nodes);
+    return (channels + per_node - 1) / per_node;
 }
 
 bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo)
@@ -225,14 +251,14 @@ char *strata_net_protocol_list(void)
 }
 
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes, bool ctrl_ahead, bool alone)
+                                   uint64_t msg_bytes, bool ctrl_ahead, uint32_t runt_msgs)
 {
     if (!proto || !nics || msg_bytes == 0)
         return 0;
-    if (msg_bytes > proto->eager_max && alone && proto->runt_max) { /* the runting read */
-        uint64_t runt = MIN(msg_bytes, proto->runt_max);
+    if (msg_bytes > proto->eager_max && runt_msgs && proto->runt_max) { /* the runting read: the peer's budget */
+        uint64_t window = msg_bytes * runt_msgs, runt = MIN(window, proto->runt_max);
         double packets = (double)((runt + proto->eager_max - 1) / proto->eager_max);
-        double read = msg_bytes > runt ? proto->large_flights * 2 * nics->latency : 0;
+        double read = window > runt ? proto->large_flights * 2 * nics->latency : 0;
         return MAX(read, packets * proto->packet_s + proto->local_read_s);
     }
     if (msg_bytes > proto->eager_max || (proto->eager_before_ctrl && ctrl_ahead))

@@ -15,11 +15,11 @@
  *                 buffer, which the provider copies into the GPU's buffer
  *                 by a local read (wave 34), else read-based (the
  *                 request's flight, then the receiver's RDMA read, a round
- *                 trip): two flights more; a message alone on its
- *                 sender's domain by the runting read, its first 307,200 B
- *                 as packets the receiver's host handles and copies one by
- *                 one (wave 43: docs/clusters.md, "The runting read's
- *                 packets on p4d and p4de");
+ *                 trip): two flights more; the messages its sender's
+ *                 domain posts with no read in flight, by the runting
+ *                 read: their first 307,200 B a peer as packets the
+ *                 receiver's host handles and copies one by one (waves
+ *                 43-44: docs/clusters.md, "The runting read's budget");
  *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
  *                 8192 B into a host bounce buffer, which the receiver
  *                 copies into the GPU's buffer by a local read, but only
@@ -55,8 +55,8 @@ typedef struct strata_net_protocol {
     uint64_t eager_max;    /* bytes: the largest message sent eagerly (one flight) */
     uint32_t large_flights; /* one-way flights beyond the first a larger message needs */
     bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
-    uint64_t runt_max;     /* bytes: a larger message's first bytes sent as eager packets (the runting read) where
-                            * it is alone on its sender's domain (0: none) */
+    uint64_t runt_max;     /* bytes: a peer's budget of runt bytes in flight, a larger message's first bytes sent as
+                            * eager packets (the runting read) while its domain has no read in flight (0: none) */
     double packet_s;       /* seconds: the receiver's host handling one such packet and posting its copy (ESTIMATE) */
     bool eager_before_ctrl; /* a message goes eagerly only when sent before its receive's control message
                              * arrived (aws-ofi-nccl's RDMA send), else as the RDMA write of a larger one */
@@ -81,16 +81,19 @@ char *strata_net_protocol_list(void);
  * ctrl_ahead: the receive's control message reaches the sender before the
  * data is ready (a tree's network edges: net_protocol.c), so a row with
  * eager_before_ctrl sends even a small message as the RDMA write.
- * alone: the message is the only read-based one in flight on its sender's
- * domain (strata_net_protocol_nccl_alone), so a row with runt_max sends a
- * larger message by the runting read: its first min(msg, runt_max) bytes
- * as packets of eager_max, each handled by the receiver's host (packet_s)
- * and copied into the GPU by a local read, the rest by the RDMA read (the
- * large flights) at the same time: max(flights, packets x packet_s +
- * local_read_s), the flights 0 where the runts carry it whole.
+ * runt_msgs: the read-based messages of msg_bytes the sender's domain
+ * posts to one peer at once with no read in flight before them
+ * (strata_net_protocol_nccl_runt_msgs; 0: a read is in flight, the long
+ * read). A row with runt_max sends them by the runting read while the
+ * peer's budget lasts: the first min(runt_msgs x msg, runt_max) bytes of
+ * the window as packets of eager_max, each handled by the receiver's host
+ * (packet_s), the last copied into the GPU by a local read, the rest by
+ * the RDMA read (the large flights) at the same time: max(flights,
+ * packets x packet_s + local_read_s), the flights 0 where the runts carry
+ * the window whole. Non-decreasing in msg_bytes and in runt_msgs.
  * proto NULL, no NICs or 0 bytes: 0. */
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes, bool ctrl_ahead, bool alone);
+                                   uint64_t msg_bytes, bool ctrl_ahead, uint32_t runt_msgs);
 
 /* The fixed time of a network step of NCCL's protocol `nccl_proto` spent
  * in NCCL's own links outside the network library (the sender's store and
@@ -108,21 +111,21 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
  * NULL: max(0, hw_lat_s - route_s). */
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
                                   double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead,
-                                  bool alone);
-/* Whether each network message of an NCCL collective is the only one in
- * flight on its sender's domain (libfabric's EFA provider: one domain a
- * process and NIC; aws-ofi-nccl's SENDRECV one process a GPU): a tree's
- * (Tree) across two nodes, where a channel's tree has one network edge (the
- * non-root head sends up, the root's head down; from three nodes a head of
- * the double binary tree sends down to two children at once), each rank
- * heads at most one channel's network edge (channels <= ranks a node:
- * channel c's chain starts at local rank c mod m) and each channel's share
- * is one message (at most simple_step
- * bytes of data of the protocol's step, as strata_net_protocol_nccl_message
- * cuts it), so its edge carries
- * one message a direction a collective; a ring's channel sends several. */
-bool strata_net_protocol_nccl_alone(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes, uint32_t ranks,
-                                    uint32_t nodes, uint32_t channels, uint64_t simple_step);
+                                  uint32_t runt_msgs);
+/* The read-based messages a sender's domain posts to one peer together,
+ * with no read in flight before them, at the network step whose cost a
+ * collective's first chunk pays (strata_net_protocol_extra_s's runt_msgs):
+ * libfabric's EFA provider takes the runting read only while its domain
+ * (one a process and NIC) has no read-based message in flight and the peer
+ * has runt bytes left (net_protocol.c). A tree's (Tree) first message of
+ * a collective on each network edge is the first of its sender's domain (the
+ * collective before ended with the down message's read); the ranks of a
+ * node head ceil(channels / ranks a node) channels' edges each (channel c's
+ * chain starts at local rank c mod m), to the same peer, posted at once. A
+ * ring's charged steps (its critical chunk's hops in the first loop) follow
+ * the connection's earlier steps, whose reads are in flight: 0, the long
+ * read. 0 as well on one node and for the other algorithms. */
+uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels);
 /* Whether NCCL's algorithm `algo` has every network message's receive
  * posted, and its control message arrived, before the sender's data is
  * ready in a run of back-to-back collectives (Tree and NVLS_TREE: a node's
