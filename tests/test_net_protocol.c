@@ -447,6 +447,39 @@ START_TEST(p5_tree_step_writes_small_messages)
 }
 END_TEST
 
+
+/* A Tree/Simple all-reduce on held-out/hw/p4d-efa.ini as held-out set 24
+ * runs it (NCCL 2.25, aws-ofi-p4d's 8 MiB buffer: 1 MiB steps), 8
+ * channels from 1 MiB: a network step is NCCL's hwLatencies[NET] for Tree
+ * Simple on Ampere, 14 us, less the route (2 x 4.935 = 9.87): 4.13 us, plus
+ * the proxy passes (nccl_proxy_pass.h), plus the runting read of the
+ * first step's window, one message a channel's head to its peer
+ * (runting_read_shares_the_budget): 1 MiB, 128 KiB a channel, 16 packets,
+ * 16 x 1.3 + 2 = 22.8 us; 8 MiB, 1 MiB a channel, the runt's 38 packets,
+ * 51.4 us against the read's 19.74. 12 MiB and 64 MiB (two and eight steps
+ * a channel, the later ones by the long read while the first's read is in
+ * flight) pay what 8 MiB pays: wave 43 charged 12 MiB the read's 19.74, 31.66
+ * us less than 8 MiB, and the collective's time fell. */
+START_TEST(p4d_tree_step_pays_the_first_window)
+{
+    const char *set[] = {NV "nccl_version=2.25", NV "nccl_net_plugin=aws-ofi-p4d", NV "nccl_algo=Tree", NULL};
+    strata_hw *hw = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", set);
+    const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
+    double pass = strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 16, 2, 8, 1, true);
+    uint64_t sizes[] = {1u << 20, 8u << 20, 12u << 20, 64u << 20};
+    double runt[] = {22.8e-6, 51.4e-6, 51.4e-6, 51.4e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, sizes[i], 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+        ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+        ck_assert_uint_eq(t.channels, 8);
+        ck_assert_double_eq_tol(t.net_step_s, 14e-6 - 9.87e-6 + pass + runt[i], 1e-9);
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *net_protocol_suite(void)
 {
     Suite *s = suite_create("net_protocol");
@@ -454,6 +487,7 @@ static Suite *net_protocol_suite(void)
     tcase_add_test(tc, flights_and_copy_by_message_size);
     tcase_add_test(tc, runting_read_shares_the_budget);
     tcase_add_test(tc, tree_first_step_window);
+    tcase_add_test(tc, p4d_tree_step_pays_the_first_window);
     tcase_add_test(tc, nccl_message_of_a_step);
     tcase_add_test(tc, network_step_pays_the_protocol);
     tcase_add_test(tc, p4d_file_pays_the_read_flights);
