@@ -25,8 +25,9 @@
  * device's figure is not in the sources read. The runting read's runts
  * cover a whole message of up to 307,200 B only while the domain has no
  * read-based message in flight, which NCCL's channels, each with steps in
- * flight on the same NIC, rarely leave: such a message is charged as read
- * (docs/clusters.md).
+ * flight on the same NIC, rarely leave past their first step: a ring's
+ * charged steps are charged as read (docs/clusters.md), a tree's first
+ * step by its window's runt (below).
  *
  * The runting read (wave 43, runt_max,
  * packet_s). ofiwg/libfabric @037a5335 prov/efa/src/rdm/efa_rdm_peer.c
