@@ -51,25 +51,25 @@ START_TEST(flights_and_copy_by_message_size)
     uint64_t sizes[] = {8192, 307200, 1u << 20};
     double whole[] = {flight + 2e-6 + 8192 / 12.5e9, 3 * flight + 307200 / 12.5e9, 3 * flight + 1048576 / 12.5e9};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
-        double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i], false) + sizes[i] / 12.5e9;
+        double charged = flight + strata_net_protocol_extra_s(efa, &p4d, sizes[i], false, 0) + sizes[i] / 12.5e9;
         ck_assert_double_eq_tol(charged, whole[i], 1e-12);
     }
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, false), 19.74e-6, 1e-12);
-    ck_assert(strata_net_protocol_extra_s(efa, &p4d, 0, false) == 0);
-    ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20, false) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, false, 0), 19.74e-6, 1e-12);
+    ck_assert(strata_net_protocol_extra_s(efa, &p4d, 0, false, 0) == 0);
+    ck_assert(strata_net_protocol_extra_s(NULL, &p4d, 1u << 20, false, 0) == 0);
     strata_hw_nics p5 = {.per_host = 32, .bandwidth = 12.5e9, .latency = 5e-6, .pcie_generation = 5,
                          .pcie_lanes = 16};
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false), 2e-6 + 8192 / 48e9, 1e-15);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193, false) == 0);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20, false) == 0);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0, false) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false, 0), 2e-6 + 8192 / 48e9, 1e-15);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8193, false, 0) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1u << 20, false, 0) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 0, false, 0) == 0);
     /* the control message first (a tree's edges, wave 38): the RDMA write, no copy; SENDRECV's provider copies */
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8192, true) == 0);
-    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1, true) == 0);
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8192, true), 2e-6, 1e-15);
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, true), 19.74e-6, 1e-12);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 8192, true, 0) == 0);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p5, 1, true, 0) == 0);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8192, true, 0), 2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, true, 0), 19.74e-6, 1e-12);
     p5.pcie_generation = p5.pcie_lanes = 0;
-    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false), 2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(rdma, &p5, 8192, false, 0), 2e-6, 1e-15);
     ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_TREE));
     ck_assert(strata_net_protocol_ctrl_ahead(STRATA_NCCL_NVLS_TREE));
     ck_assert(!strata_net_protocol_ctrl_ahead(STRATA_NCCL_RING));
@@ -87,6 +87,72 @@ END_TEST
  *   - Tree/LL128 at 4 MiB on 8 channels: 4 MiB / 8 = 512 KiB of data (a
  *     tree's channel carries its whole share), x 128/120 = 559,240.53, 559,241 B;
  *   - Tree/Simple at 1 GiB: one step, 1 MiB. */
+/* The runting read (efa-rdm-cuda) and its peer's budget (libfabric
+ * v1.22.0 efa_rdm_peer.c l. 235-278, net_protocol.c): the window of
+ * runt_msgs messages a domain posts to one peer at once has its first
+ * min(window, 307,200) bytes sent as packets of 8192 B, each 1.3 us of the
+ * receiver's host, the last one's local read 2 us; a read (two flights,
+ * 2 x 2 x 4.935 = 19.74 us on p4d) where the window exceeds the budget,
+ * at the same time. One message: 16 KiB, 2 packets, 2 x 1.3 + 2 = 4.6 us,
+ * no read; 8193 B, 2 packets, 4.6; 100 KiB (102,400 B), 12.5 -> 13
+ * packets, 16.9 + 2 = 18.9; 307,200 B, 37.5 -> 38 packets, 49.4 + 2 = 51.4,
+ * no read; 1 MiB, the same runt against the read's 19.74: 51.4. Two of 1
+ * MiB (the second by the long read): 51.4. Two of 100 KiB: 204,800 B, 25
+ * packets, 32.5 + 2 = 34.5; three: 307,200, 51.4; two of 150 KiB (153,600
+ * B): 307,200 whole, 51.4, no read. With 30 us links (flights 120 us): 1
+ * MiB 120, two of 150 KiB 51.4 (no read). 8192 B: eager, the copy's 2 us.
+ * No window (0: a read in flight): 1 MiB the long read, 19.74. aws-ofi-rdma
+ * has no runt: 0 above 8192 B. */
+START_TEST(runting_read_shares_the_budget)
+{
+    const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
+    const strata_net_protocol *rdma = strata_net_protocol_find("aws-ofi-rdma");
+    strata_hw_nics p4d = {.per_host = 4, .bandwidth = 12.5e9, .latency = 4.935e-6};
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 16384, false, 1), 4.6e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8193, false, 1), 4.6e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 102400, false, 1), 18.9e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 307200, false, 1), 51.4e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 1u << 20, false, 1), 51.4e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 1u << 20, false, 2), 51.4e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 102400, false, 2), 34.5e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 102400, false, 3), 51.4e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 153600, false, 2), 51.4e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 8192, false, 1), 2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &p4d, 1u << 20, false, 0), 19.74e-6, 1e-12);
+    strata_hw_nics slow = {.per_host = 4, .bandwidth = 12.5e9, .latency = 30e-6};
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &slow, 1u << 20, false, 1), 120e-6, 1e-12);
+    ck_assert_double_eq_tol(strata_net_protocol_extra_s(efa, &slow, 153600, false, 2), 51.4e-6, 1e-12);
+    ck_assert(strata_net_protocol_extra_s(rdma, &p4d, 8193, false, 1) == 0);
+    /* the price never falls as the message or the window grows: every 1 KiB to 2 MiB, 1 to 4 messages */
+    for (uint32_t k = 1; k <= 4; k++) {
+        double before = 0;
+        for (uint64_t b = 1024; b <= (2u << 20); b += 1024) {
+            double t = strata_net_protocol_extra_s(efa, &p4d, b, false, k);
+            ck_assert_msg(t >= before, "%u x %" G_GUINT64_FORMAT " B: %g < %g", k, b, t, before);
+            ck_assert(t >= strata_net_protocol_extra_s(efa, &p4d, b, false, k - 1) || k == 1);
+            before = t;
+        }
+    }
+}
+END_TEST
+
+/* The window a tree's first step posts (net_protocol.h): 2 nodes of 8,
+ * ceil(channels / 8) messages a head rank's domain to its peer: 8 channels
+ * 1, 9 channels 2, 16 2, 17 3; 4 nodes of 8 (32 ranks), 8 channels 1; a
+ * ring's charged steps follow reads in flight: 0; one node 0; no channel 0. */
+START_TEST(tree_first_step_window)
+{
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 16, 2, 8), 1);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 16, 2, 9), 2);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 16, 2, 16), 2);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 16, 2, 17), 3);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 32, 4, 8), 1);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_RING, 16, 2, 8), 0);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 8, 1, 8), 0);
+    ck_assert_uint_eq(strata_net_protocol_nccl_runt_msgs(STRATA_NCCL_TREE, 16, 2, 0), 0);
+}
+END_TEST
+
 START_TEST(nccl_message_of_a_step)
 {
     ck_assert_uint_eq(strata_net_protocol_nccl_message(STRATA_NCCL_LL, STRATA_NCCL_RING, 8, 16, 8, 0), 2);
@@ -381,11 +447,47 @@ START_TEST(p5_tree_step_writes_small_messages)
 }
 END_TEST
 
+
+/* A Tree/Simple all-reduce on held-out/hw/p4d-efa.ini as held-out set 24
+ * runs it (NCCL 2.25, aws-ofi-p4d's 8 MiB buffer: 1 MiB steps), 8
+ * channels from 1 MiB: a network step is NCCL's hwLatencies[NET] for Tree
+ * Simple on Ampere, 14 us, less the route (2 x 4.935 = 9.87): 4.13 us, plus
+ * the proxy passes (nccl_proxy_pass.h), plus the runting read of the
+ * first step's window, one message a channel's head to its peer
+ * (runting_read_shares_the_budget): 1 MiB, 128 KiB a channel, 16 packets,
+ * 16 x 1.3 + 2 = 22.8 us; 8 MiB, 1 MiB a channel, the runt's 38 packets,
+ * 51.4 us against the read's 19.74. 12 MiB and 64 MiB (two and eight steps
+ * a channel, the later ones by the long read while the first's read is in
+ * flight) pay what 8 MiB pays: wave 43 charged 12 MiB the read's 19.74, 31.66
+ * us less than 8 MiB, and the collective's time fell. */
+START_TEST(p4d_tree_step_pays_the_first_window)
+{
+    const char *set[] = {NV "nccl_version=2.25", NV "nccl_net_plugin=aws-ofi-p4d", NV "nccl_algo=Tree", NULL};
+    strata_hw *hw = strata_test_load_hw_file("validation/held-out/hw/p4d-efa.ini", set);
+    const strata_net_protocol *efa = strata_net_protocol_find("efa-rdm-cuda");
+    double pass = strata_nccl_proxy_pass_step_s(efa, STRATA_NCCL_SIMPLE, STRATA_NCCL_TREE, 16, 2, 8, 1, true);
+    uint64_t sizes[] = {1u << 20, 8u << 20, 12u << 20, 64u << 20};
+    double runt[] = {22.8e-6, 51.4e-6, 51.4e-6, 51.4e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, sizes[i], 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+        ck_assert_int_eq(t.proto, STRATA_NCCL_SIMPLE);
+        ck_assert_uint_eq(t.channels, 8);
+        ck_assert_double_eq_tol(t.net_step_s, 14e-6 - 9.87e-6 + pass + runt[i], 1e-9);
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *net_protocol_suite(void)
 {
     Suite *s = suite_create("net_protocol");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, flights_and_copy_by_message_size);
+    tcase_add_test(tc, runting_read_shares_the_budget);
+    tcase_add_test(tc, tree_first_step_window);
+    tcase_add_test(tc, p4d_tree_step_pays_the_first_window);
     tcase_add_test(tc, nccl_message_of_a_step);
     tcase_add_test(tc, network_step_pays_the_protocol);
     tcase_add_test(tc, p4d_file_pays_the_read_flights);

@@ -554,7 +554,8 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     /* a network step (net_protocol.h), its message a peer's part on one of its channels, at most a step */
     double net_step_s = strata_net_protocol_step_s(comm->nodes > 1 ? p->net_proto : NULL, STRATA_NCCL_SIMPLE,
                                                    net_us * 1e-6, route, &nics,
-                                                   MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes), false);
+                                                   MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes), false,
+                                                   0);
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes,
                                 .net_step_s = net_step_s,
@@ -619,7 +620,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
         comm.nodes > 1 ? p->net_proto : NULL, ch.proto, ch.net_step_us * 1e-6, route, &nics,
         strata_net_protocol_nccl_message(ch.proto, ch.algo, bytes, comm.ranks, ch.run_channels,
                                          p->buffsize / STRATA_NCCL_STEPS),
-        strata_net_protocol_ctrl_ahead(ch.algo));
+        strata_net_protocol_ctrl_ahead(ch.algo),
+        strata_net_protocol_nccl_runt_msgs(ch.algo, comm.ranks, comm.nodes, ch.run_channels));
     /* and the step's wait on the two ends' proxy passes, where the library
      * progresses only from NCCL's tests (nccl_proxy_pass.h; a test reads
      * each NIC of the plugin's group on aws-ofi-nccl's RDMA protocol) */

@@ -25,8 +25,67 @@
  * device's figure is not in the sources read. The runting read's runts
  * cover a whole message of up to 307,200 B only while the domain has no
  * read-based message in flight, which NCCL's channels, each with steps in
- * flight on the same NIC, rarely leave: such a message is charged as read
- * (docs/clusters.md).
+ * flight on the same NIC, rarely leave past their first step: a ring's
+ * charged steps are charged as read (docs/clusters.md), a tree's first
+ * step by its window's runt (below).
+ *
+ * The runting read (wave 43, runt_max,
+ * packet_s). ofiwg/libfabric @037a5335 prov/efa/src/rdm/efa_rdm_peer.c
+ * efa_rdm_peer_select_readbase_rtm: the runting read where the DOMAIN has
+ * no read-based message in flight (efa_rdm_ep_domain(ep)->
+ * num_read_msg_in_flight == 0) and the peer has runt bytes left
+ * (efa_rdm_peer_get_runt_size: min(runt_size - the peer's runt bytes in
+ * flight, the message), aligned down). @727dec2a
+ * prov/efa/src/rdm/efa_rdm_proto_runtread.c: construct_tx_pkes splits the
+ * runt across "as many REQ packets as it takes", each carrying the read iov
+ * array and its share of the data; handle_tx_pkes_posted counts the message
+ * as a read in flight only "when the runt did not cover the whole message"
+ * (the receiver posts no read then); the sender completes on the packets'
+ * acks where the runt covered it all. Each received packet into CUDA memory
+ * is one local read the receiver's host posts (efa_rdm_pke_utils.c
+ * efa_rdm_pke_copy_payload_to_cuda, @af8ddbe9 l. 345-356: one
+ * efa_rdm_rxe_post_local_read_or_queue of pke->payload_size a packet). So
+ * such a message costs the receiver's host a packet's handling (the
+ * completion read, the header's processing, the local read's post and its
+ * completion, the receive buffer's repost) per packet, one after another on
+ * the proxy thread that progresses the provider, the read of the rest (two
+ * flights) running on the device meanwhile. packet_s ESTIMATE 1.3 us: the
+ * middle of strata's 0.8-1.8 us reading of libfabric PR #9675 (a message's
+ * progress; a 1 KiB message is one packet), not a measured figure; runt_max
+ * 307,200 B (EFA_DEFAULT_RUNT_SIZE, efa_hmem.c @37f360a6); the packet's
+ * payload ESTIMATE eager_max (8192 B; its headers and the read iov array
+ * make it a little less).
+ *
+ * The runt's budget (wave 44), read at v1.22.0 (159219639b, the
+ * libfabric-aws 1.22.0 that EFA installer 1.38.0 ships, set 24's p4d run:
+ * aws/aws-parallelcluster-cookbook PR #2892's changelog), the same rule as
+ * the commits above. prov/efa/src/rdm/efa_rdm_peer.c l. 235-258
+ * efa_rdm_peer_get_runt_size: 0 where the peer's num_runt_bytes_in_flight
+ * exceeds runt_size, else min(runt_size - num_runt_bytes_in_flight, the
+ * message), aligned down; l. 276-278 efa_rdm_peer_select_readbase_rtm: the
+ * runting read where the domain's num_read_msg_in_flight is 0 and that
+ * size is not 0, else the long read. efa_rdm_pke_rtm.c l. 1342-1346: each
+ * runt packet sent adds its payload to the peer's runt bytes in flight, and
+ * the first packet of a message the runt does not cover whole adds one to
+ * the domain's reads in flight (l. 1165: every long read's does); l.
+ * 1371-1372: the packet's send completion gives its bytes back;
+ * efa_rdm_pke_nonreq.c l. 669: the end-of-read packet takes the read off.
+ * So the messages a domain posts to one peer before any of them completes
+ * share runt_size: the first takes min(runt_size, its bytes), each next one
+ * the rest of the budget while every one before was covered whole; the
+ * first not covered starts a read, and every later one (to any peer of the
+ * domain) goes by the long read. The window's runt is min(runt_size, its
+ * bytes), a read in flight where its bytes exceed it. NCCL's proxy posts a
+ * step's isend as soon as its data is ready, up to NCCL_STEPS (8) steps
+ * ahead of the completed ones (NVIDIA/nccl v2.25.1-1 src/transport/net.cc
+ * sendProxyProgress l. 1131, transmitted < done + NCCL_STEPS; l. 1178, one
+ * isend a step of buffSize / NCCL_STEPS, l. 1104): a channel's messages on
+ * a connection are in flight together, and the first of a collective is
+ * the first of the window. Which window the charged step is NCCL's
+ * schedule (strata_net_protocol_nccl_runt_msgs, net_protocol.h); its
+ * packets are counted over the window's runt bytes (ESTIMATE: the provider
+ * cuts each message's runt apart, at most one packet more a message), so
+ * the price never falls as a message or the window grows.
  *
  * The eager message's copy into GPU memory (wave 34). NCCL's receive
  * buffers are in GPU memory for every protocol under GPUDirect
@@ -172,7 +231,8 @@
 
 static const strata_net_protocol protocols[] = {
     {.name = "efa-rdm-cuda", .eager_max = 8192, .large_flights = 2, .eager_copy = true,
-     .eager_before_ctrl = false, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
+     .runt_max = 307200, .packet_s = 1.3e-6, .eager_before_ctrl = false, .local_read_s = 2e-6,
+     .library_route = true, .cq_read_s = 0.5e-6,
      .rails_per_test = false, .fabric = "EFA"},
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true,
      .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
@@ -181,6 +241,13 @@ static const strata_net_protocol protocols[] = {
      .eager_before_ctrl = false, .local_read_s = 0, .library_route = false, .cq_read_s = 0,
      .rails_per_test = false, .fabric = "Slingshot"},
 };
+
+/* One step of a protocol's buffer, bytes of data (coll_kit_nccl.c's
+ * step_chunk: NVIDIA/nccl init.cc DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE
+ * and DEFAULT_BUFFSIZE over NCCL_STEPS) and its wire format's ratio */
+static const uint64_t step_data[STRATA_NCCL__PROTOS] = {32768, 576000, 512ull << 10};
+static const uint64_t wire_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
+static const uint64_t wire_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
 
 /* NCCL's ends of a network step outside the library, by NCCL protocol
  * (LL, LL128, Simple; the header comment's sums of links 1, 2 and 5) */
@@ -192,10 +259,19 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
 }
 
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
-                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead)
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead,
+                                  uint32_t runt_msgs)
 {
     return MAX(hw_lat_s - route_s, strata_net_protocol_nccl_ends_s(proto, nccl_proto)) +
-           strata_net_protocol_extra_s(proto, nics, msg_bytes, ctrl_ahead);
+           strata_net_protocol_extra_s(proto, nics, msg_bytes, ctrl_ahead, runt_msgs);
+}
+
+uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels)
+{
+    if (algo != STRATA_NCCL_TREE || nodes < 2 || channels == 0)
+        return 0;
+    uint32_t per_node = MAX(1u, ranks / nodes);
+    return (channels + per_node - 1) / per_node;
 }
 
 bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo)
@@ -214,10 +290,16 @@ char *strata_net_protocol_list(void)
 }
 
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes, bool ctrl_ahead)
+                                   uint64_t msg_bytes, bool ctrl_ahead, uint32_t runt_msgs)
 {
     if (!proto || !nics || msg_bytes == 0)
         return 0;
+    if (msg_bytes > proto->eager_max && runt_msgs && proto->runt_max) { /* the runting read: the peer's budget */
+        uint64_t window = msg_bytes * runt_msgs, runt = MIN(window, proto->runt_max);
+        double packets = (double)((runt + proto->eager_max - 1) / proto->eager_max);
+        double read = window > runt ? proto->large_flights * 2 * nics->latency : 0;
+        return MAX(read, packets * proto->packet_s + proto->local_read_s);
+    }
     if (msg_bytes > proto->eager_max || (proto->eager_before_ctrl && ctrl_ahead))
         return proto->large_flights * 2 * nics->latency;
     if (!proto->eager_copy)
@@ -227,13 +309,6 @@ double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strat
     return proto->local_read_s +
            (double)msg_bytes / (strata_nccl_pci_gbs(nics->pcie_generation, nics->pcie_lanes) * 1e9);
 }
-
-/* One step of a protocol's buffer, bytes of data (coll_kit_nccl.c's
- * step_chunk: NVIDIA/nccl init.cc DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE
- * and DEFAULT_BUFFSIZE over NCCL_STEPS) and its wire format's ratio */
-static const uint64_t step_data[STRATA_NCCL__PROTOS] = {32768, 576000, 512ull << 10};
-static const uint64_t wire_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
-static const uint64_t wire_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
 
 uint64_t strata_net_protocol_nccl_message(strata_nccl_proto proto, strata_nccl_algo algo, uint64_t bytes,
                                           uint32_t ranks, uint32_t channels, uint64_t simple_step)

@@ -15,7 +15,11 @@
  *                 buffer, which the provider copies into the GPU's buffer
  *                 by a local read (wave 34), else read-based (the
  *                 request's flight, then the receiver's RDMA read, a round
- *                 trip): two flights more;
+ *                 trip): two flights more; the messages its sender's
+ *                 domain posts with no read in flight, by the runting
+ *                 read: their first 307,200 B a peer as packets the
+ *                 receiver's host handles and copies one by one (waves
+ *                 43-44: docs/clusters.md, "The runting read's budget");
  *   aws-ofi-rdma  aws-ofi-nccl's RDMA protocol (p5, v1.16.3): eager up to
  *                 8192 B into a host bounce buffer, which the receiver
  *                 copies into the GPU's buffer by a local read, but only
@@ -56,6 +60,9 @@ typedef struct strata_net_protocol {
     uint64_t eager_max;    /* bytes: the largest message sent eagerly (one flight) */
     uint32_t large_flights; /* one-way flights beyond the first a larger message needs */
     bool eager_copy;       /* an eager message lands in host memory and is copied to the GPU */
+    uint64_t runt_max;     /* bytes: a peer's budget of runt bytes in flight, a larger message's first bytes sent as
+                            * eager packets (the runting read) while its domain has no read in flight (0: none) */
+    double packet_s;       /* seconds: the receiver's host handling one such packet and posting its copy (ESTIMATE) */
     bool eager_before_ctrl; /* a message goes eagerly only when sent before its receive's control message
                              * arrived (aws-ofi-nccl's RDMA send), else as the RDMA write of a larger one */
     double local_read_s;   /* seconds: that copy's fixed time, a local RDMA read (ESTIMATE) */
@@ -79,9 +86,19 @@ char *strata_net_protocol_list(void);
  * ctrl_ahead: the receive's control message reaches the sender before the
  * data is ready (a tree's network edges: net_protocol.c), so a row with
  * eager_before_ctrl sends even a small message as the RDMA write.
+ * runt_msgs: the read-based messages of msg_bytes the sender's domain
+ * posts to one peer at once with no read in flight before them
+ * (strata_net_protocol_nccl_runt_msgs; 0: a read is in flight, the long
+ * read). A row with runt_max sends them by the runting read while the
+ * peer's budget lasts: the first min(runt_msgs x msg, runt_max) bytes of
+ * the window as packets of eager_max, each handled by the receiver's host
+ * (packet_s), the last copied into the GPU by a local read, the rest by
+ * the RDMA read (the large flights) at the same time: max(flights,
+ * packets x packet_s + local_read_s), the flights 0 where the runts carry
+ * the window whole. Non-decreasing in msg_bytes and in runt_msgs.
  * proto NULL, no NICs or 0 bytes: 0. */
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
-                                   uint64_t msg_bytes, bool ctrl_ahead);
+                                   uint64_t msg_bytes, bool ctrl_ahead, uint32_t runt_msgs);
 
 /* The fixed time of a network step of NCCL's protocol `nccl_proto` spent
  * in NCCL's own links outside the network library (the sender's store and
@@ -98,7 +115,22 @@ double strata_net_protocol_nccl_ends_s(const strata_net_protocol *proto, strata_
  * plus a message of msg_bytes's costs (strata_net_protocol_extra_s). proto
  * NULL: max(0, hw_lat_s - route_s). */
 double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_proto nccl_proto, double hw_lat_s,
-                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead);
+                                  double route_s, const strata_hw_nics *nics, uint64_t msg_bytes, bool ctrl_ahead,
+                                  uint32_t runt_msgs);
+/* The read-based messages a sender's domain posts to one peer together,
+ * with no read in flight before them, at the network step whose cost a
+ * collective's first chunk pays (strata_net_protocol_extra_s's runt_msgs):
+ * libfabric's EFA provider takes the runting read only while its domain
+ * (one a process and NIC) has no read-based message in flight and the peer
+ * has runt bytes left (net_protocol.c). A tree's (Tree) first message of
+ * a collective on each network edge is the first of its sender's domain (the
+ * collective before ended with the down message's read); the ranks of a
+ * node head ceil(channels / ranks a node) channels' edges each (channel c's
+ * chain starts at local rank c mod m), to the same peer, posted at once. A
+ * ring's charged steps (its critical chunk's hops in the first loop) follow
+ * the connection's earlier steps, whose reads are in flight: 0, the long
+ * read. 0 as well on one node and for the other algorithms. */
+uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels);
 /* Whether NCCL's algorithm `algo` has every network message's receive
  * posted, and its control message arrived, before the sender's data is
  * ready in a run of back-to-back collectives (Tree and NVLS_TREE: a node's
