@@ -41,16 +41,18 @@ START_TEST(eager_to_4097_bytes_then_the_gets_round_trip)
     uint64_t sizes[] = {2048, 4097, 4098, 65536, 1u << 20};
     double extra[] = {0, 0, 4e-6, 4e-6, 4e-6};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
-        ck_assert_double_eq_tol(strata_net_protocol_extra_s(cxi, &polaris, sizes[i], false), extra[i], 1e-15);
-    ck_assert(strata_net_protocol_extra_s(cxi, &polaris, 4098, true) == 4e-6);
-    ck_assert(strata_net_protocol_extra_s(cxi, &polaris, 0, false) == 0);
+        ck_assert_double_eq_tol(strata_net_protocol_extra_s(cxi, &polaris, sizes[i], false, 0), extra[i], 1e-15);
+    ck_assert(strata_net_protocol_extra_s(cxi, &polaris, 4098, true, 0) == 4e-6);
+    /* no runt budget (runt_max 0): a first window's message still takes the Get's two flights */
+    ck_assert(strata_net_protocol_extra_s(cxi, &polaris, 1u << 20, false, 2) == 4e-6);
+    ck_assert(strata_net_protocol_extra_s(cxi, &polaris, 0, false, 0) == 0);
     /* not a library route: the step's fixed part is NCCL's hwLatencies[NET]
      * less the route, as on InfiniBand (14 - 2 = 12 us on Simple), plus the
      * Get's 4 us above the threshold */
     ck_assert(strata_net_protocol_nccl_ends_s(cxi, STRATA_NCCL_SIMPLE) == 0);
-    ck_assert_double_eq_tol(strata_net_protocol_step_s(cxi, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 4097, false),
+    ck_assert_double_eq_tol(strata_net_protocol_step_s(cxi, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 4097, false, 0),
                             12e-6, 1e-15);
-    ck_assert_double_eq_tol(strata_net_protocol_step_s(cxi, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 4098, false),
+    ck_assert_double_eq_tol(strata_net_protocol_step_s(cxi, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 4098, false, 0),
                             16e-6, 1e-15);
 }
 END_TEST
