@@ -113,6 +113,28 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
  * no allowed or bad words, no penalties (apply_penalties skips them, :207), all_greedy returns greedy_sample's
  * argmax (:115-122). Run eagerly after the forward's graphs (gpu_model_runner.py:1647-1675). sampled.long() (:73)
  * launches nothing: argmax returns int64 already (vLLM's comment above it says so), so it is no pass. */
+/* vLLM V0's Sampler.forward at greedy sampling, read in the vllm-0.6.2 sdist (vllm/model_executor/layers/sampler.py),
+ * run after the forward, the LM head and the logits' gather to rank 0 (worker/model_runner.py:1623-1633, the async
+ * output callback between them) and serial with them: no penalties, top-p, top-k, min-p or logprobs asked (their
+ * flags off, sampling_metadata.py:411-423; _get_logprobs skips at largest_num_logprobs -1, :996-999). The 16-bit
+ * logits cast to float32 (:257: 2 B read, 4 written), divided in place by the temperatures, 1.0 at temperature 0
+ * (:258, sampling_metadata.py:411-415: 8 B), softmax and log_softmax both computed (:269, :271: each one read and
+ * one write, 8 B, a lower bound: a row of 128,256 float32 is over a block's shared memory, so PyTorch's kernel may
+ * read it more than once), then _sample_with_torch's greedy branch, argmax over logprobs[long_sample_indices] (:783):
+ * the index gather copies the rows (8 B), argmax reads them (4 B). 42 B a logit in six kernels. Random sampling
+ * (temperature 1.0: benchmark_latency.py:52-58 and benchmark_throughput.py:127-133 of the same sdist) gathers probs
+ * instead and adds _multinomial's exponential_ (4 B) and probs.div_(q) (12 B) before the argmax (:612-631): 16 B a
+ * logit and two kernels more, not charged (strata knows no request's temperature), so the row is a lower bound
+ * there. Not read: 0.6.5, 0.7.3 or 0.8.5's sampler.py (the rows' later releases), and 0.5.x's (vllm-v0.5 names none). */
+static const strata_serve_sampler_pass vllm_v0_greedy[] = {
+    {"logits.to(torch.float): the 16-bit logits read, float32 written (sampler.py:257)", 6.0},
+    {"logits.div_(temperatures): read and written in place (sampler.py:258)", 8.0},
+    {"torch.softmax over the float32 row (sampler.py:269)", 8.0},
+    {"torch.log_softmax over the float32 row (sampler.py:271)", 8.0},
+    {"logprobs[long_sample_indices]: the sampled rows gathered (sampler.py:783)", 8.0},
+    {"torch.argmax(dim=-1) over the gathered rows (sampler.py:783)", 4.0},
+};
+
 static const strata_serve_sampler_pass vllm_v1_greedy[] = {
     {"logits.to(torch.float32): the 16-bit logits read, float32 written (sampler.py:47)", 6.0},
     {"greedy_sample: logits.argmax(dim=-1) over the float32 row (sampler.py:101-102)", 4.0},
@@ -122,6 +144,8 @@ static const strata_serve_sampler_pass vllm_v1_greedy[] = {
 static const strata_serve_sampler rows[] = {
     {"vllm-v1-greedy", "vLLM V1's Sampler at greedy sampling: the logits cast to float32, argmax, the ids cast to int32",
      vllm_v1_greedy, G_N_ELEMENTS(vllm_v1_greedy), 0.0, 0.0, 0.0},
+    {"vllm-v0-greedy", "vLLM V0's Sampler at greedy sampling: the logits cast to float32, divided by the temperature, "
+     "softmax and log_softmax, the rows gathered, argmax", vllm_v0_greedy, G_N_ELEMENTS(vllm_v0_greedy), 0.0, 0.0, 0.0},
     {"trtllm-decoder", "TensorRT-LLM's C++ runtime decoder, greedy: penalties, softmax, top-k 1 over float32 logits",
      trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0, 0.0},
     {"trtllm-decoder-0.11",
