@@ -269,8 +269,8 @@ START_TEST(engines_name_the_decoder)
     ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp", NULL)->sampler, "trtllm-decoder");
     ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp-0.11", NULL)->sampler, "trtllm-decoder-0.11");
     ck_assert_str_eq(strata_serve_engine_find("vllm-v0", NULL)->sampler, "vllm-v0-greedy");
-    const char *none[] = {"trtllm-cpp-0.9", "trtllm", "vllm-v0.5", "sglang-v0.3", "sglang-v0.4", "sglang-v0.5", "overlap",
-                          "none"};
+    const char *none[] = {"trtllm-cpp-0.9", "trtllm", "vllm-v0.5", "sglang-v0.3",
+                          "sglang-v0.4", "sglang-v0.5", "overlap", "none"};
     for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
         ck_assert_msg(!strata_serve_engine_find(none[i], NULL)->sampler, "%s", none[i]);
 }

@@ -96,6 +96,9 @@
  * its last tokens' logits (TensorRT's, not read). Llama 3 70B at TP8 with
  * max_batch_size 8,192: 8,192 x (128,256 x 20 + 65,536) = 21.6 GB a rank;
  * Llama 2 70B with 1,024: 1,024 x (32,000 x 20 + 65,536) = 0.72 GB.
+ *
+ * vllm-v0-greedy and vllm-v1-greedy: vLLM's V0 and V1 Samplers at greedy
+ * sampling, each cited above its passes below.
  */
 #include "serve/serve_sampler.h"
 #include "core/error.h"
@@ -108,11 +111,6 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
     {"topKStage2Sampling: the 8 blocks' candidates a row", 0.0},
 };
 
-/* vLLM V1's Sampler.forward at greedy sampling (temperature 0, benchmark_serving's default: benchmarks/
- * backend_request_func.py:272, 383), read in the vllm-0.10.1.1 sdist (vllm/v1/sample/sampler.py): no logprobs asked,
- * no allowed or bad words, no penalties (apply_penalties skips them, :207), all_greedy returns greedy_sample's
- * argmax (:115-122). Run eagerly after the forward's graphs (gpu_model_runner.py:1647-1675). sampled.long() (:73)
- * launches nothing: argmax returns int64 already (vLLM's comment above it says so), so it is no pass. */
 /* vLLM V0's Sampler.forward at greedy sampling, read in the vllm-0.6.2 sdist (vllm/model_executor/layers/sampler.py),
  * run after the forward, the LM head and the logits' gather to rank 0 (worker/model_runner.py:1623-1633, the async
  * output callback between them) and serial with them: no penalties, top-p, top-k, min-p or logprobs asked (their
@@ -125,7 +123,8 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
  * (temperature 1.0: benchmark_latency.py:52-58 and benchmark_throughput.py:127-133 of the same sdist) gathers probs
  * instead and adds _multinomial's exponential_ (4 B) and probs.div_(q) (12 B) before the argmax (:612-631): 16 B a
  * logit and two kernels more, not charged (strata knows no request's temperature), so the row is a lower bound
- * there. Not read: 0.6.5, 0.7.3 or 0.8.5's sampler.py (the rows' later releases), and 0.5.x's (vllm-v0.5 names none). */
+ * there. Not read: 0.6.5, 0.7.3 or 0.8.5's sampler.py (the row's later releases), nor 0.5.x's (vllm-v0.5 names
+ * none). */
 static const strata_serve_sampler_pass vllm_v0_greedy[] = {
     {"logits.to(torch.float): the 16-bit logits read, float32 written (sampler.py:257)", 6.0},
     {"logits.div_(temperatures): read and written in place (sampler.py:258)", 8.0},
@@ -135,6 +134,11 @@ static const strata_serve_sampler_pass vllm_v0_greedy[] = {
     {"torch.argmax(dim=-1) over the gathered rows (sampler.py:783)", 4.0},
 };
 
+/* vLLM V1's Sampler.forward at greedy sampling (temperature 0, benchmark_serving's default: benchmarks/
+ * backend_request_func.py:272, 383), read in the vllm-0.10.1.1 sdist (vllm/v1/sample/sampler.py): no logprobs asked,
+ * no allowed or bad words, no penalties (apply_penalties skips them, :207), all_greedy returns greedy_sample's
+ * argmax (:115-122). Run eagerly after the forward's graphs (gpu_model_runner.py:1647-1675). sampled.long() (:73)
+ * launches nothing: argmax returns int64 already (vLLM's comment above it says so), so it is no pass. */
 static const strata_serve_sampler_pass vllm_v1_greedy[] = {
     {"logits.to(torch.float32): the 16-bit logits read, float32 written (sampler.py:47)", 6.0},
     {"greedy_sample: logits.argmax(dim=-1) over the float32 row (sampler.py:101-102)", 4.0},
