@@ -238,15 +238,39 @@ START_TEST(vllm_v1_greedy_step)
 }
 END_TEST
 
-/* trtllm-cpp names the row, trtllm-cpp-0.11 its v0.11 row; trtllm-cpp-0.9
- * (v0.9.0's layers not read), the PyTorch backend's trtllm (its own
- * sampler, not read) and the others none. */
+/* vllm-v0 names vllm-v0-greedy: V0's Sampler at temperature 0 (serve_sampler.c, vllm-0.6.2's sampler.py), six
+ * kernels over the float32 rows: the cast (2 B read, 4 written: 6 B), the temperature's in-place division (8 B),
+ * softmax (8 B), log_softmax (8 B), the sampled rows' gather (8 B), argmax (4 B): 42 B a logit. The same 256
+ * Llama-3-70B decodes on h100.ini (3.015e12 B/s, 3 us a launch), TP1: 256 x 128,256 = 32,833,536 logits x 42 B =
+ * 1,379,008,512 B / 3.015e12 = 457.382591 us, + 6 x 3 us = 475.382591 us. */
+START_TEST(vllm_v0_greedy_step)
+{
+    GError *err = NULL;
+    const strata_serve_sampler *s = strata_serve_sampler_find("vllm-v0-greedy", &err);
+    ck_assert_msg(s, "%s", err ? err->message : "");
+    const double bytes[6] = {6, 8, 8, 8, 8, 4};
+    ck_assert_uint_eq(s->n_passes, 6);
+    for (uint32_t i = 0; i < 6; i++)
+        ck_assert(s->passes[i].bytes_per_logit == bytes[i]);
+    ck_assert(strata_serve_sampler_buffer_bytes(s, 256, 128256, 8) == 0.0);
+    double adds = sampler_adds(STRATA_SOURCE_DIR "/configs/hw/h100.ini", 1, false,
+                               strata_serve_engine_find("vllm-v0", NULL));
+    const double expect = 32833536.0 * 42 / (0.9 * 3.35e12) + 6 * 3e-6;
+    ck_assert_msg(fabs(expect - 475.382591e-6) < 1e-12, "%.17g", expect);
+    ck_assert_msg(fabs(adds - expect) < 1e-12, "%.17g vs %.17g", adds, expect);
+}
+END_TEST
+
+/* trtllm-cpp names the row, trtllm-cpp-0.11 its v0.11 row, vllm-v0 vllm-v0-greedy; trtllm-cpp-0.9 (v0.9.0's layers
+ * not read), the PyTorch backend's trtllm (its own sampler, not read), vllm-v0.5 (0.5.x's sampler not read) and the
+ * others none. */
 START_TEST(engines_name_the_decoder)
 {
     ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp", NULL)->sampler, "trtllm-decoder");
     ck_assert_str_eq(strata_serve_engine_find("trtllm-cpp-0.11", NULL)->sampler, "trtllm-decoder-0.11");
-    const char *none[] = {"trtllm-cpp-0.9", "trtllm", "vllm-v0", "sglang-v0.3", "sglang-v0.4", "sglang-v0.5", "overlap",
-                          "none"};
+    ck_assert_str_eq(strata_serve_engine_find("vllm-v0", NULL)->sampler, "vllm-v0-greedy");
+    const char *none[] = {"trtllm-cpp-0.9", "trtllm", "vllm-v0.5", "sglang-v0.3",
+                          "sglang-v0.4", "sglang-v0.5", "overlap", "none"};
     for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
         ck_assert_msg(!strata_serve_engine_find(none[i], NULL)->sampler, "%s", none[i]);
 }
@@ -271,6 +295,7 @@ int main(void)
     tcase_add_test(tc, trtllm_decoder_011_buffers);
     tcase_add_test(tc, trtllm_cpp_011_pool);
     tcase_add_test(tc, vllm_v1_greedy_step);
+    tcase_add_test(tc, vllm_v0_greedy_step);
     tcase_add_test(tc, engines_name_the_decoder);
     tcase_add_test(tc, unknown_sampler_refused);
     suite_add_tcase(s, tc);

@@ -96,6 +96,9 @@
  * its last tokens' logits (TensorRT's, not read). Llama 3 70B at TP8 with
  * max_batch_size 8,192: 8,192 x (128,256 x 20 + 65,536) = 21.6 GB a rank;
  * Llama 2 70B with 1,024: 1,024 x (32,000 x 20 + 65,536) = 0.72 GB.
+ *
+ * vllm-v0-greedy and vllm-v1-greedy: vLLM's V0 and V1 Samplers at greedy
+ * sampling, each cited above its passes below.
  */
 #include "serve/serve_sampler.h"
 #include "core/error.h"
@@ -106,6 +109,29 @@ static const strata_serve_sampler_pass trtllm_decoder[] = {
     {"addBiasSoftMax: three loops over the row, each a read and a write (decodingCommon.cu)", 24.0},
     {"topKStage1: the row copied to the workspace, one scan for k = 1 (samplingTopKKernels.cu)", 12.0},
     {"topKStage2Sampling: the 8 blocks' candidates a row", 0.0},
+};
+
+/* vLLM V0's Sampler.forward at greedy sampling, read in the vllm-0.6.2 sdist (vllm/model_executor/layers/sampler.py),
+ * run after the forward, the LM head and the logits' gather to rank 0 (worker/model_runner.py:1623-1633, the async
+ * output callback between them) and serial with them: no penalties, top-p, top-k, min-p or logprobs asked (their
+ * flags off, sampling_metadata.py:411-423; _get_logprobs skips at largest_num_logprobs -1, :996-999). The 16-bit
+ * logits cast to float32 (:257: 2 B read, 4 written), divided in place by the temperatures, 1.0 at temperature 0
+ * (:258, sampling_metadata.py:411-415: 8 B), softmax and log_softmax both computed (:269, :271: each one read and
+ * one write, 8 B, a lower bound: a row of 128,256 float32 is over a block's shared memory, so PyTorch's kernel may
+ * read it more than once), then _sample_with_torch's greedy branch, argmax over logprobs[long_sample_indices] (:783):
+ * the index gather copies the rows (8 B), argmax reads them (4 B). 42 B a logit in six kernels. Random sampling
+ * (temperature 1.0: benchmark_latency.py:52-58 and benchmark_throughput.py:127-133 of the same sdist) gathers probs
+ * instead and adds _multinomial's exponential_ (4 B) and probs.div_(q) (12 B) before the argmax (:612-631): 16 B a
+ * logit and two kernels more, not charged (strata knows no request's temperature), so the row is a lower bound
+ * there. Not read: 0.6.5, 0.7.3 or 0.8.5's sampler.py (the row's later releases), nor 0.5.x's (vllm-v0.5 names
+ * none). */
+static const strata_serve_sampler_pass vllm_v0_greedy[] = {
+    {"logits.to(torch.float): the 16-bit logits read, float32 written (sampler.py:257)", 6.0},
+    {"logits.div_(temperatures): read and written in place (sampler.py:258)", 8.0},
+    {"torch.softmax over the float32 row (sampler.py:269)", 8.0},
+    {"torch.log_softmax over the float32 row (sampler.py:271)", 8.0},
+    {"logprobs[long_sample_indices]: the sampled rows gathered (sampler.py:783)", 8.0},
+    {"torch.argmax(dim=-1) over the gathered rows (sampler.py:783)", 4.0},
 };
 
 /* vLLM V1's Sampler.forward at greedy sampling (temperature 0, benchmark_serving's default: benchmarks/
@@ -122,6 +148,8 @@ static const strata_serve_sampler_pass vllm_v1_greedy[] = {
 static const strata_serve_sampler rows[] = {
     {"vllm-v1-greedy", "vLLM V1's Sampler at greedy sampling: the logits cast to float32, argmax, the ids cast to int32",
      vllm_v1_greedy, G_N_ELEMENTS(vllm_v1_greedy), 0.0, 0.0, 0.0},
+    {"vllm-v0-greedy", "vLLM V0's Sampler at greedy sampling: the logits cast to float32, divided by the temperature, "
+     "softmax and log_softmax, the rows gathered, argmax", vllm_v0_greedy, G_N_ELEMENTS(vllm_v0_greedy), 0.0, 0.0, 0.0},
     {"trtllm-decoder", "TensorRT-LLM's C++ runtime decoder, greedy: penalties, softmax, top-k 1 over float32 logits",
      trtllm_decoder, G_N_ELEMENTS(trtllm_decoder), 0.0, 0.0, 0.0},
     {"trtllm-decoder-0.11",
