@@ -233,9 +233,9 @@ START_TEST(bad_input)
           "devices_per_host = 8, got 3");
     fails("routing = static\n", "t.ini:24: [network ib] routing: expected adaptive, ecmp or destination, "
           "got 'static'");
-    fails("uplinks = 0\n", "t.ini:24: [network ib] uplinks: expected a whole number from 1 to 4096, got '0'");
-    fails("qps_per_connection = 129\n",
-          "t.ini:24: [network ib] qps_per_connection: expected a whole number from 1 to 128, got '129'");
+    fails("uplinks = 0\n", "t.ini:24: [network ib] uplinks: expected a whole number from 1 to 512, got '0'");
+    fails("qps_per_connection = 17\n",
+          "t.ini:24: [network ib] qps_per_connection: expected a whole number from 1 to 16, got '17'");
     fails("switches = 4\n", "t.ini:24: [network ib] unknown key 'switches'");
     fails("[network eth]\nbandwidth = 1GB/s\n", "[network eth] a second network");
     fails("memory = nope\n", "t.ini:24: [network ib] memory: unknown memory 'nope'");

@@ -61,11 +61,11 @@ const strata_key_def hw_network_keys[] = {
                                "(default 1)"},
     {"hosts_per_leaf", false, "hosts under one leaf switch (per rail), dividing the hosts (default: all)"},
     {"oversubscription", false, "a leaf's NICs' bandwidth over its uplink to the spine, 1 to 64 (default 1)"},
-    {"uplinks", false, "a leaf's uplinks to the spine, equal parts of its uplink bandwidth, 1 to 4096 (default 1)"},
+    {"uplinks", false, "a leaf's uplinks to the spine, equal parts of its uplink bandwidth, 1 to 512 (default 1)"},
     {"routing", false, "adaptive (default: packets spread over every uplink), ecmp (each flow hashed onto one "
                        "uplink) or destination (one route per destination port: InfiniBand's static routing)"},
     {"qps_per_connection", false, "queue pairs of each NCCL connection over this network "
-                                  "(NCCL_IB_QPS_PER_CONNECTION), 1 to 128 (default 1): each a flow to ecmp"},
+                                  "(NCCL_IB_QPS_PER_CONNECTION), 1 to 16 (default 1): each a flow to ecmp"},
     {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
                                "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
@@ -199,7 +199,7 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !hw_get_count(ctx, n->group, "devices_per_nic", 1, 65536, 1, NULL, &n->devices_per_nic, err) ||
         !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
         !hw_get_count(ctx, n->group, "uplinks", 1, STRATA_ECMP_MAX, 1, NULL, &n->uplinks, err) ||
-        !hw_get_count(ctx, n->group, "qps_per_connection", 1, 128, 1, NULL, &n->qps, err) ||
+        !hw_get_count(ctx, n->group, "qps_per_connection", 1, 16, 1, NULL, &n->qps, err) ||
         !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err))
         return false;
     return check_counts(ctx, hw, n, err);
