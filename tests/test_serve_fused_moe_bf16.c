@@ -36,10 +36,10 @@ START_TEST(shipped_files)
 {
     const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
     ck_assert_ptr_nonnull(r);
-    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 7168));
-    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 16, 1344));
-    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 64, 1280));
-    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 8, 14336));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 7168, NULL));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 16, 1344, "NVIDIA H100 80GB HBM3"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 64, 1280, NULL));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 8, 14336, NULL));
 }
 END_TEST
 
@@ -56,8 +56,9 @@ START_TEST(chain_by_hand)
     ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(r, 1, 8, 7168, 4096), 0.0);
     ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(NULL, 1, 64, 1280, 3584), 0.0);
     /* the slower of a grouped time and the chain */
-    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 100e-6, 1, 64, 1280, 3584) * 1e6, 190.2963, 1e-3);
-    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 300e-6, 1, 64, 1280, 3584), 300e-6);
+    strata_serve_fused_moe_gemm g = {.tokens = 1, .experts = 64, .width = 1280, .routed = 8, .active = 8};
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 100e-6, &g, 3584, 2560) * 1e6, 190.2963, 1e-3);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 300e-6, &g, 3584, 2560), 300e-6);
 }
 END_TEST
 

@@ -521,6 +521,7 @@ static const strata_serve_engine engines[] = {
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
      .eager = "sglang-0.5",
      .moe_gate = "sglang-0.5",
+     .fused_moe_bf16 = "sglang-0.5",
      .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_OVERLAP},
     {.name = "overlap",
