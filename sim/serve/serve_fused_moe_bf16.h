@@ -50,11 +50,12 @@
  * set 14's Qwen3-235B-A22B and set 21's GLM-4.6 runs on 8x B200 name):
  *   which kernel: server_args.py l. 409, moe_runner_backend = "auto"; the
  *   sm100 rules that change it (l. 1052-1057 DeepSeek-V3, l. 1148-1150
- *   Llama 4, l. 1226-1232 Qwen3-MoE, l. 1254-1259 Qwen3-Next) all need an
+ *   Llama 4, l. 1214-1232 Qwen3-MoE, l. 1254-1259 Qwen3-Next) all need an
  *   FP8/FP4 quantization, so unquantized experts keep "auto", and
  *   layers/quantization/unquant.py l. 236-241 (UnquantizedFusedMoEMethod.
  *   create_moe_runner) then runs MoeRunnerBackend.TRITON, fused_moe's
- *   Triton kernel (l. 324-331, not AITER: CUDA). strata priced these
+ *   Triton kernel (l. 328-336, not AITER: CUDA). M = the step's tokens
+ *   (fused_moe.py l. 420-431, chunks of 64K). strata priced these
  *   experts as TensorRT-LLM's CUTLASS kernels (the grouped row) before.
  *   which config: fused_moe_triton_config.py l. 203-244,
  *   try_get_optimal_moe_config: E, _, N = w2.shape, the file
