@@ -95,8 +95,9 @@
  *   (not MLA models': deepseek_v2.py's own rule, not read).
  *
  * Invariants: rows end with a NULL name; a time is >= 0 and 0 where the
- * row does not price the product (no row, tuned file shipped, M > E, not
- * unquantized, K or M 0).
+ * row does not price the product (no row, tuned file shipped, M > E under
+ * a step row, not unquantized, K or M 0); a row fuses shared experts only
+ * into unquantized, non-MLA models' routed experts.
  */
 #ifndef STRATA_SERVE_FUSED_MOE_BF16_H
 #define STRATA_SERVE_FUSED_MOE_BF16_H
