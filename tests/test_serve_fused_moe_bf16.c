@@ -1,6 +1,6 @@
 /*
- * test_serve_fused_moe_bf16.c: vLLM 0.4.2's Triton fused_moe on unquantized
- * experts at its default config (sim/serve/serve_fused_moe_bf16.h) and
+ * test_serve_fused_moe_bf16.c: vLLM 0.4.2's and SGLang 0.5.6's Triton fused_moe
+ * on unquantized experts at their default config (sim/serve/serve_fused_moe_bf16.h) and
  * vLLM 0.7.3's block-FP8 config files (sim/serve/serve_triton_moe.h)
  * against values derived by hand.
  */
@@ -36,10 +36,10 @@ START_TEST(shipped_files)
 {
     const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
     ck_assert_ptr_nonnull(r);
-    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 7168));
-    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 16, 1344));
-    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 64, 1280));
-    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 8, 14336));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 7168, NULL));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 16, 1344, "NVIDIA H100 80GB HBM3"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 64, 1280, NULL));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 8, 14336, NULL));
 }
 END_TEST
 
@@ -56,8 +56,9 @@ START_TEST(chain_by_hand)
     ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(r, 1, 8, 7168, 4096), 0.0);
     ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(NULL, 1, 64, 1280, 3584), 0.0);
     /* the slower of a grouped time and the chain */
-    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 100e-6, 1, 64, 1280, 3584) * 1e6, 190.2963, 1e-3);
-    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 300e-6, 1, 64, 1280, 3584), 300e-6);
+    strata_serve_fused_moe_gemm g = {.tokens = 1, .experts = 64, .width = 1280, .routed = 8, .active = 8};
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 100e-6, &g, 3584, 2560) * 1e6, 190.2963, 1e-3);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 300e-6, &g, 3584, 2560), 300e-6);
 }
 END_TEST
 
@@ -147,6 +148,83 @@ START_TEST(release_073_mma_at_c4)
 }
 END_TEST
 
+/* SGLang 0.5.6's row: Blackwell only (hgx-b200.ini: nccl_arch = blackwell; not hgx-h200, not a100-8); its B200
+ * files (E=256,N=256 among them) found only where the part is named NVIDIA B200; Qwen3-235B-A22B at TP8 (E=128,
+ * N=192) has none. hgx-b200.ini names no device (its device is NULL: every file missed, the default config). */
+START_TEST(sglang_row_by_part)
+{
+    strata_hw *b200 = strata_test_load_hw("hgx-b200", NULL), *h200 = strata_test_load_hw("hgx-h200", NULL);
+    strata_hw *a100 = strata_test_load_hw("a100-8", NULL);
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_for("sglang-0.5", b200);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for("sglang-0.5", h200));
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for("sglang-0.5", a100));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 256, 256, "NVIDIA B200"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 256, 256, NULL));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 256, 256, "NVIDIA H200"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 128, 192, "NVIDIA B200"));
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_chain_s(r, 1, 128, 192, 4096), 0.0); /* no step: no chain */
+    strata_serve_fused_moe_gemm g = strata_serve_fused_moe_bf16_gemm(b200, 0, 1, 128, 192, 8, 8);
+    ck_assert_uint_eq(g.sms, 148);
+    ck_assert_double_eq_tol(g.bf16_peak, 2250e12, 1e9);
+    ck_assert_ptr_null(g.device);
+    strata_hw_free(b200);
+    strata_hw_free(h200);
+    strata_hw_free(a100);
+}
+END_TEST
+
+/* Qwen3-235B-A22B at TP8 on a B200, one decode token (M = 1 <= E = 128: the 16 x 32 x 64 tile), 8 rows over 8
+ * experts, one 16-row M-block each. A wave (serve_triton_moe.h) costs (tile MMA in the measured 64 x 128 x 128
+ * tile's k-blocks + 1.454847 fixed) x 0.7530976 us x (1979 / 132) / (2250 / 148) = x 0.742682 us (the H200's FP8
+ * rate a SM against the B200's BF16 one).
+ *   gate_up: N_out 2 x 192 = 384, 8 x 12 = 96 tiles, one wave on 148 SMs; K 4096: 2 x 16 x 32 x 4096 = 2.0 k-blocks:
+ *            (2.0 + 1.454847) x 0.742682 = 2.5658 us.
+ *   down:    N_out 4096, 8 x 128 = 1024 tiles, 7 waves; K 192 (3 x 64): 2 x 16 x 32 x 192 = 0.09375 k-blocks:
+ *            7 x (0.09375 + 1.454847) x 0.742682 = 8.0509 us.
+ * The slower of that and a grouped time; a shipped file (E=256,N=256 on a named B200) leaves the grouped time. */
+START_TEST(sglang_default_tile_waves)
+{
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("sglang-0.5", NULL);
+    strata_serve_fused_moe_gemm g = {.tokens = 1, .experts = 128, .width = 192, .routed = 8, .active = 8,
+                                     .sms = 148, .bf16_peak = 2250e12};
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &g, 4096, 384) * 1e6, 2.5658, 2e-3);
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &g, 192, 4096) * 1e6, 8.0509, 2e-3);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 9e-6, &g, 192, 4096), 9e-6);
+    strata_serve_fused_moe_gemm shipped = {.tokens = 1, .experts = 256, .width = 256, .routed = 8, .active = 8,
+                                           .sms = 148, .bf16_peak = 2250e12, .device = "NVIDIA B200"};
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 1e-6, &shipped, 4096, 512), 1e-6);
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(NULL, 1e-6, &g, 4096, 384), 1e-6);
+}
+END_TEST
+
+/* GLM-4.6 under SGLang 0.5.6 (glm4_moe.py l. 1031-1059): its one shared expert fused, so a decode token reaches 9
+ * experts of E = 161, each 2 x 192 x 5120 (gate_up) and 192 x 5120 (down) at TP8: 5,898,240 more bf16 bytes of
+ * weights (3,932,160 + 1,966,080) and 2 x (384 + 192) x 5120 = 5,898,240 more flops a token. Its down GEMM (K 192,
+ * N_out 5120, 160 N-blocks): 9 x 160 = 1440 tiles, 10 waves on 148 SMs, against 8 x 160 = 1280 tiles, 9 waves,
+ * without: 10 x 1.548597 x 0.742682 = 11.5012 us against 10.3511 us. Not for Qwen3 (no shared expert), not for an
+ * MLA model, not under vLLM 0.4.2's row. */
+START_TEST(sglang_fused_shared_expert)
+{
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("sglang-0.5", NULL);
+    const strata_serve_fused_moe_bf16 *v = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
+    strata_serve_model glm = {.experts = 160, .top_k = 8, .shared_experts = 1, .dtype = STRATA_DTYPE_BF16};
+    strata_serve_model qwen = {.experts = 128, .top_k = 8, .dtype = STRATA_DTYPE_BF16};
+    strata_serve_model mla = {.experts = 256, .top_k = 8, .shared_experts = 1, .kv_lora_rank = 512};
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &glm), 1);
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &qwen), 0);
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &mla), 0);
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(v, &glm), 0);
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(NULL, &glm), 0);
+    strata_serve_fused_moe_gemm fused = {.tokens = 1, .experts = 161, .width = 192, .routed = 9, .active = 9,
+                                         .sms = 148, .bf16_peak = 2250e12};
+    strata_serve_fused_moe_gemm apart = {.tokens = 1, .experts = 160, .width = 192, .routed = 8, .active = 8,
+                                         .sms = 148, .bf16_peak = 2250e12};
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &fused, 192, 5120) * 1e6, 11.5012, 2e-3);
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &apart, 192, 5120) * 1e6, 10.3511, 2e-3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_fused_moe_bf16");
@@ -158,6 +236,9 @@ int main(void)
     tcase_add_test(tc, served_decode_takes_the_chain);
     tcase_add_test(tc, release_073_tiles);
     tcase_add_test(tc, release_073_mma_at_c4);
+    tcase_add_test(tc, sglang_row_by_part);
+    tcase_add_test(tc, sglang_default_tile_waves);
+    tcase_add_test(tc, sglang_fused_shared_expert);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -170,8 +170,7 @@ static double triton_gemm(const strata_serve_cost *c, uint64_t t, uint64_t b, ui
     return fmax(mma, c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
 }
 
-/* A pass over n elements that moves `bytes` (one kernel: its launch, the
- * bytes at the stream rate). */
+/* A pass over n elements that moves `bytes` (one kernel: its launch, the bytes at the stream rate). */
 static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
 {
     return op_time_bytes(c, c->elementwise, c->m.dtype, (uint64_t[1]){n ? n : 1}, 1, false, bytes);
@@ -284,7 +283,7 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strata_serve_triton_moe_configs *cfg)
 { c->triton_moe = on; c->moe_cfg = cfg; forget_dense(c); }
 void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_serve_fused_moe_bf16 *r)
-{ c->bf16_moe = r; forget_dense(c); }
+{ c->bf16_moe = strata_serve_dtype_bytes(c->m.dtype) >= 2 ? r : NULL; forget_dense(c); } /* unquantized only */
 void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_triton_gemm *g)
 {
     /* gfx942 only (MI300X/MI325X: 304 CUs); gfx950 (MI355X, 256) takes per-(N,K) MI350X configs, not ported */
@@ -383,15 +382,16 @@ static double linear_quant(const strata_serve_cost *c, uint64_t t, uint64_t k)
 /* The routed experts of an MoE layer on t tokens (every rank's under attention DP), kernel by kernel as TensorRT-LLM's
  * CUTLASS fused MoE runs them: the seven kernels and their bytes are listed, with their sources, in serve_moe_route.h
  * ("The routed experts' kernels"). routed = t x top_k over active experts: min(experts, routed) (balanced routing,
- * aiconfigurator's), or in a served step (routed_by_router) the experts a router reaches
- * (strata_serve_routed_experts); per = ceil(routed / active). Served with block-scaled FP8 weights the activation
- * writes bf16 and gemm2's input is quantized by a kernel of its own (block_quant). */
+ * aiconfigurator's), or in a served step (routed_by_router) the experts a router reaches (strata_serve_routed_experts,
+ * plus fused shared ones); per = ceil(routed / active). Served with block-scaled FP8 weights the activation writes
+ * bf16 and gemm2's input is quantized by a kernel of its own (block_quant). */
 static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w, bool routed_by_router)
 {
-    uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden, k = c->m.top_k;
-    uint64_t routed = t * k, active = routed < c->m.experts ? routed : c->m.experts;
-    if (routed_by_router)
-        active = strata_serve_routed_experts(c->m.experts, k, t);
+    const strata_serve_fused_moe_bf16 *f = routed_by_router ? c->bf16_moe : NULL; /* unquantized (its setter) */
+    uint32_t fs = strata_serve_fused_moe_bf16_shared(f, &c->m); /* shared experts fused in: one more row a token */
+    uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden, k = c->m.top_k + fs, routed = t * k;
+    uint64_t active = routed_by_router ? strata_serve_routed_experts(c->m.experts, k - fs, t) + fs
+                                       : (routed < c->m.experts ? routed : c->m.experts);
     if (!active)
         return 0;
     uint64_t per = (routed + active - 1) / active;
@@ -405,10 +405,10 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
     if (split && c->triton_moe)
         return pre + triton_gemm(c, t, active, per, h, up) + activation + triton_gemm(c, t, active, per, w, h) +
                combine;
-    const strata_serve_fused_moe_bf16 *f = routed_by_router && in >= 2 ? c->bf16_moe : NULL; /* serve_cost.h */
-    return pre + strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, h, up), t, c->m.experts, w, h) +
-           activation + strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, w, h), t, c->m.experts, w, w) +
-           combine;
+    strata_serve_fused_moe_gemm g = strata_serve_fused_moe_bf16_gemm(c->hw, c->unit, t, c->m.experts + fs, w, routed,
+                                                                     active); /* serve_cost.h */
+    return pre + strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, h, up), &g, h, up) + activation +
+           strata_serve_fused_moe_bf16_s(f, grouped_gemm(c, active, per, w, h), &g, w, h) + combine;
 }
 
 double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work)
@@ -430,15 +430,16 @@ double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, stra
  * tp), with its activation (vLLM's DeepseekV2MLP and Llama4's shared_expert run SiluAndMul between gate_up_proj and
  * down_proj) and, under block-scaled FP8, its two linears' input quantizations (block_quant:
  * apply_w8a8_block_fp8_linear quantizes each linear's input). The routed experts reach the experts a router picks
- * (experts_grouped, routed_by_router). */
+ * (experts_grouped, routed_by_router); shared experts an engine fuses into them run there (serve_fused_moe_bf16.h). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t w = (uint64_t)c->s.moe_ffn / c->tp, lt = local_tokens(c, t);
-    uint64_t shared_w = (uint64_t)c->s.shared_experts * (c->dp > 1 ? (uint64_t)c->s.moe_ffn : w);
-    double shared = c->s.shared_experts ? mlp_pair(c, lt, shared_w) + mlp_activation(c, lt, shared_w) +
-                                              block_quant(c, lt, m->hidden) + block_quant(c, lt, shared_w)
-                                        : 0;
+    uint32_t apart = c->s.shared_experts - strata_serve_fused_moe_bf16_shared(c->bf16_moe, m); /* not fused in */
+    uint64_t shared_w = (uint64_t)apart * (c->dp > 1 ? (uint64_t)c->s.moe_ffn : w);
+    double shared = apart ? mlp_pair(c, lt, shared_w) + mlp_activation(c, lt, shared_w) +
+                                block_quant(c, lt, m->hidden) + block_quant(c, lt, shared_w)
+                          : 0;
     /* the router's GEMM: the gemm row (DeepSeek's MoEGate weight is bf16, no block-FP8 Linear) */
     return gemm(c, lt, m->hidden, m->experts) + route_and_quantize(c, lt) + experts_grouped(c, t, w, true) + shared;
 }
@@ -711,8 +712,7 @@ static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t he
 
 /* The engine's own kernels around a layer's GQA attention
  * (serve_attn_aux.h), in place of qkv_preprocess: each pass one kernel
- * over the step's p prefill and d decode tokens on this rank, whose
- * prefill contexts sum to `contexts`. */
+ * over the step's p prefill and d decode tokens on this rank, whose prefill contexts sum to `contexts`. */
 static double aux_passes(const strata_serve_cost *c, uint64_t p, uint64_t d, uint64_t contexts, uint64_t heads,
                          strata_dtype kv)
 {

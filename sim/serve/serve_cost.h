@@ -132,9 +132,11 @@ void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on);
  * kernel (models/kernel grouped-gemm). The MoE cases (strata_serve_cost_moe_experts) keep the latter. cfg: the
  * engine's release's config file (serve_triton_moe.h; NULL: vllm@645d18fa's H200 file). */
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strata_serve_triton_moe_configs *cfg);
-/* Unquantized routed experts as vLLM's Triton fused_moe runs them at a release's default config where it ships no
- * tuned file (serve_fused_moe_bf16.h: vLLM 0.4.2 on Ampere): each grouped GEMM of a served step the slower of the
- * grouped row and its small-tile K loop's chain; NULL (the default): the grouped row. */
+/* Unquantized routed experts as vLLM's or SGLang's Triton fused_moe runs them at a release's default config where it
+ * ships no tuned file (serve_fused_moe_bf16.h: vLLM 0.4.2 on Ampere, SGLang 0.5.6 on Blackwell): each grouped GEMM of
+ * a served step the slower of the grouped row and its small-tile K loop's chain (vLLM) or the default tile's waves
+ * (SGLang), and the shared experts the release fuses into the routed ones priced there, not as their own MLP;
+ * NULL (the default), or weights under 16 bits: the grouped row. */
 void strata_serve_cost_set_fused_moe_bf16(strata_serve_cost *c, const strata_serve_fused_moe_bf16 *r);
 /* The engine's routing kernels beyond the one fused top-k kernel every MoE layer is charged (serve_moe_gate.h; NULL:
  * none, the default). */

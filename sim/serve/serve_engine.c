@@ -516,13 +516,15 @@ static const strata_serve_engine engines[] = {
     {.name = "sglang-v0.5",
      .what = "SGLang 0.5.6 (overlap scheduler): sglang-v0.4's loop, scheduler and CPU figures; its DeepSeek MLA "
              "decode kernels on Hopper (fa3), Blackwell (trtllm_mla) and gfx942 (aiter), TensorRT-LLM's MoE on "
-             "Blackwell, graphs to 512 by memory and TP; its block-FP8 Linears as aiter's Triton GEMM on gfx942",
+             "Blackwell (FP8; BF16 experts: Triton fused_moe, GLM's shared expert fused), graphs to 512 by memory "
+             "and TP; its block-FP8 Linears as aiter's Triton GEMM on gfx942",
      .graph_limit = "sglang-0.5",
      .mla_kernels = "sglang-0.5-mla",
      .mla_kernels_rocm = "sglang-0.5-rocm-mla",
      .gemm_rocm = "aiter-triton-a8w8-blockscale-gfx942",
      .eager = "sglang-0.5",
      .moe_gate = "sglang-0.5",
+     .fused_moe_bf16 = "sglang-0.5",
      .hold_rule = SERVE_HOLD_SGLANG,
      SGLANG_OVERLAP},
     {.name = "overlap",

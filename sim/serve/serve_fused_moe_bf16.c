@@ -1,22 +1,27 @@
 /*
- * serve_fused_moe_bf16.c: vLLM's Triton fused_moe on unquantized experts at
+ * serve_fused_moe_bf16.c: vLLM's and SGLang's Triton fused_moe on unquantized experts at
  * a release's default config (serve_fused_moe_bf16.h, with its sources).
  */
 #include "serve/serve_fused_moe_bf16.h"
 #include <math.h>
+#include <string.h>
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "serve/serve_names.h"
+#include "serve/serve_triton_moe.h"
 
 enum { SHIPPED_MAX = 8 };
 
 struct strata_serve_fused_moe_bf16 {
     const char *name;
     const char *what;
+    strata_nccl_arch part; /* the NCCL generation the row holds for */
     struct {
         uint32_t e, n;
-    } shipped[SHIPPED_MAX]; /* the (E, N) pairs of its unquantized configs/ files ({0, 0} ends the list) */
-    double step_s;          /* one K step of a default small-tile program (serve_fused_moe_bf16.h) */
+        const char *device; /* get_device_name() of the file's name; NULL: every part */
+    } shipped[SHIPPED_MAX]; /* its unquantized configs/ files ({0, 0} ends the list) */
+    double step_s;          /* > 0: one K step of a default small-tile program (vllm-0.4.2); 0: the tile waves */
+    bool fuses_shared;      /* GLM-4.x's shared expert runs as one more routed expert (serve_fused_moe_bf16.h) */
 };
 
 /* vllm 0.4.2 (PyPI wheel), vllm/model_executor/layers/fused_moe/configs/: E=8,N=1792 / 2048 / 3584 / 4096 / 7168
@@ -25,13 +30,25 @@ struct strata_serve_fused_moe_bf16 {
  * 183.5 us at M = 1 over 32 + 22 K steps (serve_fused_moe_bf16.h). */
 #define PR40542_M1_S 183.5e-6
 #define PR40542_STEPS 54.0
+/* sglang 0.5.6 (PyPI wheel), python/sglang/srt/layers/moe/fused_moe_triton/configs/: the files with no dtype (the
+ * unquantized ones) for device_name=NVIDIA_B200, triton_3_3_0/E=16,N=1024 and triton_3_4_0/E=256,N=256,
+ * E=256,N=512, E=512,N=256. */
+#define B200 "NVIDIA B200"
 
 static const strata_serve_fused_moe_bf16 rows[] = {
     {"vllm-0.4.2",
      "vLLM 0.4.2's fused_moe: tuned files for E=8 and E=16 only, else the default 16 x 32 x 64 tile at M <= E",
-     {{8, 1792}, {8, 2048}, {8, 3584}, {8, 4096}, {8, 7168}, {16, 1344}, {16, 2688}, {0, 0}},
-     PR40542_M1_S / PR40542_STEPS},
-    {NULL, NULL, {{0, 0}}, 0},
+     STRATA_NCCL_AMPERE,
+     {{8, 1792, NULL}, {8, 2048, NULL}, {8, 3584, NULL}, {8, 4096, NULL}, {8, 7168, NULL}, {16, 1344, NULL},
+      {16, 2688, NULL}, {0, 0, NULL}},
+     PR40542_M1_S / PR40542_STEPS, false},
+    {"sglang-0.5",
+     "SGLang 0.5.6's Triton fused_moe on Blackwell: four B200 files, else the default 16 x 32 x 64 (M <= E) or "
+     "64 x 64 x 32 tile; GLM-4.x's shared expert fused as one more expert",
+     STRATA_NCCL_BLACKWELL,
+     {{16, 1024, B200}, {256, 256, B200}, {256, 512, B200}, {512, 256, B200}, {0, 0, NULL}},
+     0, true},
+    {NULL, NULL, STRATA_NCCL_VOLTA, {{0, 0, NULL}}, 0, false},
 };
 
 enum { DEFAULT_SMALL_M = 16, DEFAULT_SMALL_N = 32, DEFAULT_SMALL_K = 64 };
@@ -46,16 +63,22 @@ const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_find(const char *
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_for(const char *name, const strata_hw *hw)
 {
     strata_nccl_arch arch;
-    if (!name || !strata_hw_nccl_arch(hw, &arch) || arch != STRATA_NCCL_AMPERE)
+    const strata_serve_fused_moe_bf16 *r = name ? serve_names_find(SERVE_NAMES(rows, strata_serve_fused_moe_bf16),
+                                                                   name)
+                                                : NULL;
+    if (!r || !strata_hw_nccl_arch(hw, &arch) || arch != r->part)
         return NULL;
-    return serve_names_find(SERVE_NAMES(rows, strata_serve_fused_moe_bf16), name);
+    return r;
 }
 
-bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, uint32_t experts, uint64_t n)
+bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, uint32_t experts, uint64_t n,
+                                         const char *device)
 {
-    for (int i = 0; r && i < SHIPPED_MAX && r->shipped[i].e; i++)
-        if (r->shipped[i].e == experts && r->shipped[i].n == n)
+    for (int i = 0; r && i < SHIPPED_MAX && r->shipped[i].e; i++) {
+        const char *d = r->shipped[i].device;
+        if (r->shipped[i].e == experts && r->shipped[i].n == n && (!d || (device && strcmp(d, device) == 0)))
             return true;
+    }
     return false;
 }
 
@@ -69,15 +92,47 @@ void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve
 double strata_serve_fused_moe_bf16_chain_s(const strata_serve_fused_moe_bf16 *r, uint64_t m, uint32_t experts,
                                            uint64_t n, uint64_t k)
 {
-    if (!r || !m || !k || m > experts || strata_serve_fused_moe_bf16_shipped(r, experts, n))
+    if (!r || r->step_s <= 0 || !m || !k || m > experts || strata_serve_fused_moe_bf16_shipped(r, experts, n, NULL))
         return 0;
     strata_serve_fused_moe_tile tile;
     strata_serve_fused_moe_bf16_tile(m, experts, &tile);
     return (double)((k + tile.block_k - 1) / tile.block_k) * r->step_s;
 }
 
-double strata_serve_fused_moe_bf16_s(const strata_serve_fused_moe_bf16 *r, double grouped_s, uint64_t m,
-                                     uint32_t experts, uint64_t n, uint64_t k)
+strata_serve_fused_moe_gemm strata_serve_fused_moe_bf16_gemm(const strata_hw *hw, uint32_t unit, uint64_t tokens,
+                                                             uint32_t experts, uint64_t width, uint64_t routed,
+                                                             uint64_t active)
 {
-    return fmax(grouped_s, strata_serve_fused_moe_bf16_chain_s(r, m, experts, n, k));
+    return (strata_serve_fused_moe_gemm){tokens, experts, width, routed, active,
+                                         strata_hw_compute(hw, unit)->kernel.sms,
+                                         strata_hw_compute_flops(hw, unit, STRATA_DTYPE_BF16),
+                                         strata_hw_device_name(hw)};
+}
+
+/* sglang-0.5: the default tile's waves at the BF16 peak (serve_triton_moe.h's model); 0 where a file is shipped. */
+static double tile_waves_s(const strata_serve_fused_moe_bf16 *r, const strata_serve_fused_moe_gemm *g, uint64_t k,
+                           uint64_t n)
+{
+    if (strata_serve_fused_moe_bf16_shipped(r, g->experts, g->width, g->device))
+        return 0;
+    strata_serve_fused_moe_tile t;
+    strata_serve_fused_moe_bf16_tile(g->tokens, g->experts, &t);
+    strata_serve_triton_moe_tile tile = {t.block_m, t.block_n, t.block_k};
+    return strata_serve_triton_moe_tile_waves_s(&tile, g->routed, g->active, k, n, g->sms, g->bf16_peak);
+}
+
+double strata_serve_fused_moe_bf16_s(const strata_serve_fused_moe_bf16 *r, double grouped_s,
+                                     const strata_serve_fused_moe_gemm *g, uint64_t k, uint64_t n)
+{
+    if (!r)
+        return grouped_s;
+    if (r->step_s > 0)
+        return fmax(grouped_s, strata_serve_fused_moe_bf16_chain_s(r, g->tokens, g->experts, g->width, k));
+    return fmax(grouped_s, tile_waves_s(r, g, k, n));
+}
+
+uint32_t strata_serve_fused_moe_bf16_shared(const strata_serve_fused_moe_bf16 *r, const strata_serve_model *m)
+{
+    bool unquantized = strata_serve_dtype_bytes(m->dtype) >= 2; /* the row prices 16-bit experts only */
+    return r && r->fuses_shared && unquantized && !m->kv_lora_rank ? m->shared_experts : 0;
 }

@@ -1,5 +1,5 @@
 /*
- * serve_fused_moe_bf16.h: vLLM's Triton fused_moe kernel on unquantized
+ * serve_fused_moe_bf16.h: vLLM's and SGLang's Triton fused_moe kernel on unquantized
  * (bf16/fp16) routed experts at the default config a release falls back
  * to where it ships no tuned file for the layer's shape (issue 45, wave
  * 40: Qwen2-57B-A14B at TP2 under vLLM 0.4.2, batch 1).
@@ -46,9 +46,58 @@
  * there, not fitted to it. Only Ampere (the step's part); M > E (the
  * large default tile) is not modelled (the caller's grouped row).
  *
+ * sglang-0.5 (issue 45, wave 44; the sglang 0.5.6 wheel from PyPI, which
+ * set 14's Qwen3-235B-A22B and set 21's GLM-4.6 runs on 8x B200 name):
+ *   which kernel: server_args.py l. 409, moe_runner_backend = "auto"; the
+ *   sm100 rules that change it (l. 1052-1057 DeepSeek-V3, l. 1148-1150
+ *   Llama 4, l. 1214-1232 Qwen3-MoE, l. 1254-1259 Qwen3-Next) all need an
+ *   FP8/FP4 quantization, so unquantized experts keep "auto", and
+ *   layers/quantization/unquant.py l. 236-241 (UnquantizedFusedMoEMethod.
+ *   create_moe_runner) then runs MoeRunnerBackend.TRITON, fused_moe's
+ *   Triton kernel (l. 328-336, not AITER: CUDA). M = the step's tokens
+ *   (fused_moe.py l. 420-431, chunks of 64K). strata priced these
+ *   experts as TensorRT-LLM's CUTLASS kernels (the grouped row) before.
+ *   which config: fused_moe_triton_config.py l. 203-244,
+ *   try_get_optimal_moe_config: E, _, N = w2.shape, the file
+ *   E={E},N={N},device_name={get_device_name()}.json (l. 19-34) looked up in
+ *   configs/triton_{version} (torch 2.9.1's Triton 3.5.1 has no directory,
+ *   l. 80-88) then triton_3_4_0, 3_3_1, 3_2_0, 3_1_0 (l. 61, 99-115); none:
+ *   get_default_config (l. 138-200), unquantized: M <= E 16 x 32 x 64
+ *   (l. 193-199), else 64 x 64 x 32, GROUP_SIZE_M 8 (l. 186-191), the
+ *   same tiles as vLLM 0.4.2's. The wheel's unquantized files for a B200
+ *   are E=16,N=1024 (triton_3_3_0), E=256,N=256, E=256,N=512 and
+ *   E=512,N=256 (triton_3_4_0): Qwen3-235B-A22B at TP8 (E=128, N = 1536 /
+ *   8 = 192) and GLM-4.6 (E = 160 + 1 fused shared = 161, N = 192) take
+ *   the default. Its file list holds for Blackwell only (the row's part;
+ *   on Ampere and Hopper the wheel ships tuned files for many shapes,
+ *   E=128,N=192 among them, whose tiles are not read: the grouped row).
+ *   A file is found only where the hardware names the device the file's
+ *   name gives (hw.h strata_hw_device_name), as serve_triton_moe.h's rows.
+ *   its time: serve_triton_moe.h's tile waves (one tile a SM, 2 BM BN K
+ *   plus wave 43's fixed prologue/epilogue, at the measured fraction of
+ *   the dense peak a SM), here at the unit's BF16 peak. ESTIMATE: the
+ *   fraction and the fixed part measured on the block-FP8 kernel on an
+ *   H200 carry to the unscaled BF16 K loop on a B200 (both are Triton's
+ *   tl.dot loop over gathered A rows; an unscaled loop can chain its MMAs,
+ *   so this may be slow). Each GEMM is the slower of that and the grouped
+ *   row (the weights' stream). The kernels around the GEMMs stay the
+ *   caller's (TensorRT-LLM's seven-kernel list, serve_moe_route.h).
+ *   the fused shared expert: models/glm4_moe.py l. 1031-1059
+ *   (determine_num_fused_shared_experts): on CUDA from sm80, without EP or
+ *   DeepEP and unless disable_shared_experts_fusion (which only the
+ *   flashinfer_trtllm backend sets, server_args.py l. 1521-1527: FP8/FP4),
+ *   num_fused_shared_experts = n_shared_experts (1); l. 359-363 and 382-
+ *   386: the experts are n_routed_experts + 1 with top_k + 1 a token, and
+ *   l. 410 builds no separate shared MLP (l. 588: none runs). So every
+ *   token reaches one more expert, always the shared one, inside the fused
+ *   MoE kernels: k = top_k + 1 rows a token, the reached experts one more,
+ *   E one more; the shared MLP is not priced. The rule here is GLM-4.x's
+ *   (not MLA models': deepseek_v2.py's own rule, not read).
+ *
  * Invariants: rows end with a NULL name; a time is >= 0 and 0 where the
- * row does not price the product (no row, tuned file shipped, M > E, not
- * unquantized, K or M 0).
+ * row does not price the product (no row, tuned file shipped, M > E under
+ * a step row, not unquantized, K or M 0); a row fuses shared experts only
+ * into unquantized, non-MLA models' routed experts.
  */
 #ifndef STRATA_SERVE_FUSED_MOE_BF16_H
 #define STRATA_SERVE_FUSED_MOE_BF16_H
@@ -57,6 +106,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_model.h"
 
 typedef struct strata_serve_fused_moe_bf16 strata_serve_fused_moe_bf16;
 
@@ -65,28 +115,52 @@ typedef struct strata_serve_fused_moe_tile {
     uint32_t block_m, block_n, block_k;
 } strata_serve_fused_moe_tile;
 
-/* The row called name (a vLLM release: "vllm-0.4.2"), or NULL with an error listing the known ones. */
+/* One fused MoE layer as a step runs it (the caller's figures). */
+typedef struct strata_serve_fused_moe_gemm {
+    uint64_t tokens;         /* M: the step's tokens (hidden_states.shape[0]) */
+    uint32_t experts;        /* E: the kernel's experts (routed plus fused shared) */
+    uint64_t width;          /* N of the file's name: a rank's intermediate width (w2.shape[2]) */
+    uint64_t routed, active; /* rows (tokens x k) and the experts they reach */
+    uint32_t sms;            /* the unit's SMs */
+    double bf16_peak;        /* its dense BF16 FLOP/s */
+    const char *device;      /* the part as its driver names it (NULL: not said) */
+} strata_serve_fused_moe_gemm;
+
+/* The row called name ("vllm-0.4.2", "sglang-0.5"), or NULL with an error listing the known ones. */
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_find(const char *name, GError **err);
 
-/* The row called name where the hardware's NCCL generation is Ampere (the step's part), else NULL (no name, an
- * unknown one, another part or no NCCL generation given: the grouped row). */
+/* The row called name where the hardware's NCCL generation is the row's part (vllm-0.4.2: Ampere, the step's part;
+ * sglang-0.5: Blackwell, its file list's), else NULL (no name, an unknown one, another part, no NCCL generation
+ * given: the grouped row). */
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_for(const char *name, const strata_hw *hw);
 
-/* Whether the release ships a tuned config file for E experts and a rank's intermediate width n (w2.shape[2]). */
-bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, uint32_t experts, uint64_t n);
+/* Whether the release ships a tuned config file for E experts and a rank's intermediate width n (w2.shape[2]) on the
+ * part `device` names (a file for any device, vLLM 0.4.2's list, matches every part; NULL device: only those). */
+bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, uint32_t experts, uint64_t n,
+                                         const char *device);
 
 /* The default config's tile for m tokens over E experts (fused_moe.py l. 408-423). */
 void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_fused_moe_tile *tile);
 
 /* One of the layer's two grouped GEMMs on m tokens, each routed row's product k wide (the GEMM's K), its experts
  * E and a rank's intermediate width n: its K loop's chain, cdiv(k, BLOCK_SIZE_K) steps at the measured step; 0 where
- * the row does not price it (NULL row, a shipped file, m > E, m or k 0). */
+ * the row does not price it (NULL row, no step (sglang-0.5), a shipped file, m > E, m or k 0). */
 double strata_serve_fused_moe_bf16_chain_s(const strata_serve_fused_moe_bf16 *r, uint64_t m, uint32_t experts,
                                            uint64_t n, uint64_t k);
 
-/* That GEMM's time given grouped_s, the grouped-GEMM row's time of the same product: the slower of the two (the
- * weights' stream or the chain); grouped_s where the chain is 0 or r is NULL. */
-double strata_serve_fused_moe_bf16_s(const strata_serve_fused_moe_bf16 *r, double grouped_s, uint64_t m,
-                                     uint32_t experts, uint64_t n, uint64_t k);
+/* g for a layer on hw's unit (its SMs, BF16 peak and device name). */
+strata_serve_fused_moe_gemm strata_serve_fused_moe_bf16_gemm(const strata_hw *hw, uint32_t unit, uint64_t tokens,
+                                                             uint32_t experts, uint64_t width, uint64_t routed,
+                                                             uint64_t active);
+
+/* One of g's two GEMMs (each row's product k wide, n outputs) given grouped_s, the grouped-GEMM row's time of the
+ * same product: the slower of the two (vllm-0.4.2: the chain; sglang-0.5: the default tile's waves); grouped_s where
+ * r is NULL, a file is shipped or the row prices nothing there. */
+double strata_serve_fused_moe_bf16_s(const strata_serve_fused_moe_bf16 *r, double grouped_s,
+                                     const strata_serve_fused_moe_gemm *g, uint64_t k, uint64_t n);
+
+/* The shared experts the release fuses into the routed experts' kernel for model m (sglang-0.5: GLM-4.x's
+ * n_shared_experts where it has them and no MLA; 0: none, the shared MLP runs apart). */
+uint32_t strata_serve_fused_moe_bf16_shared(const strata_serve_fused_moe_bf16 *r, const strata_serve_model *m);
 
 #endif

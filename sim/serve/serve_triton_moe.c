@@ -166,14 +166,22 @@ double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs 
         return 0;
     strata_serve_triton_moe_tile tile;
     strata_serve_triton_moe_config_of(cfg, tokens, &tile);
-    uint64_t tiles = strata_serve_triton_moe_mblocks(routed, active, tile.block_m) *
-                     ((n + tile.block_n - 1) / tile.block_n);
+    return strata_serve_triton_moe_tile_waves_s(&tile, routed, active, k, n, sms, f8_peak);
+}
+
+double strata_serve_triton_moe_tile_waves_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
+                                            uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak)
+{
+    if (!routed || !active || !k || !n || !sms || peak <= 0 || !tile->block_m || !tile->block_n || !tile->block_k)
+        return 0;
+    uint64_t tiles = strata_serve_triton_moe_mblocks(routed, active, tile->block_m) *
+                     ((n + tile->block_n - 1) / tile->block_n);
     uint64_t waves = (tiles + sms - 1) / sms;
-    double k_main = ceil((double)k / tile.block_k) * tile.block_k;
-    double per_sm = strata_serve_triton_moe_efficiency() * f8_peak / sms;
+    double k_main = ceil((double)k / tile->block_k) * tile->block_k;
+    double per_sm = strata_serve_triton_moe_efficiency() * peak / sms;
     double fixed = strata_serve_triton_moe_tile_fixed_blocks() * 2.0 * MEASURED_TILE_M * MEASURED_TILE_N *
                    MEASURED_TILE_K; /* the measured tile's prologue and epilogue, in its k-blocks' work */
-    return (double)waves * (2.0 * tile.block_m * tile.block_n * k_main + fixed) / per_sm;
+    return (double)waves * (2.0 * tile->block_m * tile->block_n * k_main + fixed) / per_sm;
 }
 
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,

@@ -130,6 +130,11 @@ double strata_serve_triton_moe_tile_fixed_blocks(void);
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,
                                          uint64_t n, uint32_t sms, double f8_peak);
 
+/* The same for a given tile at `peak` FLOP/s, the unit's dense peak of the kernel's MMA dtype (the FP8 peak here;
+ * serve_fused_moe_bf16.h passes the BF16 peak for unquantized experts): the model above, tile by tile. */
+double strata_serve_triton_moe_tile_waves_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
+                                            uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak);
+
 /* The same under a release's file (cfg NULL: vllm-645d18fa). */
 double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
                                           uint64_t routed, uint64_t active, uint64_t k, uint64_t n, uint32_t sms,
