@@ -125,7 +125,8 @@ uint32_t strata_serve_piecewise_capture_max(uint32_t max_num_seqs, uint32_t max_
 
 static strata_serve_eager_calls calls_add(strata_serve_eager_calls a, strata_serve_eager_calls b)
 {
-    return (strata_serve_eager_calls){.aten = a.aten + b.aten, .triton = a.triton + b.triton, .entry = a.entry + b.entry};
+    return (strata_serve_eager_calls){
+        .aten = a.aten + b.aten, .triton = a.triton + b.triton, .entry = a.entry + b.entry};
 }
 
 strata_serve_eager_calls strata_serve_piecewise_inductor_layer_calls(uint32_t tp, bool qk_norm)
