@@ -22,9 +22,21 @@
  * only where the GPU step is shorter than the chain (small models at
  * small batch); a version field on the row would separate them (not built).
  *
- * Invariants: the chain is >= 0; an MLA model (serve_mla_kernels.c prices
- * its own eager attention op) and ROCm's build (its attention op is V1's
- * Triton kernel, not read here) give 0.
+ * Above the largest captured size (a step of more scheduled tokens than
+ * the capture list's last: 512 by default, min(2 x max_num_seqs, 512) at
+ * 0.10, the sizes above max_num_batched_tokens dropped) V1 replays no
+ * graph: each piece runs Inductor's general-shape code, whose wrapper
+ * launches every fused Triton kernel and every cuBLAS GEMM
+ * (extern_kernels.mm) from the host. That chain is the layer's Inductor
+ * launches plus the same eager attention op and each piece's call
+ * (serve_piecewise.c counts them), priced as above; such a step takes the
+ * longer of its GPU time and that chain.
+ *
+ * Invariants: each chain is >= 0, the chain above the captured size is at
+ * least the one within it; an MLA model (serve_mla_kernels.c prices its
+ * own eager attention op) and ROCm's build (its attention op is V1's
+ * Triton kernel, not read here) give 0; the largest captured size is
+ * >= 1 where max_num_seqs and max_num_batched_tokens are >= 1.
  */
 #ifndef STRATA_SERVE_PIECEWISE_H
 #define STRATA_SERVE_PIECEWISE_H
@@ -39,5 +51,17 @@ strata_serve_eager_calls strata_serve_piecewise_step_calls(void);
 /* The host chain of one piecewise forward of model m (rocm: vLLM's ROCm
  * build, 0; an MLA model, 0). */
 double strata_serve_piecewise_host(const strata_serve_model *m, bool rocm);
+/* The largest step (scheduled tokens) V1 0.10 replays in a piecewise
+ * graph, with no --cuda-graph-sizes: the last size of [1, 2, 4, 8, 16, ...,
+ * min(2 x max_num_seqs, 512)] that is <= max_num_batched_tokens. */
+uint32_t strata_serve_piecewise_capture_max(uint32_t max_num_seqs, uint32_t max_num_batched_tokens);
+/* A dense GQA layer's host calls above the captured size: its Inductor
+ * piece's launches, its attention op's and its piece's call (tp > 1: with
+ * its two all-reduces; qk_norm: with the q and k norms' kernels). */
+strata_serve_eager_calls strata_serve_piecewise_inductor_layer_calls(uint32_t tp, bool qk_norm);
+/* The host chain of one forward above the captured size of model m at tp
+ * ranks, moe_layers of its layers MoE (rocm or an MLA model: 0). */
+double strata_serve_piecewise_inductor_host(const strata_serve_model *m, uint32_t moe_layers, uint32_t tp,
+                                            bool rocm);
 
 #endif

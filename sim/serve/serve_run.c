@@ -498,8 +498,15 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
             st->graph_limit, max_bs ? max_bs
                                     : strata_serve_graph_limit_default(st->graph_limit, st->res->capacity_bytes,
                                                                        st->cfg->tp));
-    if (strata_serve_engine_row(st->cfg->engine)->piecewise)
+    if (strata_serve_engine_row(st->cfg->engine)->piecewise) {
+        const strata_serve_config *c = st->cfg;
         st->piecewise_host_s = strata_serve_piecewise_host(m, strata_serve_hw_rocm(hw));
+        st->piecewise_eager_host_s = strata_serve_piecewise_inductor_host(
+            m, (uint32_t)strata_model_moe_layers(&shape), c->tp, strata_serve_hw_rocm(hw));
+        st->piecewise_capture = c->n_graph_sizes ? c->graph_sizes[c->n_graph_sizes - 1]
+                                                 : strata_serve_piecewise_capture_max(c->max_num_seqs,
+                                                                                      c->max_num_batched_tokens);
+    }
 }
 
 /* The step's cost models: at the peak clock, or at the sustained one, or under --clock duty at both

@@ -508,8 +508,8 @@ bool serve_step(serve_state *st)
      * (serve_eager.h) when that is longer; an overlap loop issues them from its own thread after the step's CPU
      * work (host_chain) */
     double fwd = eager ? fmax(gpu, host_chain(st, cpu)) : gpu;
-    if (st->n_chunks) /* vLLM V1's piecewise graphs: the host's chain (serve_piecewise.h) */
-        fwd = fmax(fwd, st->piecewise_host_s);
+    if (st->n_chunks) /* vLLM V1's piecewise graphs, none above the largest captured size: the host's chain */
+        fwd = fmax(fwd, step_tokens(st) > st->piecewise_capture ? st->piecewise_eager_host_s : st->piecewise_host_s);
     double t = fwd + st->step_swap_s + input_copies(st);
     if (st->n_chunks && e)
         t = strata_serve_engine_step(e, t, batch, prefill, st->cfg->num_scheduler_steps);
