@@ -202,17 +202,21 @@ END_TEST
  * experts of E = 161, each 2 x 192 x 5120 (gate_up) and 192 x 5120 (down) at TP8: 5,898,240 more bf16 bytes of
  * weights (3,932,160 + 1,966,080) and 2 x (384 + 192) x 5120 = 5,898,240 more flops a token. Its down GEMM (K 192,
  * N_out 5120, 160 N-blocks): 9 x 160 = 1440 tiles, 10 waves on 148 SMs, against 8 x 160 = 1280 tiles, 9 waves,
- * without: 10 x 1.548597 x 0.742682 = 11.5012 us against 10.3511 us. Not for Qwen3 (no shared expert), not for an
- * MLA model, not under vLLM 0.4.2's row. */
+ * without: 10 x 1.548597 x 0.742682 = 11.5012 us against 10.3511 us. Not for Qwen3 (no shared expert), not for Llama
+ * 4 (its shared expert its own MLP: no biased router), not for an MLA model, not under vLLM 0.4.2's row. */
 START_TEST(sglang_fused_shared_expert)
 {
     const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("sglang-0.5", NULL);
     const strata_serve_fused_moe_bf16 *v = strata_serve_fused_moe_bf16_find("vllm-0.4.2", NULL);
-    strata_serve_model glm = {.experts = 160, .top_k = 8, .shared_experts = 1, .dtype = STRATA_DTYPE_BF16};
+    strata_serve_model glm = {.experts = 160, .top_k = 8, .shared_experts = 1, .router_groups = 1,
+                              .dtype = STRATA_DTYPE_BF16};
+    /* Llama 4 Scout's shape: one shared expert, a plain softmax router: llama4.py runs it as its own MLP */
+    strata_serve_model scout = {.experts = 16, .top_k = 1, .shared_experts = 1, .dtype = STRATA_DTYPE_BF16};
     strata_serve_model qwen = {.experts = 128, .top_k = 8, .dtype = STRATA_DTYPE_BF16};
-    strata_serve_model mla = {.experts = 256, .top_k = 8, .shared_experts = 1, .kv_lora_rank = 512};
+    strata_serve_model mla = {.experts = 256, .top_k = 8, .shared_experts = 1, .router_groups = 8, .kv_lora_rank = 512};
     ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &glm), 1);
     ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &qwen), 0);
+    ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &scout), 0);
     ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(r, &mla), 0);
     ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(v, &glm), 0);
     ck_assert_uint_eq(strata_serve_fused_moe_bf16_shared(NULL, &glm), 0);

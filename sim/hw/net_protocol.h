@@ -129,7 +129,14 @@ double strata_net_protocol_step_s(const strata_net_protocol *proto, strata_nccl_
  * chain starts at local rank c mod m), to the same peer, posted at once. A
  * ring's charged steps (its critical chunk's hops in the first loop) follow
  * the connection's earlier steps, whose reads are in flight: 0, the long
- * read. 0 as well on one node and for the other algorithms. */
+ * read. 0 as well on one node and for the other algorithms, and for
+ * p2p (its first message after a finished op would also runt: not built).
+ * ESTIMATE (wave 44 review): the step model charges this one price on
+ * every level of the tree's first chunk, down as well as up; where a
+ * channel carries more than one step (12 MiB and up on p4d), later
+ * chunks' up messages are reads in flight when the first goes down, so the
+ * down levels take the long read (19.74 us on p4d) rather than the runt
+ * (51.4 us): at most ~31.7 us too much a down level. */
 uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t ranks, uint32_t nodes, uint32_t channels);
 /* Whether NCCL's algorithm `algo` has every network message's receive
  * posted, and its control message arrived, before the sender's data is

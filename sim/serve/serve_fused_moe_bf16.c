@@ -134,5 +134,6 @@ double strata_serve_fused_moe_bf16_s(const strata_serve_fused_moe_bf16 *r, doubl
 uint32_t strata_serve_fused_moe_bf16_shared(const strata_serve_fused_moe_bf16 *r, const strata_serve_model *m)
 {
     bool unquantized = strata_serve_dtype_bytes(m->dtype) >= 2; /* the row prices 16-bit experts only */
-    return r && r->fuses_shared && unquantized && !m->kv_lora_rank ? m->shared_experts : 0;
+    bool declares = m->router_groups > 0; /* the models whose SGLang file fuses (header): biased routers */
+    return r && r->fuses_shared && unquantized && declares && !m->kv_lora_rank ? m->shared_experts : 0;
 }

@@ -92,12 +92,20 @@
  *   token reaches one more expert, always the shared one, inside the fused
  *   MoE kernels: k = top_k + 1 rows a token, the reached experts one more,
  *   E one more; the shared MLP is not priced. The rule here is GLM-4.x's
- *   (not MLA models': deepseek_v2.py's own rule, not read).
+ *   (not MLA models': deepseek_v2.py's own rule, not read). Only models
+ *   whose SGLang file declares num_fused_shared_experts fuse (glm4_moe,
+ *   bailing_moe, deepseek_v2...; llama4.py l. 125-130, 160-170 and
+ *   qwen2_moe.py run their shared expert as its own MLP): in the tree
+ *   those are the models with a biased (noaux_tc) router, router_groups
+ *   > 0, which is the key the rule reads (review, wave 44: Llama 4 Scout
+ *   and Maverick fused otherwise). The fusion is also SGLang's on sm80 and
+ *   sm90 and under quantized weights; here it rides the Blackwell BF16
+ *   row only (GLM-4.6 on H100/H200 keeps a separate MLP: not read further).
  *
  * Invariants: rows end with a NULL name; a time is >= 0 and 0 where the
  * row does not price the product (no row, tuned file shipped, M > E under
  * a step row, not unquantized, K or M 0); a row fuses shared experts only
- * into unquantized, non-MLA models' routed experts.
+ * into unquantized, non-MLA models' routed experts with a biased router.
  */
 #ifndef STRATA_SERVE_FUSED_MOE_BF16_H
 #define STRATA_SERVE_FUSED_MOE_BF16_H
