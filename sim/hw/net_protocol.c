@@ -289,6 +289,13 @@ char *strata_net_protocol_list(void)
     return strata_rows_names(protocols, G_N_ELEMENTS(protocols), sizeof protocols[0]);
 }
 
+/* A larger message's flights beyond the first: large_flights one-way flights, each two links (NIC to leaf, leaf
+ * to NIC) at the network's per-link latency. */
+static double long_read_s(const strata_net_protocol *proto, const strata_hw_nics *nics)
+{
+    return proto->large_flights * 2 * nics->latency;
+}
+
 double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strata_hw_nics *nics,
                                    uint64_t msg_bytes, bool ctrl_ahead, uint32_t runt_msgs)
 {
@@ -297,11 +304,11 @@ double strata_net_protocol_extra_s(const strata_net_protocol *proto, const strat
     if (msg_bytes > proto->eager_max && runt_msgs && proto->runt_max) { /* the runting read: the peer's budget */
         uint64_t window = msg_bytes * runt_msgs, runt = MIN(window, proto->runt_max);
         double packets = (double)((runt + proto->eager_max - 1) / proto->eager_max);
-        double read = window > runt ? proto->large_flights * 2 * nics->latency : 0;
+        double read = window > runt ? long_read_s(proto, nics) : 0;
         return MAX(read, packets * proto->packet_s + proto->local_read_s);
     }
     if (msg_bytes > proto->eager_max || (proto->eager_before_ctrl && ctrl_ahead))
-        return proto->large_flights * 2 * nics->latency;
+        return long_read_s(proto, nics);
     if (!proto->eager_copy)
         return 0;
     if (!nics->pcie_generation)
