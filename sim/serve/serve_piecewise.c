@@ -123,19 +123,15 @@ uint32_t strata_serve_piecewise_capture_max(uint32_t max_num_seqs, uint32_t max_
     return largest;
 }
 
-static strata_serve_eager_calls calls_add(strata_serve_eager_calls a, strata_serve_eager_calls b)
-{
-    return (strata_serve_eager_calls){
-        .aten = a.aten + b.aten, .triton = a.triton + b.triton, .entry = a.entry + b.entry};
-}
-
 strata_serve_eager_calls strata_serve_piecewise_inductor_layer_calls(uint32_t tp, bool qk_norm)
 {
     /* 4 GEMMs, 2 attention launches; 2 add + RMSNorm, SiluAndMul, RoPE's q and k, the zeroed output; the op's
      * entry and the next piece's call */
     strata_serve_eager_calls c = {.aten = 6, .triton = 6, .entry = 2};
-    if (tp > 1) /* two all-reduces: each the op's entry, empty_like and ops.all_reduce */
-        c = calls_add(c, (strata_serve_eager_calls){.aten = 2, .triton = 0, .entry = 4});
+    if (tp > 1) { /* two all-reduces: each the op's entry, empty_like and ops.all_reduce */
+        c.aten += 2;
+        c.entry += 4;
+    }
     if (qk_norm)
         c.triton += 2;
     return c;
