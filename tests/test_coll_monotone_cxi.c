@@ -22,7 +22,9 @@
  * 27 runs 16 nodes, 64 GPUs, too slow for a unit test's sweep), NCCL 2.25
  * as set 27 runs it: NCCL's own choice, and Simple forced; no fall under
  * the same algorithm, protocol and channel count (a fall across NCCL's
- * channel cut is the library's own: tests/test_coll_monotone.c).
+ * channel cut is the library's own: tests/test_coll_monotone.c); the same
+ * with HPE's settings' row named instead (nccl_net_protocol = cxi-alt-read:
+ * eager to 192 B, four flights more above it; no shipped file names it).
  */
 #include <stdio.h>
 #include "testutil.h"
@@ -74,6 +76,19 @@ static guint falls_of(const char *const *sets, uint32_t devices)
     return same;
 }
 
+/* The same sweep with HPE's settings' row (cxi-alt-read: eager to 192 B,
+ * four flights more above), which NCCL's LL messages cross at small sizes. */
+START_TEST(kestrel_alt_read_never_falls)
+{
+    static const char *const own[] = {"hardware.devices=8", NV "nccl_version=2.25", NV "nccl_net_protocol=cxi-alt-read",
+                                      NULL};
+    static const char *const simple[] = {"hardware.devices=8", NV "nccl_version=2.25",
+                                         NV "nccl_net_protocol=cxi-alt-read", NV "nccl_proto=Simple", NULL};
+    ck_assert_uint_eq(falls_of(own, 8), 0);
+    ck_assert_uint_eq(falls_of(simple, 8), 0);
+}
+END_TEST
+
 START_TEST(kestrel_never_falls)
 {
     static const char *const own[] = {"hardware.devices=8", NV "nccl_version=2.25", NULL};
@@ -90,6 +105,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, kestrel_step_pays_the_get_above_the_threshold);
     tcase_add_test(tc, kestrel_never_falls);
+    tcase_add_test(tc, kestrel_alt_read_never_falls);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
