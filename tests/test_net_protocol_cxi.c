@@ -57,6 +57,36 @@ START_TEST(eager_to_4097_bytes_then_the_gets_round_trip)
 }
 END_TEST
 
+/* cxi-alt-read (wave 45): HPE's NCCL settings (FI_CXI_RDZV_PROTO=alt_read,
+ * RDZV_THRESHOLD, RDZV_GET_MIN and RDZV_EAGER_SIZE 0). Eager up to the
+ * inject size the threshold is raised to, C_MAX_IDC_PAYLOAD_UNR = 192 B
+ * (+ get_min 0); above, the rendezvous Put, the Get the receiver's provider
+ * issues (request, response) and its done notify and the notify's ACK
+ * (libfabric v2.1.0 prov/cxi/src/cxip_msg_hpc.c rdzv_recv_req_event l.
+ * 308-337): 4 flights. On Polaris's network (a flight 2 x 1 us = 2 us):
+ *   - 1 B, 192 B: 0;
+ *   - 193 B, 4097 B, 1 MiB: 4 x 2 = 8 us;
+ * and NCCL's Simple step at 14 us of hwLatencies[NET] less the 2 us route:
+ * 12 us at 192 B, 12 + 8 = 20 us at 193 B. */
+START_TEST(alt_read_eager_to_192_bytes_then_four_flights)
+{
+    const strata_net_protocol *alt = strata_net_protocol_find("cxi-alt-read");
+    ck_assert_ptr_nonnull(alt);
+    ck_assert_str_eq(alt->fabric, "Slingshot");
+    ck_assert(!alt->library_route && !alt->eager_copy);
+    strata_hw_nics polaris = {.per_host = 2, .bandwidth = 25e9, .latency = 1e-6, .pcie_generation = 4,
+                              .pcie_lanes = 16};
+    uint64_t sizes[] = {1, 192, 193, 4097, 1u << 20};
+    double extra[] = {0, 0, 8e-6, 8e-6, 8e-6};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+        ck_assert_double_eq_tol(strata_net_protocol_extra_s(alt, &polaris, sizes[i], false, 0), extra[i], 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_step_s(alt, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 192, false, 0),
+                            12e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_net_protocol_step_s(alt, STRATA_NCCL_SIMPLE, 14e-6, 2e-6, &polaris, 193, false, 0),
+                            20e-6, 1e-15);
+}
+END_TEST
+
 /* polaris-a100-slingshot.ini names cxi-sendrecv: an all-reduce of 8 ranks
  * (2 nodes of 4) on Ring/Simple, NCCL 2.19 as held-out set 24 runs it.
  * 8 KiB: NCCL's message is at most 8192 / 8 ranks = 1 KiB a channel,
@@ -126,6 +156,7 @@ static Suite *net_protocol_cxi_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, eager_to_4097_bytes_then_the_gets_round_trip);
+    tcase_add_test(tc, alt_read_eager_to_192_bytes_then_four_flights);
     tcase_add_test(tc, polaris_step_pays_the_get_above_the_threshold);
     tcase_add_test(tc, polaris_all_reduce_never_falls);
     suite_add_tcase(s, tc);

@@ -223,6 +223,36 @@
  * NCCL's hwLatencies[NET] holds its ends, and cq_read_s 0: the proxy's
  * pass is in it as on InfiniBand). fabric "Slingshot": HPE's own framing,
  * no nccl_ib_* key applies.
+ *
+ * cxi-alt-read (wave 45): the same stack under HPE's NCCL settings
+ * (HewlettPackard/shs-ccl-docs ccl_env.sh @b150230 and nccl/
+ * nccl_tuning_guide.md: FI_CXI_RDZV_PROTO=alt_read, FI_CXI_RDZV_EAGER_SIZE=0,
+ * FI_CXI_RDZV_GET_MIN=0; Sigma2 Olivia's NCCL modules also
+ * FI_CXI_RDZV_THRESHOLD=0 and FI_CXI_RX_MATCH_MODE=hybrid, UNINETTSigma2/
+ * documentation @4bf9654 hpc_machines/olivia/nccl.md). Read at ofiwg/
+ * libfabric v2.1.0 (cf173800) prov/cxi. Eager limit: a threshold of 0 is
+ * raised to CXIP_INJECT_SIZE (cxip_info.c l. 842-846), C_MAX_IDC_PAYLOAD_UNR
+ * = 192 B (cxip.h l. 156; HPE's Cassini header cassini_user_defs.h, read in
+ * a public copy), plus rdzv_get_min 0: max_eager_size = 192 B
+ * (cxip_msg_hpc.c l. 5182; _cxip_send_req l. 4804-4820). A larger message
+ * is a rendezvous Put with no eager bytes (rdzv_eager_size 0, l. 4518); on
+ * its Rendezvous event the receiver's provider issues the Get in software
+ * (l. 1299-1350, issue_rdzv_get l. 369-450: restricted, done_notify set,
+ * l. 395-399), whose Reply makes it send a zero-byte done notify to the
+ * source (cxip_rdzv_done_notify l. 1145-1180, sent at l. 1367), and the
+ * receive completes only on that notify's ACK ("For a restricted Get there
+ * is a fourth event, the ACK of the notify", rdzv_recv_req_event l.
+ * 308-337). Beyond the Put's flight: the Get's request and response and
+ * the notify and its ACK, four flights. The provider's passes that issue
+ * the Get and the notify (each when NCCL's proxy tests and so reads the
+ * queue) are not priced (0, ESTIMATE: no source gives their time). At most
+ * 192 B a message is sent eagerly as an IDC (the sender copies it from the
+ * GPU into a host bounce buffer first, cxip_msg.c cxip_send_buf_init l.
+ * 752-777: not priced, as on cxi-sendrecv). ccl_env.sh alone (neither
+ * threshold nor get_min set) sends eagerly to 4097 B, the tuning guide's
+ * table (get_min 0) to 2048 B: neither is this row. HPE's guide runs
+ * alt_read with the driver's rdzv_get_en at 0 (Slurm
+ * --network=disable_rdzv_get); the row assumes it.
  */
 #include "hw/net_protocol.h"
 #include <string.h>
@@ -238,6 +268,9 @@ static const strata_net_protocol protocols[] = {
      .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
      .rails_per_test = true, .fabric = "EFA"},
     {.name = "cxi-sendrecv", .eager_max = 4097, .large_flights = 2, .eager_copy = false,
+     .eager_before_ctrl = false, .local_read_s = 0, .library_route = false, .cq_read_s = 0,
+     .rails_per_test = false, .fabric = "Slingshot"},
+    {.name = "cxi-alt-read", .eager_max = 192, .large_flights = 4, .eager_copy = false,
      .eager_before_ctrl = false, .local_read_s = 0, .library_route = false, .cq_read_s = 0,
      .rails_per_test = false, .fabric = "Slingshot"},
 };

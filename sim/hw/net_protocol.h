@@ -37,6 +37,13 @@
  *                 (rdzv_threshold + rdzv_get_min) into the posted GPU
  *                 buffer, no copy; else the rendezvous Put and the NIC's
  *                 Get of the rest, a round trip: two flights more.
+ *   cxi-alt-read  the same under HPE's NCCL settings (FI_CXI_RDZV_PROTO=
+ *                 alt_read, RDZV_THRESHOLD, RDZV_GET_MIN and RDZV_EAGER_SIZE
+ *                 0: wave 45): eager up to 192 B (the inject size the
+ *                 threshold is raised to), else a rendezvous Put of no
+ *                 data, the Get the receiver's provider issues and its
+ *                 done notify to the source, whose ACK completes the
+ *                 receive: four flights more.
  * The first two rows run over EFA, whose files' routes stand for one message
  * through the network library (osu_latency over libfabric: docs/clusters.md,
  * "What one message costs over EFA"), so a network step also pays NCCL's
