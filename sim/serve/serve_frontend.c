@@ -41,13 +41,16 @@
  *   vllm:time_to_first_token_seconds; the `openai` backend (/v1/completions,
  *   what the rows' `vllm bench serve` and benchmark_serving.py runs use)
  *   gives the client's TTFT +8.4 and +12.0 ms over the server's in its two
- *   rounds: 10.2 ms, their mean. What the server's metric leaves out
- *   (ESTIMATE, not read at a tag: it runs from the request's arrival at
- *   AsyncLLM to the output processor's first token): the HTTP request, the
- *   prompt's tokenization, the chunk's detokenization and SSE write, the
- *   client's read. The two ZMQ hops fall inside the metric and are not
- *   added; a laptop's CPU under WSL2 runs the Python slower than a
- *   server's (not corrected: no figure).
+ *   rounds: 10.2 ms, their mean. The server's metric is taken in the API
+ *   server's output processor, from the request's state there (made once
+ *   the prompt is tokenized) to the output that carries its first token
+ *   (vllm/v1/metrics/stats.py, IterationStats.update_from_output: now -
+ *   last_token_time, as read at 0015f3f6, an early V1; not read at the
+ *   rows' tags), so what it leaves out is the HTTP request, the prompt's
+ *   tokenization, the chunk's detokenization and SSE write and the
+ *   client's read; the two ZMQ hops fall inside it and are not added; a
+ *   laptop's CPU under WSL2 runs the Python slower than a server's (not
+ *   corrected: no figure).
  * - Tokenization as SGLang's (above): 512 x 0.08 us = 41 us of it, so the
  *   fixed part is 10.159 ms.
  * - Its split (ESTIMATE, by the parts each side crosses): recv one half
