@@ -17,8 +17,8 @@
 /* SGLang's rows: tt-inference-server #3560's 9.54 ms TTFT less its 2.632 ms mock forward and 0.308 ms of a step's
  * host work is 6.600 ms of hops at 128 prompt tokens; tokenization 0.08 us a token (20 s a GB at 4 B a token), so
  * the fixed part is 6.600 - 0.01024 = 6.58976 ms, taken as 6.590 ms: recv 2/5 = 2.636 ms + 0.08 us a token, emit
- * 3/5 = 3.954 ms. recv(0) + emit = 6.590 ms; at 128 tokens 6.60024 ms; at 1,000, recv 2.716 ms. Other rows and
- * the default (vLLM V1): nothing. */
+ * 3/5 = 3.954 ms. recv(0) + emit = 6.590 ms; at 128 tokens 6.60024 ms; at 1,000, recv 2.716 ms. The default row
+ * (no --engine, vLLM V1) names "vllm-v1" (below); the other rows nothing. */
 START_TEST(sglang_hops_by_hand)
 {
     const char *sgl[] = {"sglang-v0.3", "sglang-v0.4", "sglang-v0.5"};
@@ -36,8 +36,96 @@ START_TEST(sglang_hops_by_hand)
         ck_assert_msg(strata_serve_engine_find(none[i], NULL) &&
                           !strata_serve_engine_frontend(strata_serve_engine_find(none[i], NULL)),
                       "%s", none[i]);
-    ck_assert(!strata_serve_engine_frontend(NULL) && !strata_serve_frontend_find(NULL));
+    ck_assert(strata_serve_engine_frontend(NULL) == strata_serve_frontend_find("vllm-v1"));
+    ck_assert(!strata_serve_frontend_find(NULL) && !strata_serve_frontend_find("none"));
     ck_assert(strata_serve_frontend_recv(NULL, 1000) == 0 && strata_serve_frontend_emit(NULL) == 0);
+}
+END_TEST
+
+/* vLLM V1's row: vllm-project/vllm PR #54628's `openai` backend, the client's TTFT over the server's own metric,
+ * +8.4 and +12.0 ms: mean 10.2 ms at 512-token prompts; less 512 x 0.08 us = 40.96 us of tokenization: 10.15904 ms,
+ * recv and emit half each, 5.07952 ms. recv(0) = 5.07952 ms, recv(512) = 5.07952 + 0.04096 = 5.12048 ms, so
+ * recv(512) + emit = 10.2 ms, the measured gap; recv(4) = 5.07984 ms. */
+START_TEST(vllm_v1_hops_by_hand)
+{
+    const strata_serve_frontend *f = strata_serve_engine_frontend(NULL);
+    ck_assert(f && f == strata_serve_engine_frontend(strata_serve_engine_row(NULL)));
+    ck_assert_str_eq(f->name, "vllm-v1");
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 0), 5.07952e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 4), 5.07984e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 512), 5.12048e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_emit(f), 5.07952e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 512) + strata_serve_frontend_emit(f), 10.2e-3, 1e-15);
+}
+END_TEST
+
+static const strata_serve_step *step(const strata_serve_result *r, guint i);
+
+/* The tiny model on test-simple (run_tiny's settings) under vLLM V1's row (or `row`), concurrency 2, --step-overhead
+ * 1 ms (every step longer than 1 ms, far shorter than the hops). */
+static strata_serve_result *run_v1_loop(const strata_serve_engine *row, strata_serve_request *req, uint32_t n)
+{
+    strata_serve_model m = strata_test_serve_tiny();
+    GError *err = NULL;
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.record_steps = true, c.concurrency = 2, c.engine = row, c.step_overhead = 1e-3;
+    c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
+    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    strata_serve_stream s = {req, n, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
+    const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}
+
+/* The closed loop's round trip. Two clients; A(4 prompt, 2 out), B(4, 4), then C(4, 1) and D(4, 1), sent as A and
+ * B are read done; budget 8, two sequences; recv(4) = 5.07984 ms, emit = 5.07952 ms (above), steps of 1 to 2 ms
+ * (1 ms of --step-overhead and the tiny forward). Step 0 (at recv, A and B sent at 0): both prompts, 8 tokens, both
+ * first tokens. Step 1: both decodes, A done (2 tokens); its client reads that emit after step 1's end and sends C,
+ * received recv later: 10.15936 ms after step 1's end, longer than steps 2 and 3, so they are B's decodes alone
+ * (B done at 3) and the loop idles until C is received: step 4 (at step 1's end + 10.15936 ms) C's prompt alone,
+ * 4 tokens, C done. D, sent when B is read (step 3's end + emit) and received recv later, comes after step 4's
+ * end (steps 2 and 3 together outlast step 4): step 5 D's prompt at step 3's end + 10.15936 ms. TTFTs: A and B
+ * step 0's end + emit (sent at 0); C recv + step 4 + emit, D recv + step 5 + emit. Without the hops (the same row,
+ * frontend NULL: strata's vLLM V1 before wave 45), C is received at step 1's end and joins step 2 beside B's decode
+ * (5 tokens): the replacement rides the decodes still running, which the real loop's 10 ms round trip does not
+ * let it do. */
+START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
+{
+    strata_serve_request req[4] = {{0, 4, 2}, {0, 4, 4}, {0, 4, 1}, {0, 4, 1}};
+    const double recv = 5.07984e-3, emit = 5.07952e-3;
+    strata_serve_result *r = run_v1_loop(strata_serve_engine_row(NULL), req, 4);
+    const struct { uint32_t tokens, prefills, decodes; } want[] = {{8, 2, 0}, {2, 0, 2}, {1, 0, 1}, {1, 0, 1},
+                                                                    {4, 1, 0}, {4, 1, 0}};
+    ck_assert_uint_eq(r->steps_log->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+        ck_assert_msg(step(r, i)->tokens == want[i].tokens && step(r, i)->prefills == want[i].prefills &&
+                          step(r, i)->decodes == want[i].decodes,
+                      "step %u: %u tokens, %u prefills, %u decodes", i, step(r, i)->tokens, step(r, i)->prefills,
+                      step(r, i)->decodes);
+    double end[6];
+    for (guint i = 0; i < 6; i++) {
+        end[i] = step(r, i)->t + step(r, i)->dt;
+        ck_assert(step(r, i)->dt > 1e-3 && step(r, i)->dt < 2e-3); /* far under the 10.15936 ms round trip */
+    }
+    ck_assert_double_eq_tol(step(r, 0)->t, recv, 1e-15);
+    ck_assert_double_eq_tol(step(r, 4)->t, end[1] + emit + recv, 1e-12);
+    ck_assert_double_eq_tol(step(r, 5)->t, end[3] + emit + recv, 1e-12);
+    double ttft[4] = {end[0] + emit, end[0] + emit, recv + step(r, 4)->dt + emit, recv + step(r, 5)->dt + emit};
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2] + ttft[3]) / 4, 1e-12);
+    ck_assert_uint_eq(r->completed, 4);
+    strata_serve_result_free(r);
+    strata_serve_engine bare = *strata_serve_engine_row(NULL);
+    bare.frontend = NULL;
+    r = run_v1_loop(&bare, req, 4);
+    ck_assert_uint_eq(step(r, 2)->tokens, 5);
+    ck_assert_uint_eq(step(r, 2)->prefills, 1);
+    ck_assert_uint_eq(step(r, 2)->decodes, 1);
+    strata_serve_result_free(r);
 }
 END_TEST
 
@@ -183,6 +271,8 @@ int main(void)
     Suite *s = suite_create("serve_frontend");
     TCase *tc = tcase_create("serve_frontend");
     tcase_add_test(tc, sglang_hops_by_hand);
+    tcase_add_test(tc, vllm_v1_hops_by_hand);
+    tcase_add_test(tc, closed_loop_round_trip_keeps_the_replacement_out);
     tcase_add_test(tc, eager_chain_by_hand);
     tcase_add_test(tc, ttft_at_concurrency_1_term_by_term);
     tcase_add_test(tc, closed_loop_sends_when_it_reads_the_last_token);

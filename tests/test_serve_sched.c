@@ -74,6 +74,19 @@ static const strata_serve_step *step(const strata_serve_result *r, guint i)
     return &g_array_index(r->steps_log, strata_serve_step, i);
 }
 
+/* No --engine is vLLM V1's row, whose server hops (serve_frontend.c's "vllm-v1": 10.2 ms of PR #54628 less 512 x
+ * 0.08 us, halved) delay each request's receipt by recv (5.07952 ms + 0.08 us a prompt token) and the client's
+ * reading of each token by emit (5.07952 ms). */
+static double v1_recv(uint32_t prompt)
+{
+    return strata_serve_frontend_recv(strata_serve_engine_frontend(NULL), prompt);
+}
+
+static double v1_emit(void)
+{
+    return strata_serve_frontend_emit(strata_serve_engine_frontend(NULL));
+}
+
 /* Asserts each step's tokens, prefill chunks and decodes: n triples. */
 static void check_steps(const strata_serve_result *r, const uint32_t (*want)[3], guint n)
 {
@@ -147,8 +160,9 @@ START_TEST(step_time_split_by_kind)
      * together); step 1's 8 tokens pass the largest captured size (max_num_seqs 2: [1, 2, 4], so 4), so it
      * runs Inductor's pieces without graphs: the one layer's 6 ATen, 6 Triton, 2 entries (24 + 66 + 20 =
      * 110 us) and the step's first call and embedding + norm (10 + 11 us): 131 us; so 131 + 3 x 38 us less
-     * the GPU time; all three parts sum to the makespan (every request arrives at 0, the GPU is never
-     * idle). */
+     * the GPU time; all three parts sum to the makespan less the default row's server hops (every request
+     * sent at 0 and received recv(4) later, the GPU never idle after; the last read emit after the last
+     * step). */
     strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
     strata_serve_result *r = run_with("vllm-v0", 1, true, req, 3, 1e-3);
     ck_assert_uint_eq(r->steps, 4);
@@ -156,7 +170,8 @@ START_TEST(step_time_split_by_kind)
     double gpu = r->prefill_gpu_s + r->decode_gpu_s;
     ck_assert(gpu < 38e-6);
     ck_assert_double_eq_tol(r->host_s, 4e-3 + 27.09475e-6 + 131e-6 + 3 * 38e-6 - gpu, 1e-12);
-    ck_assert_double_eq_tol(r->prefill_gpu_s + r->decode_gpu_s + r->host_s, r->makespan, 1e-12);
+    ck_assert_double_eq_tol(r->prefill_gpu_s + r->decode_gpu_s + r->host_s + v1_recv(4) + v1_emit(), r->makespan,
+                            1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -176,10 +191,10 @@ START_TEST(v0_multi_step_runs_the_decode_batch_n_steps)
     ck_assert_uint_eq(r->decode_tokens, 6);
     ck_assert_uint_eq(r->prefill_tokens, 12);
     /* A and B end with the run (end of step 4), C with step 5: the E2E median is step 4's end, the
-     * maximum step 5's */
+     * maximum step 5's, each read emit later (the default row's hops; every request sent at 0) */
     double end4 = step(r, 3)->t + step(r, 3)->dt, end5 = step(r, 4)->t + step(r, 4)->dt;
-    ck_assert_double_eq_tol(r->e2e.p50, end4, 1e-15);
-    ck_assert_double_eq_tol(r->makespan, end5, 1e-15);
+    ck_assert_double_eq_tol(r->e2e.p50, end4 + v1_emit(), 1e-15);
+    ck_assert_double_eq_tol(r->makespan, end5 + v1_emit(), 1e-15);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -311,7 +326,8 @@ START_TEST(trtllm_unchunked_places_whole_prompts)
      * trtllm-no-evict-unchunked (MicroBatchScheduler without context chunking): step 1 places A whole (6 <= 8);
      * B's 6 > the 2 left ends the step: 6 tokens, A samples its first. Step 2: A's decode (1), then B whole (1 +
      * 6 <= 8); C's 4 > the 1 left: 7 tokens, A done, B's only token. Step 3: C's 4. Each first token comes at
-     * the end of its own prompt's step, so TTFT mean = (t1 + t2 + t3) / 3 with t_k step k's end. The chunked
+     * the end of its own prompt's step, read emit later (the default row's hops; all sent at 0), so TTFT mean
+     * = (t1 + t2 + t3) / 3 + emit with t_k step k's end. The chunked
      * form (trtllm-no-evict) cuts B: 8 (A 6, B 2), 8 (A's decode, B 4, C 3), 1 (C's last), B's and C's first
      * tokens at steps 2 and 3. */
     strata_serve_request req[3] = {{0, 6, 2}, {0, 6, 1}, {0, 4, 1}};
@@ -323,7 +339,7 @@ START_TEST(trtllm_unchunked_places_whole_prompts)
     check_steps(r, whole, G_N_ELEMENTS(whole));
     ck_assert_uint_eq(r->completed, 3);
     double t1 = step(r, 0)->t + step(r, 0)->dt, t2 = step(r, 1)->t + step(r, 1)->dt, t3 = step(r, 2)->t + step(r, 2)->dt;
-    ck_assert_double_eq_tol(r->ttft.mean, (t1 + t2 + t3) / 3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.mean, (t1 + t2 + t3) / 3 + v1_emit(), 1e-12);
     strata_serve_result_free(r);
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
@@ -1022,7 +1038,9 @@ END_TEST
  * done (its third token); index 3 B's decode, B done (no decode more: schedule() skips a request whose previous
  * step reaches max_tokens); idle until C, received as it comes: index 4 C's prompt. Sync (the flag off): index 1 A's
  * decode and B's prompt, index 2 both decodes (both done), index 3 C's prompt. B's TTFT is the end of its prompt's
- * step less 5 ms: index 2's async, index 1's sync. */
+ * step less 5 ms: index 2's async, index 1's sync. The default row's server hops: each request received recv(4) =
+ * 5.07984 ms after its send (A at 5.07984 ms, B at 10.07984 ms: still after step 0's start, before index 2 is
+ * formed), each token read emit = 5.07952 ms after its step; C's TTFT is recv + its step + emit. */
 START_TEST(vllm_v1_async_scheduling_receives_a_step_late)
 {
     strata_serve_request req[3] = {{0, 4, 3}, {5e-3, 4, 2}, {1.0, 4, 1}};
@@ -1032,19 +1050,22 @@ START_TEST(vllm_v1_async_scheduling_receives_a_step_late)
     strata_serve_result *r = run_config(&c, "vllm-v1", req, 3);
     const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {5, 1, 1}, {1, 0, 1}, {4, 1, 0}};
     check_steps(r, lag, G_N_ELEMENTS(lag));
-    ck_assert(step(r, 0)->dt > 10e-3 && step(r, 4)->t == 1.0);
+    const double recv = v1_recv(4), emit = v1_emit();
+    ck_assert_double_eq_tol(recv, 5.07984e-3, 1e-15);
+    ck_assert_double_eq_tol(emit, 5.07952e-3, 1e-15);
+    ck_assert(step(r, 0)->dt > 10e-3 && step(r, 0)->t == recv && step(r, 4)->t == 1.0 + recv);
     double ttft[3] = {step(r, 0)->t + step(r, 0)->dt, step(r, 2)->t + step(r, 2)->dt - 5e-3,
-                      step(r, 4)->dt};
-    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+                      recv + step(r, 4)->dt};
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3 + emit, 1e-12);
     ck_assert_uint_eq(r->completed, 3);
     strata_serve_result_free(r);
     c.async_scheduling = false;
     r = run_config(&c, "vllm-v1", req, 3);
     const uint32_t sync[][3] = {{4, 1, 0}, {5, 1, 1}, {2, 0, 2}, {4, 1, 0}};
     check_steps(r, sync, G_N_ELEMENTS(sync));
-    ttft[1] = step(r, 1)->t + step(r, 1)->dt - 5e-3, ttft[2] = step(r, 3)->dt;
+    ttft[1] = step(r, 1)->t + step(r, 1)->dt - 5e-3, ttft[2] = recv + step(r, 3)->dt;
     ttft[0] = step(r, 0)->t + step(r, 0)->dt;
-    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft[0] + ttft[1] + ttft[2]) / 3 + emit, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST

@@ -588,6 +588,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .logits_gather = true,
                                             .embed_allreduce = true,
                                             .input_copies = true,
+                                            .frontend = "vllm-v1",
                                             .sampler = "vllm-v1-greedy",
                                             .piecewise = true,
                                             .hold_rule = SERVE_HOLD_VLLM_V1};

@@ -149,7 +149,7 @@ static bool triton_moe_tiles(const strata_hw *hw, bool rocm)
 
 const strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e)
 {
-    return e ? strata_serve_frontend_find(e->frontend) : NULL;
+    return strata_serve_frontend_find(strata_serve_engine_row(e)->frontend); /* NULL e: vLLM V1's */
 }
 
 const strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e)

@@ -30,12 +30,42 @@
  * sglang-v0.4 and sglang-v0.5 name it; SGLang 0.3 is given 0.5's figure
  * (ESTIMATE: the same three processes and hops; no measurement of 0.3's).
  *
- * Not priced (no row): vLLM V1 (AsyncLLM and its detokenizer in the API
- * server's process, one ZMQ hop each way to the EngineCore process;
- * vllm-project/vllm PR #54628 measures the client's TTFT 8.4-12.2 ms over
- * the server's own metric on a laptop under WSL2 at concurrency 8, a later
- * release, its server-side part of the hops not separable); vLLM V0,
- * TensorRT-LLM, NIM and TurboMind (no figure read).
+ * "vllm-v1" (the default row, no --engine: vLLM V1's OpenAI server, the
+ * API server process with AsyncLLM, the tokenizer and the detokenizer,
+ * one ZMQ hop each way to the EngineCore process).
+ * - The whole of it outside the server's own TTFT, measured:
+ *   vllm-project/vllm PR #54628 (QHarshil, "[Benchmark] Add Responses API
+ *   backend to vllm bench serve"; vLLM 0.28.1rc1.dev174, Qwen2.5-0.5B on an
+ *   RTX 4070 Laptop under WSL2, `vllm bench serve` random 512 in / 128
+ *   out, --max-concurrency 8): each run bracketed by scrapes of
+ *   vllm:time_to_first_token_seconds; the `openai` backend (/v1/completions,
+ *   what the rows' `vllm bench serve` and benchmark_serving.py runs use)
+ *   gives the client's TTFT +8.4 and +12.0 ms over the server's in its two
+ *   rounds: 10.2 ms, their mean. The server's metric is taken in the API
+ *   server's output processor, from the request's state there (made once
+ *   the prompt is tokenized) to the output that carries its first token
+ *   (vllm/v1/metrics/stats.py, IterationStats.update_from_output: now -
+ *   last_token_time, as read at 0015f3f6, an early V1; not read at the
+ *   rows' tags), so what it leaves out is the HTTP request, the prompt's
+ *   tokenization, the chunk's detokenization and SSE write and the
+ *   client's read; the two ZMQ hops fall inside it and are not added; a
+ *   laptop's CPU under WSL2 runs the Python slower than a server's (not
+ *   corrected: no figure).
+ * - Tokenization as SGLang's (above): 512 x 0.08 us = 41 us of it, so the
+ *   fixed part is 10.159 ms.
+ * - Its split (ESTIMATE, by the parts each side crosses): recv one half
+ *   (the HTTP request's end, the tokenizer's call), emit the other (the
+ *   detokenization and the chunk's end) = 5.0795 ms each.
+ * Why it matters beyond its 10 ms: in a closed loop (`--concurrency`) a
+ * finished request's client sends its next one emit + recv after the
+ * step that sampled its last token; decode-only steps of a few ms run
+ * meanwhile, so the requests that finish together (fixed output lengths
+ * after a burst) are all done before the first replacement is received,
+ * and the replacements queue for prefill together (docs/serving.md,
+ * "TTFT under load: the closed loop's round trip").
+ *
+ * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
+ * read).
  */
 #include "serve/serve_frontend.h"
 #include <stddef.h>
@@ -45,9 +75,13 @@
 #define SGLANG_RECV_S (SGLANG_HOPS_S * 2.0 / 5.0)
 #define SGLANG_EMIT_S (SGLANG_HOPS_S * 3.0 / 5.0)
 #define HF_TOKENIZE_S 0.08e-6 /* 20 s a GB, 4 bytes a token */
+#define VLLM_HOPS_S ((8.4e-3 + 12.0e-3) / 2.0 - 512 * HF_TOKENIZE_S) /* PR #54628's `openai` rows less 512 tokens' */
+#define VLLM_RECV_S (VLLM_HOPS_S / 2.0)
+#define VLLM_EMIT_S (VLLM_HOPS_S / 2.0)
 
 static const strata_serve_frontend rows[] = {
     {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S},
 };
 
 const strata_serve_frontend *strata_serve_frontend_find(const char *name)

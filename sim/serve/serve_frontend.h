@@ -19,7 +19,8 @@
  * emit after the step that sampled it.
  *
  * Invariants: every figure is >= 0 and finite; an engine without a row
- * (no --engine: vLLM V1; `none`; the rows not priced) adds nothing.
+ * (`none`; the rows not priced) adds nothing; no --engine is vLLM V1's
+ * row, which names "vllm-v1".
  */
 #ifndef STRATA_SERVE_FRONTEND_H
 #define STRATA_SERVE_FRONTEND_H
