@@ -78,7 +78,7 @@ static const tuning_model tuning_models[] = {
     /* tuning_model_6 (9e22c79), which RCCL takes on gfx950 where a topology
      * model matched (comm->model_6): latencies and bwRatio tuning_model_5's;
      * its corrections differ on the tree's LL128 (16-19) and Simple (17-26),
-     * the ring's LL128 (18) and Simple (22-26) */
+     * the ring's LL128 (18) and Simple (22, 24) */
     {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
      .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
      .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
