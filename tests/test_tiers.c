@@ -278,6 +278,62 @@ START_TEST(rccl_gfx950_runs_four_channels_a_ring)
 }
 END_TEST
 
+/* RCCL on gfx950 takes tuning_model_6 (rome_models.cc: tuning 6 on
+ * gfx950 after a topology match; its table as stored at ROCm/rccl
+ * 9e22c79). 2 x 8 MI355X, 64 channels of 28 x 12 / 64 = 5.25 GB/s, AMD
+ * hosts, LL128 on (the MI355X files' rccl_ll128), RCCL 2.26:
+ *   Tree Simple  17 + 2 x (7 x 2.3 + 25) = 99.2 us, 336 x .11 x .5 =
+ *                18.48 GB/s x the tree's Simple correction
+ *   Ring Simple  17 + 26 x max(2.1, 2 x 3) + 4 x 320 = 1453 us, 336 x
+ *                16/30 = 179.2 GB/s x the ring's Simple correction
+ * 256 MiB (log2(256 MiB / 64) = 22): tuning_model_6's 0.7 and 1.0 give
+ * the tree 99.2 + 268435456 / 12936 = 20,850.2 us and the ring 1453 +
+ * 268435456 / 179200 = 2,950.97 us: Ring Simple (tuning_model_5's 1.0 and
+ * 0.1 give the tree 99.2 + 268435456 / 18480 = 14,624.93 us). 128 MiB
+ * (21): the tree's 0.9, 99.2 + 134217728 / 16632 = 8,169.05 us, against the
+ * ring's 0.1, 1453 + 134217728 / 17920 = 8,942.8 us: Tree Simple. RCCL
+ * 2.26.6 on such nodes printed both (Tree Simple at 64 and 128 MiB, Ring
+ * Simple from 256 MiB). tuning_model_6's all-reduce ranges: LL to 131,071
+ * B, LL128 above to 17,660,227 B. 131,072 B (log2 11): Tree LL and Tree
+ * LL128 tie at 45.6 + 131072 / (10.08 x .6) = 67.272 us (LL first), the
+ * range takes LL128; 131,068 B stays LL. 17,660,224 B (log2 18): the
+ * tree's LL128 correction there is 1.0 (tuning_model_5: 0.1), so the
+ * argmin is Tree LL128, 45.6 + 17660224 / 10080 = 1,797.62 us; 4 B more
+ * is past the range: Tree Simple (its correction 0.1). An all-gather's LL
+ * stops at 7 B a rank: 64 B (4 a rank) LL, 128 B LL128. */
+START_TEST(rccl_gfx950_takes_tuning_model_6)
+{
+    strata_rccl_comm c = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                          .cpu = STRATA_NCCL_AMD, .net_ranges = true, .ll128 = true, .ll128_x38 = true,
+                          .ring_copies = 4, .model_6 = true};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    strata_rccl_choice ch;
+    ck_assert(strata_rccl_choose(&c, ar, 256u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 1453 + 268435456 / 179200.0, 1e-3);
+    ck_assert_double_eq_tol(ch.net_step_us, 320.0, 1e-12);
+    ck_assert(strata_rccl_choose(&c, ar, 128u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 134217728 / 16632.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 131072, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.time_us, 45.6 + 131072 / 6048.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 131068, &ch) && ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL);
+    ck_assert(strata_rccl_choose(&c, ar, 17660224, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.time_us, 45.6 + 17660224 / 10080.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 17660228, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_GATHER, 64, &ch) && ch.proto == STRATA_NCCL_LL);
+    ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_GATHER, 128, &ch) && ch.proto == STRATA_NCCL_LL128);
+    /* tuning_model_5 (gfx942's) keeps the tree at 256 MiB */
+    c.model_6 = false;
+    ck_assert(strata_rccl_choose(&c, ar, 256u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 268435456 / 18480.0, 1e-3);
+}
+END_TEST
+
 START_TEST(rccl_ll128_where_the_topology_enables_it)
 {
     /* 16 ranks over 2 nodes, RCCL's graph across nodes 64 channels of 28 x
@@ -603,6 +659,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rccl_across_nodes_takes_its_protocol_by_size);
     tcase_add_test(tc, rccl_ll128_where_the_topology_enables_it);
     tcase_add_test(tc, rccl_gfx950_runs_four_channels_a_ring);
+    tcase_add_test(tc, rccl_gfx950_takes_tuning_model_6);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);

@@ -95,12 +95,22 @@ static const struct {
  * prints "32 p2p channels, 8 p2p channels per peer" (Ahalperin/amd-dev
  * @58a032f results/scale_4gpu_alltoall/nccl_debug.log, rank 3's init):
  * 4 x 1 link, doubled, where the rule of 2 gives 2. So gfx950 takes it
- * from 2.26, its first release (the loader refuses it before). */
+ * from 2.26, its first release (the loader refuses it before).
+ * tuning_6: RCCL's tuning model is tuning_model_6 (rccl_tuning.h): the
+ * topology match sets it on gfx950 (ROCm/rccl @008c53d
+ * src/graph/rome_models.cc parseA2a8P, parseRome4P2H: `if (IsArchMatch(
+ * gcn, "gfx950")) system->tuning = 6` after the model's options), where
+ * gfx942's models say tuning=5. RCCL 2.26.6's choices over 2 x 8 MI355X
+ * (Ahalperin/amd-dev @58a032f results/scale_2x8gpu_all_reduce/
+ * nccl_debug.log, "Found matching Rome model index 40": Tree Simple at 64
+ * and 128 MiB, Ring Simple from 256 MiB to 8 GiB, 64 channels) are
+ * tuning_model_6's as stored at 9e22c79, not tuning_model_5's (the tree
+ * to 256 MiB). */
 static const struct {
     const char *name;
     uint32_t ring_copies;
-    bool p2p_xgmi4;
-} rccl_arches[] = {{"gfx942", 2, true}, {"gfx950", 4, true}};
+    bool p2p_xgmi4, tuning_6;
+} rccl_arches[] = {{"gfx942", 2, true, false}, {"gfx950", 4, true, true}};
 
 #define MAX_RINGS 64u
 #define MAX_RING_LEN 16u
@@ -115,6 +125,7 @@ typedef struct rccl_params {
     bool gfx94;             /* rccl_arch is gfx942 (RCCL's IsArchMatch "gfx94") */
     bool p2p_xgmi4;         /* rccl_arch's p2p rule on the node (rccl_arches) */
     uint32_t ring_copies;   /* rccl_arch's compute channels per graph ring (rccl_arches) */
+    bool tuning_6;          /* rccl_arch's tuning model is tuning_model_6 (rccl_arches) */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -297,6 +308,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     p->mscclpp = ok && mscclpp && rccl_releases[i].mscclpp && p->gfx94;
     p->ring_copies = ok ? rccl_arches[a].ring_copies : 2;
     p->p2p_xgmi4 = ok && rccl_arches[a].p2p_xgmi4;
+    p->tuning_6 = ok && rccl_arches[a].tuning_6;
     g_free(v);
     g_free(arch);
     return ok;
@@ -406,7 +418,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
                           .msccl = msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
                           .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38,
-                          .model_2_20 = p->model_2_20, .ring_copies = p->ring_copies,
+                          .model_2_20 = p->model_2_20, .model_6 = p->tuning_6, .ring_copies = p->ring_copies,
                           .mscclpp = p->mscclpp && p->msccl && p->host.ranks_per_process <= 1 && p->host.graph};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);

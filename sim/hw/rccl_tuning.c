@@ -20,7 +20,12 @@
  * baseLat, thresholds and channels as 2.21's). MSCCL++'s all-reduce
  * (mscclpp_choose): ROCm/rccl @0cbce2a src/misc/msccl/msccl_lifecycle.cc,
  * src/init.cc, and microsoft/mscclpp @1e82dd4 (its submodule)
- * apps/nccl/src/nccl.cu and allreduce.hpp.
+ * apps/nccl/src/nccl.cu and allreduce.hpp. tuning_model_6 (comm->model_6):
+ * src/graph/tuning.cc as stored at 9e22c79, which RCCL takes on gfx950
+ * (ROCm/rccl @008c53d src/graph/rome_models.cc parseA2a8P and
+ * parseRome4P2H: after a topology model's options, `if (IsArchMatch(gcn,
+ * "gfx950")) system->tuning = 6`; tuning.cc then reads
+ * rcclTuningModel[comm->topo->tuning] for the tables and llProtoRanges).
  * Invariant: the functions read only their arguments.
  */
 #include "hw/rccl_tuning.h"
@@ -29,7 +34,7 @@
 #define PROTOS STRATA_NCCL__PROTOS
 /* tuning.cc baseLat (us), {LL, LL128, Simple}, for Tree and Ring. */
 static const double base_lat[PROTOS] = {12.0, 12.0, 17.0};
-/* tuning_model_5 as a release has it: hwLat (us per step) on xGMI
+/* tuning_model_5 as a release has it, and tuning_model_6: hwLat (us per step) on xGMI
  * (RCCL's NVLINK row) and NET, for Tree and Ring; bwRatio for up to 2
  * nodes and for more; the correction factors by log2(bytes / 64), 0 to 26
  * (and beyond): the tree's always, the ring's across nodes. */
@@ -37,7 +42,7 @@ typedef struct tuning_model {
     double xgmi_lat[2][PROTOS], net_lat[2][PROTOS], bw_ratio[2][2][PROTOS];
     double tree_correction[PROTOS][27], ring_correction[PROTOS][27];
 } tuning_model;
-static const tuning_model tuning_model_5[] = {
+static const tuning_model tuning_models[] = {
     /* RCCL 2.20.5 (ROCm 6.2, tag rocm-6.2.2): LL128 off (its columns 0) */
     {.xgmi_lat = {{0.8, 0.0, 2.5}, {0.8, 0.0, 3.6}},
      .net_lat = {{12.5, 0.0, 22.4}, {9.5, 0.0, 19.8}},
@@ -70,6 +75,25 @@ static const tuning_model tuning_model_5[] = {
                           0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
                           0.1, 0.1, 0.1, 0.1, 0.8, 1.0, 1.0, 1.0}}},
+    /* tuning_model_6 (9e22c79), which RCCL takes on gfx950 where a topology
+     * model matched (comm->model_6): latencies and bwRatio tuning_model_5's;
+     * its corrections differ on the tree's LL128 (16-19) and Simple (17-26),
+     * the ring's LL128 (18) and Simple (22, 24) */
+    {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
+     .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
+     .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
+     .tree_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0,
+                          2.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 0.1, 0.1,
+                          0.1, 0.9, 0.9, 0.7, 0.8, 0.6, 0.6, 0.6}},
+     .ring_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 1.0, 0.8, 0.8, 1.0, 1.0}}},
 };
 #define RCCL_MAX_NTHREADS 256u
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
@@ -96,27 +120,35 @@ static const struct {
     {STRATA_OP_ALL_TO_ALL, 7340033, 45088768, 64, 8, STRATA_NCCL_SIMPLE},
 };
 
-/* tuning_model_5 llProtoRanges (9e22c79), by RcclTunableColls
- * (reduce-scatter, all-gather, all-reduce): LL's and LL128's (min, max] of
- * the size per rank and thread thresholds (0: none;
- * rcclUpdateThreadThreshold scales them by the ranks), and LL128's factor
- * (2.22's stretch of the all-reduce's range per doubling of the nodes). */
-static const struct {
+/* llProtoRanges (9e22c79), by RcclTunableColls (reduce-scatter,
+ * all-gather, all-reduce): LL's and LL128's (min, max] of the size per
+ * rank and thread thresholds (0: none; rcclUpdateThreadThreshold scales
+ * them by the ranks), and LL128's factor (2.22's stretch of the
+ * all-reduce's range per doubling of the nodes); tuning_model_5's
+ * (net_ranges[0]) and tuning_model_6's (net_ranges[1], comm->model_6). */
+typedef struct net_range {
     strata_op_kind kind;
     uint64_t ll_min, ll_max;
     uint32_t ll_threshold;
     uint64_t ll128_min, ll128_max;
     uint32_t ll128_threshold;
     uint64_t ll128_factor;
-} net_ranges[] = {
-    {STRATA_OP_REDUCE_SCATTER, 0, 655360, 16, 131072, 3211264, 64, 1},
-    {STRATA_OP_ALL_GATHER, 0, 98304, 16, 98304, 5046272, 64, 1},
-    {STRATA_OP_ALL_REDUCE, 0, 1048576, 0, 1048576, 9437184, 0, 3145728},
+} net_range;
+static const net_range net_ranges[2][3] = {
+    {{STRATA_OP_REDUCE_SCATTER, 0, 655360, 16, 131072, 3211264, 64, 1},
+     {STRATA_OP_ALL_GATHER, 0, 98304, 16, 98304, 5046272, 64, 1},
+     {STRATA_OP_ALL_REDUCE, 0, 1048576, 0, 1048576, 9437184, 0, 3145728}},
+    {{STRATA_OP_REDUCE_SCATTER, 0, 131071, 16, 131071, 4194304, 64, 1},
+     {STRATA_OP_ALL_GATHER, 0, 7, 16, 7, 8388608, 64, 1},
+     {STRATA_OP_ALL_REDUCE, 0, 131071, 0, 131071, 17660227, 0, 3145728}},
 };
 
 static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
 
-static const tuning_model *model_of(const strata_rccl_comm *c) { return &tuning_model_5[c->model_2_20 ? 0 : 1]; }
+static const tuning_model *model_of(const strata_rccl_comm *c)
+{
+    return &tuning_models[c->model_2_20 ? 0 : c->model_6 ? 2 : 1];
+}
 
 bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                        double *lat_us, double *bw_gbs)
@@ -225,20 +257,21 @@ static uint32_t net_protocol(const strata_rccl_comm *c, strata_op_kind kind, uin
 {
     if (!c->net_ranges || nodes_of(c) < 2 || c->protos)
         return 0;
-    for (size_t i = 0; i < G_N_ELEMENTS(net_ranges); i++) {
-        if (net_ranges[i].kind != kind)
+    const net_range *r = net_ranges[c->model_6];
+    for (size_t i = 0; i < G_N_ELEMENTS(net_ranges[0]); i++) {
+        if (r[i].kind != kind)
             continue;
         uint64_t per_rank = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / c->ranks;
-        uint64_t ll128_max = net_ranges[i].ll128_max;
+        uint64_t ll128_max = r[i].ll128_max;
         if (kind == STRATA_OP_ALL_REDUCE && c->ll128_x38)
             ll128_max = nodes_of(c) > 2 ? (uint64_t)(ll128_max * 3.8) : ll128_max;
         else if (kind == STRATA_OP_ALL_REDUCE)
-            ll128_max += (uint64_t)(strata_nccl_log2i(nodes_of(c)) - 1) * net_ranges[i].ll128_factor;
-        bool ll = per_rank <= net_ranges[i].ll_max && per_rank > net_ranges[i].ll_min;
-        bool ll128 = c->ll128 && per_rank <= ll128_max && per_rank > net_ranges[i].ll128_min;
+            ll128_max += (uint64_t)(strata_nccl_log2i(nodes_of(c)) - 1) * r[i].ll128_factor;
+        bool ll = per_rank <= r[i].ll_max && per_rank > r[i].ll_min;
+        bool ll128 = c->ll128 && per_rank <= ll128_max && per_rank > r[i].ll128_min;
         out->proto = ll128 ? STRATA_NCCL_LL128 : ll ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
         out->time_us = strata_nccl_tuner_time_us(&rccl_tuner, c, kind, out->algo, out->proto, bytes);
-        return ll128 ? net_ranges[i].ll128_threshold : ll ? net_ranges[i].ll_threshold : 0;
+        return ll128 ? r[i].ll128_threshold : ll ? r[i].ll_threshold : 0;
     }
     return 0;
 }

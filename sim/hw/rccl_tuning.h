@@ -49,6 +49,17 @@
  * nodes (connect.cc ncclTopoPostset), before getChannnelThreadInfo lowers
  * it by size.
  *
+ * On gfx950 RCCL takes tuning_model_6 instead (rome_models.cc sets
+ * tuning 6 on gfx950 wherever a topology model matched; its table as
+ * stored at ROCm/rccl 9e22c79): the same latencies and bwRatio, other
+ * correction rows (the tree's Simple 0.1 from 8 to 32 MiB, 0.9 at 64 and
+ * 128 MiB, 0.7 at 256 MiB; the ring's Simple 1.0 from 256 MiB), so across
+ * nodes the ring takes the all-reduce from 256 MiB where tuning_model_5
+ * keeps the tree to 256 MiB; and its own ranges across nodes: an
+ * all-reduce LL to 128 KiB (131,071 B), LL128 to 17,660,227 B; an
+ * all-gather LL to 7 B per rank, LL128 to 8 MiB; a reduce-scatter LL to
+ * 131,071 B per rank, LL128 to 4 MiB.
+ *
  * RCCL 2.20 (ROCm 6.2, the rocm-6.2.2 tag: 2.20.5) has the same form with
  * its own tuning_model_5 (model_2_20): per-step latencies {0.8, -, 2.5}
  * (tree) and {0.8, -, 3.6} (ring) on xGMI, bwRatio 0.41 on LL and 1.0 on
@@ -115,6 +126,7 @@ typedef struct strata_rccl_comm {
     bool ll128;                /* comm->topo->ll128Enabled, on a release and arch that run it */
     bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
     bool model_2_20;           /* RCCL 2.20's tuning_model_5 (else 2.21's and later) */
+    bool model_6;              /* tuning_model_6: gfx950 with a matched topology model (rome_models.cc) */
     uint32_t ring_copies;      /* compute channels per graph ring on the GPUs' arch (init.cc nc); 0: 2 */
     bool mscclpp;              /* MSCCL++'s all-reduce may run: built and enabled, the topology's MSCCL on, gfx942,
                                 * one process a GPU, the call captured into a graph (coll_impl_rccl.c) */
