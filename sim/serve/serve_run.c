@@ -539,7 +539,8 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
     if (c->sustained_hw)
         strata_serve_cost_set_sustained(duty ? st->cost_sustained : st->cost, c->sustained_hw);
     if (duty)
-        st->clock = strata_serve_clock_new(c->clock_response, c->clock_free_duty, strata_hw_sustained_ratio(hw));
+        st->clock = strata_serve_clock_new(c->clock_response, c->clock_free_duty,
+                                           strata_hw_compute_clock_ratio(hw, STRATA_SERVE_UNIT));
     return true;
 }
 
