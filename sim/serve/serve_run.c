@@ -503,9 +503,11 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
         st->piecewise_host_s = strata_serve_piecewise_host(m, strata_serve_hw_rocm(hw));
         st->piecewise_eager_host_s = strata_serve_piecewise_inductor_host(
             m, (uint32_t)strata_model_moe_layers(&shape), c->tp, strata_serve_hw_rocm(hw));
-        st->piecewise_capture = c->n_graph_sizes ? c->graph_sizes[c->n_graph_sizes - 1]
-                                                 : strata_serve_piecewise_capture_max(c->max_num_seqs,
-                                                                                      c->max_num_batched_tokens);
+        uint32_t capture = c->n_graph_sizes ? c->graph_sizes[c->n_graph_sizes - 1]
+                                            : strata_serve_piecewise_capture_max(c->max_num_seqs,
+                                                                                 c->max_num_batched_tokens);
+        /* a rank's own tokens against it, not the step's summed over the attention-DP ranks */
+        st->piecewise_capture = strata_serve_piecewise_step_limit(capture, c->attention_dp ? c->tp : 1);
     }
 }
 
