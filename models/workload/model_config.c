@@ -38,6 +38,7 @@
 #include "workload/json_dup_key.h"
 #include "workload/json_python_words.h"
 #include "workload/json_wide_int.h"
+#include "workload/model_config_refused.h"
 #include "workload/model_max_len.h"
 
 /* The largest config.json read (Hugging Face's are a few kilobytes). */
@@ -141,21 +142,6 @@ static const family families[] = {
      .fixed = DECODER ",shared_experts=1"},
 };
 #undef DECODER
-
-/* Architectures strata knows it cannot model: refused by model_type, with what it lacks. */
-static const struct {
-    const char *model_type, *why;
-} refused[] = {
-    {"qwen3_next", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"qwen3_5", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"qwen3_5_moe", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"nemotron_h", "a Mamba-2 hybrid (hybrid_override_pattern 'M' layers)"},
-    {"deepseek_v32", "DeepSeek sparse attention (index_topk: a lightning indexer picks the keys each query sees)"},
-    {"nemotron-nas", "a different block in every layer (block_configs)"},
-    {"mimo_v2_flash", "a hybrid of sliding-window and full-attention layers with their own head counts "
-                      "(hybrid_layer_pattern; swa_num_key_value_heads 8, num_key_value_heads 4) and a v_head_dim "
-                      "of its own (128, head_dim 192)"},
-};
 
 typedef enum {
     K_COUNT,     /* an integer >= 1 */
@@ -638,6 +624,9 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         set_value(c, row->key, "0");
         return true;
     }
+    if (JSON_NODE_HOLDS_NULL(v) && strata_model_config_null_refused(hf))
+        return bad(c, hf, "a positive integer (at most 2^31 - 1), not null: transformers' configuration class keeps "
+                   "a null (its default is for a key the file leaves out) and its modeling file then fails", v, err);
     if (JSON_NODE_HOLDS_NULL(v))
         return true; /* the class default */
     GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
@@ -716,12 +705,12 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     }
     const char *type = json_node_get_string(mt);
     const family *f = family_of(type);
-    for (size_t i = 0; !f && i < G_N_ELEMENTS(refused); i++)
-        if (strcmp(refused[i].model_type, type) == 0) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is %s, which strata "
-                        "does not model", c->path, type, refused[i].why);
-            return false;
-        }
+    const char *why = f ? NULL : strata_model_config_refused_why(type);
+    if (why) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is %s, which strata does not "
+                    "model", c->path, type, why);
+        return false;
+    }
     if (!f && plain_decoder(o)) {
         /* A model_type of no row whose file gives a plain decoder's whole shape itself (phi3, olmo2,
          * granite, ...): read through llama's row, which reads each of those keys, with a note. */
