@@ -141,13 +141,38 @@ STRATA_ROWS_TEST(qps_per_connection_old_name_noted,
  * built, so vLLM cannot serve the file. num_key_value_heads and head_dim,
  * which the class maps from None, stay read as their default. */
 STRATA_ROWS_TEST(config_null_shape_keys_refused,
-    {CONFIG_HIDDEN("null"), 2, "c.json: key 'hidden_size': expected a positive integer (at most 2^31 - 1), not null"},
-    {CONFIG_LAYERS("null"), 2, "c.json: key 'num_hidden_layers': expected a positive integer (at most 2^31 - 1), "
-     "not null: transformers' configuration class keeps a null"},
+    {CONFIG_HIDDEN("null"), 2, "c.json: key 'hidden_size': expected a positive integer (at most 2^31 - 1; "
+     "transformers' configuration class keeps a null, its default being for a key the file leaves out, and the model "
+     "cannot be built), got null"},
+    {CONFIG_LAYERS("null"), 2, "c.json: key 'num_hidden_layers': expected a positive integer (at most 2^31 - 1; "},
     {CONFIG_LAYERS("NaN"), 2, "key 'num_hidden_layers': expected a positive integer"},
     /* what stays taken: the value, the key left out (the class default), the keys whose None the class maps */
     {CONFIG_LAYERS("32"), 0, NULL},
     {CONFIG_HIDDEN("4096, \"num_key_value_heads\": null, \"head_dim\": null"), 0, NULL},
+)
+
+/* c.json: a Gemma 3 config.json whose text_config gives the keys given (a 2-layer Gemma 3 text model's shape). */
+#define GEMMA3(more) "printf '{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 256, " \
+                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 1, " \
+                     "\"head_dim\": 64, \"intermediate_size\": 512, \"vocab_size\": 1000" more "}}\\n' > c.json; " \
+                     HR_SERVE("h100.ini") "--config c.json --poisson n=2 "
+
+/* Gemma3Config builds its text_config as Gemma3TextConfig whatever model_type
+ * it gives (Llama4Config as Llama4TextConfig): a text_config saying
+ * "llama" was read as a Llama (untied head, two norms a layer, no q/k
+ * norms, no window) at exit 0, and one saying none was refused as a file
+ * without model_type. Now another model_type is refused, naming the
+ * class, and none reads as the class. Gemma 3 text's parameters, by hand:
+ * the tied embedding 1,000 x 256 = 256,000; a layer's q and o 2 x 256 x 4
+ * x 64 = 131,072, k and v 2 x 256 x 64 = 32,768, the GeGLU MLP 3 x 256 x
+ * 512 = 393,216, four norms 4 x 256 = 1,024, the q and k norms 2 x 64 =
+ * 128: 558,208, twice; the final norm 256: 1,372,672. */
+#define GEMMA3_PARAMS "--json out.json && grep -q '\"params\" : 1372672.0' out.json"
+STRATA_ROWS_TEST(nested_config_read_as_its_class,
+    {GEMMA3(", \"model_type\": \"llama\""), 2, "c.json: key 'text_config.model_type': expected gemma3_text or "
+     "none (the outer class builds its text_config as that class)"},
+    {GEMMA3("") GEMMA3_PARAMS, 0, NULL},
+    {GEMMA3(", \"model_type\": \"gemma3_text\"") GEMMA3_PARAMS, 0, NULL},
 )
 
 int main(void)
@@ -159,6 +184,7 @@ int main(void)
         nccl_ib_qps_per_connection_and_its_old_name,
         qps_per_connection_old_name_noted,
         config_null_shape_keys_refused,
+        nested_config_read_as_its_class,
         NULL,
     };
     return strata_hardening_main("twentyfifth", tests);
