@@ -175,6 +175,24 @@ STRATA_ROWS_TEST(nested_config_read_as_its_class,
     {GEMMA3(", \"model_type\": \"gemma3_text\"") GEMMA3_PARAMS, 0, NULL},
 )
 
+/* `--set name=` named the model "" (the summary's "model            (8.03 B
+ * params)", the JSON's "name": "") at exit 0, and a model file's empty
+ * `name =` took the file's name as if the key were left out: an empty
+ * value is refused as any other key's is. */
+STRATA_ROWS_TEST(empty_model_name_refused,
+    {HR_SERVE("h100.ini") "--model llama-3-8b --poisson n=2 --set name=", 2, "--set: name: expected a name (text), "
+     "got ''"},
+    {"printf 'name =\\nlayers = 2\\nhidden = 64\\nheads = 4\\nkv_heads = 4\\nhead_dim = 16\\nintermediate = 128\\n"
+     "vocab = 100\\n' > m.model; " HR_SERVE("h100.ini") "--model-file m.model --poisson n=2", 2, "m.model:1: name: "
+     "expected a name (text), got ''"},
+    /* what stays taken: a name, and no name key (the file's name) */
+    {HR_SERVE("h100.ini") "--model llama-3-8b --poisson n=2 --set name=x --json out.json && grep -q '\"name\" : "
+     "\"x\"' out.json", 0, NULL},
+    {"printf 'layers = 2\\nhidden = 64\\nheads = 4\\nkv_heads = 4\\nhead_dim = 16\\nintermediate = 128\\n"
+     "vocab = 100\\n' > m.model; " HR_SERVE("h100.ini") "--model-file m.model --poisson n=2 --json out.json && "
+     "grep -q '\"name\" : \"m.model\"' out.json", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -185,6 +203,7 @@ int main(void)
         qps_per_connection_old_name_noted,
         config_null_shape_keys_refused,
         nested_config_read_as_its_class,
+        empty_model_name_refused,
         NULL,
     };
     return strata_hardening_main("twentyfifth", tests);
