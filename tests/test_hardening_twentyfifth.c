@@ -193,6 +193,18 @@ STRATA_ROWS_TEST(empty_model_name_refused,
      "grep -q '\"name\" : \"m.model\"' out.json", 0, NULL},
 )
 
+/* A published case whose hw = or trace = names a folder passed the
+ * readable-file check (access R_OK) and was refused by the reader with no
+ * case file, line or key ("cannot read hardware file: Failed to open file
+ * “./.”: Is a directory"); now as a missing file is. */
+#define CASE_HW(hw, trace) "printf '[case a]\\nsource = x\\nsetup = x\\nmeasured = 9.6GB/s\\nmetric = bandwidth\\n" \
+                           "group = host-link\\nbytes = 32000000\\nhw = " hw "\\ntrace = " trace "\\n' > c.ini; " \
+                           HR_TRACE "\"$S\" validate --published c.ini"
+STRATA_ROWS_TEST(published_case_folder_refused_at_its_line,
+    {CASE_HW(".", "t.trace"), 2, "c.ini:8: [case a] hw: cannot read ./. (Is a directory)"},
+    {"mkdir d; " CASE_HW("'\"$H/v100.ini\"'", "d"), 2, "c.ini:9: [case a] trace: cannot read ./d (Is a directory)"},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -204,6 +216,7 @@ int main(void)
         config_null_shape_keys_refused,
         nested_config_read_as_its_class,
         empty_model_name_refused,
+        published_case_folder_refused_at_its_line,
         NULL,
     };
     return strata_hardening_main("twentyfifth", tests);
