@@ -685,10 +685,10 @@ START_TEST(sustained_clock_scales_the_compute_rates)
     strata_kernel_cost c;
     cost(hw, "gemm", d, 3, false, &c);
     ck_assert_double_eq_tol(c.compute_s, 800e-9, 1e-15); /* loaded at the peak's clock */
-    ck_assert_double_eq_tol(strata_hw_sustained_ratio(hw), 0.8, 1e-15); /* said, not applied */
+    ck_assert_double_eq_tol(strata_hw_compute_clock_ratio(hw, 0), 0.8, 1e-15); /* said, not applied */
     ck_assert_double_eq(u->flops, 32.768e12);
     ck_assert_double_eq_tol(strata_hw_run_at_sustained_clock(hw), 0.8, 1e-15);
-    ck_assert_double_eq(strata_hw_sustained_ratio(hw), 1.0); /* applied: the unit now runs at it */
+    ck_assert_double_eq(strata_hw_compute_clock_ratio(hw, 0), 1.0); /* applied: the unit now runs at it */
     ck_assert_double_eq_tol(u->flops, 32.768e12 * 0.8, 1);
     ck_assert_double_eq_tol(u->kernel.vector_flops, 8e12, 1);
     cost(hw, "gemm", d, 3, false, &c);

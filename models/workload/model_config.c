@@ -38,6 +38,7 @@
 #include "workload/json_dup_key.h"
 #include "workload/json_python_words.h"
 #include "workload/json_wide_int.h"
+#include "workload/model_config_refused.h"
 #include "workload/model_max_len.h"
 
 /* The largest config.json read (Hugging Face's are a few kilobytes). */
@@ -53,38 +54,40 @@ typedef struct family {
     const char *fixed;    /* what the architecture fixes, after the file's */
     const char *nested;   /* a key holding the language model's own config (NULL: none) */
     bool sliding;         /* its attention applies sliding_window */
+    const char *inner;    /* the class the nested config is built as, whatever model_type it gives (NULL: none) */
 } family;
 
 #define DECODER "norm=rmsnorm,pos=rope"
 static const family families[] = {
-    {"llama", "layers=32,d_model=4096,heads=32,ffn=11008,vocab=32000,mlp=swiglu,tie=false", DECODER, NULL, false},
+    {"llama", "layers=32,d_model=4096,heads=32,ffn=11008,vocab=32000,mlp=swiglu,tie=false", DECODER, NULL, false,
+     NULL},
     {"mistral", "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false", DECODER,
-     NULL, true},
+     NULL, true, NULL},
     {"mixtral",
      "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false,experts=8,top_k=2",
-     DECODER, NULL, true},
+     DECODER, NULL, true, NULL},
     {"qwen2", "layers=32,d_model=4096,heads=32,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
-     DECODER ",qkv_bias=true", NULL, false},
+     DECODER ",qkv_bias=true", NULL, false, NULL},
     {"qwen3", "layers=32,d_model=4096,heads=32,head_dim=128,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
-     DECODER ",qk_norm=true", NULL, false},
+     DECODER ",qk_norm=true", NULL, false, NULL},
     {"qwen3_moe",
      "layers=24,d_model=2048,heads=32,kv_heads=4,head_dim=128,ffn=6144,vocab=151936,mlp=swiglu,tie=false,"
      "experts=128,top_k=8,moe_ffn=768",
-     DECODER ",qk_norm=true", NULL, false},
+     DECODER ",qk_norm=true", NULL, false, NULL},
     {"gemma2",
      "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=256000,mlp=geglu,tie=true,"
      "sliding_window=4096",
-     DECODER ",post_norms=true,global_every=2", NULL, true},
+     DECODER ",post_norms=true,global_every=2", NULL, true, NULL},
     {"gemma3_text",
      "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=262208,mlp=geglu,tie=true,"
      "sliding_window=4096,global_every=6",
-     DECODER ",post_norms=true,qk_norm=true", NULL, true},
-    {"gemma3", "", "", "text_config", false},
+     DECODER ",post_norms=true,qk_norm=true", NULL, true, NULL},
+    {"gemma3", "", "", "text_config", false, "gemma3_text"},
     {"deepseek_v3",
      "layers=61,d_model=7168,heads=128,kv_heads=128,ffn=18432,vocab=129280,mlp=swiglu,tie=false,experts=256,"
      "top_k=8,shared_experts=1,moe_ffn=2048,dense_layers=3,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,"
      "qk_nope_head_dim=128,qk_rope_head_dim=64,v_head_dim=128",
-     DECODER, NULL, false},
+     DECODER, NULL, false, NULL},
     /* Kimi K2: DeepSeek-V3's architecture (its repository's configuration_deepseek.py is DeepseekV3Config;
      * architectures DeepseekV3ForCausalLM), its own model_type. */
     {.model_type = "kimi_k2",
@@ -134,28 +137,13 @@ static const family families[] = {
      .defaults = "layers=62,d_model=3072,heads=48,kv_heads=8,head_dim=128,ffn=1536,vocab=200064,mlp=swiglu,"
                  "tie=false,experts=256,top_k=8",
      .fixed = DECODER ",qk_norm=true"},
-    {.model_type = "llama4", .defaults = "", .fixed = "", .nested = "text_config"},
+    {.model_type = "llama4", .defaults = "", .fixed = "", .nested = "text_config", .inner = "llama4_text"},
     {.model_type = "llama4_text",
      .defaults = "layers=48,d_model=5120,heads=40,kv_heads=8,head_dim=128,ffn=16384,moe_ffn=8192,vocab=202048,"
                  "mlp=swiglu,tie=false,experts=16,top_k=1,moe_every=1",
      .fixed = DECODER ",shared_experts=1"},
 };
 #undef DECODER
-
-/* Architectures strata knows it cannot model: refused by model_type, with what it lacks. */
-static const struct {
-    const char *model_type, *why;
-} refused[] = {
-    {"qwen3_next", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"qwen3_5", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"qwen3_5_moe", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
-    {"nemotron_h", "a Mamba-2 hybrid (hybrid_override_pattern 'M' layers)"},
-    {"deepseek_v32", "DeepSeek sparse attention (index_topk: a lightning indexer picks the keys each query sees)"},
-    {"nemotron-nas", "a different block in every layer (block_configs)"},
-    {"mimo_v2_flash", "a hybrid of sliding-window and full-attention layers with their own head counts "
-                      "(hybrid_layer_pattern; swa_num_key_value_heads 8, num_key_value_heads 4) and a v_head_dim "
-                      "of its own (128, head_dim 192)"},
-};
 
 typedef enum {
     K_COUNT,     /* an integer >= 1 */
@@ -638,6 +626,9 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         set_value(c, row->key, "0");
         return true;
     }
+    if (JSON_NODE_HOLDS_NULL(v) && strata_model_config_null_refused(hf))
+        return bad(c, hf, "a positive integer (at most 2^31 - 1; transformers' configuration class keeps a null, "
+                   "its default being for a key the file leaves out, and the model cannot be built)", v, err);
     if (JSON_NODE_HOLDS_NULL(v))
         return true; /* the class default */
     GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
@@ -704,24 +695,29 @@ static bool plain_decoder(JsonObject *o)
     return plain;
 }
 
-/* The object o (the whole file, or its nested config) read as a model of
- * its model_type; depth bounds the nesting. */
-static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError **err)
+/* The object o (the whole file, or its nested config) read as a model of its model_type, or of `as` (a nested
+ * config: the outer class builds it as its inner one, Gemma3Config's `Gemma3TextConfig(**text_config)`,
+ * huggingface/transformers@d98ac17c configuration_gemma3.py, Llama4Config's alike, whatever model_type it gives:
+ * none reads as `as`, another is refused); depth bounds the nesting. */
+static bool read_object(strata_model_config *c, JsonObject *o, const char *as, int depth, GError **err)
 {
     JsonNode *mt = json_object_get_member(o, "model_type");
-    if (!mt || !JSON_NODE_HOLDS_VALUE(mt) || json_node_get_value_type(mt) != G_TYPE_STRING) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': expected a string such as llama",
-                    c->path);
+    const char *type = mt && JSON_NODE_HOLDS_VALUE(mt) && json_node_get_value_type(mt) == G_TYPE_STRING
+                           ? json_node_get_string(mt) : NULL;
+    if ((!type && !as) || (type && as && strcmp(type, as) != 0)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%smodel_type': expected %s%s", c->path,
+                    as ? "text_config." : "", as ? as : "a string such as llama",
+                    as ? " or none (the outer class builds its text_config as that class)" : "");
         return false;
     }
-    const char *type = json_node_get_string(mt);
+    type = type ? type : as;
     const family *f = family_of(type);
-    for (size_t i = 0; !f && i < G_N_ELEMENTS(refused); i++)
-        if (strcmp(refused[i].model_type, type) == 0) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is %s, which strata "
-                        "does not model", c->path, type, refused[i].why);
-            return false;
-        }
+    const char *why = f ? NULL : strata_model_config_refused_why(type);
+    if (why) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is %s, which strata does not "
+                    "model", c->path, type, why);
+        return false;
+    }
     if (!f && plain_decoder(o)) {
         /* A model_type of no row whose file gives a plain decoder's whole shape itself (phi3, olmo2,
          * granite, ...): read through llama's row, which reads each of those keys, with a note. */
@@ -767,7 +763,7 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
         c->max_positions = strata_model_max_len(o, type, &c->max_len_problem);
     }
     if (ok && f->nested)
-        return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), depth + 1, err);
+        return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), f->inner, depth + 1, err);
     set_kv(c, f->fixed);
     return ok;
 }
@@ -847,7 +843,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
         note(c, "line %u: Infinity or NaN (Python's extension of JSON): read as null",
              g_array_index(python_lines, guint, i));
     g_array_free(python_lines, TRUE);
-    bool ok = read_object(c, json_node_get_object(root), 0, err) && resolve_read_keys(c, err);
+    bool ok = read_object(c, json_node_get_object(root), NULL, 0, err) && resolve_read_keys(c, err);
     g_object_unref(parser);
     if (!ok) {
         strata_model_config_free(c);

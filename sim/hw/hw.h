@@ -36,7 +36,8 @@
  *                   and direction), latency (per link), nics,
  *                   devices_per_nic, hosts_per_leaf, oversubscription,
  *                   uplinks, routing = adaptive|ecmp|destination,
- *                   qps_per_connection (hw/ecmp.h)
+ *                   nccl_ib_qps_per_connection (hw/ecmp.h; its old name
+ *                   qps_per_connection read as it, with a note)
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and, where the caller passes the allocators'
@@ -361,10 +362,9 @@ const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index
  * ops on such a copy (serve_cost.h). Returns the smallest ratio applied, 1
  * where no unit gives both. Call it once, right after loading. */
 double strata_hw_run_at_sustained_clock(strata_hw *hw);
-/* The ratio strata_hw_run_at_sustained_clock would apply (the least over
- * the units), without applying it: 1 where no unit gives both clocks. */
-double strata_hw_sustained_ratio(const strata_hw *hw);
-/* One unit's sustained / peak clock: 1 where it does not give both. */
+/* One unit's sustained / peak clock, without applying it: 1 where it does
+ * not give both. (A run reads it on the unit it times its computes on: serve's
+ * check and its duty filter alike, STRATA_SERVE_UNIT.) */
 double strata_hw_compute_clock_ratio(const strata_hw *hw, uint32_t unit);
 /* The units strata_hw_check_clock_rule reads: every unit that gives peak_clock (at least one). */
 #define STRATA_HW_CLOCKED_UNITS (-1)

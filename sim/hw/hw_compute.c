@@ -435,35 +435,45 @@ static const char *clock_rule_missing(const strata_compute_spec *c, bool duty)
     return duty && c->kernel.clock_response <= 0 ? "clock_response" : NULL;
 }
 
+/* --clock RULE refused: no unit it reads gives peak_clock (or the unit named is not in the file). */
+static bool clock_rule_unclocked(const char *path, const char *rule, bool duty, GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives "
+                "sustained_clock (below the peak's clock)%s, which it reads; %s gives no peak_clock on any "
+                "compute unit (--clock peak, or no --clock, runs what the file describes)", rule,
+                duty ? " and clock_response" : "", path);
+    return false;
+}
+
+/* --clock RULE refused: unit `at` (c), one the run reads, lacks `missing`; named: the run's one unit. */
+static bool clock_rule_lacking(const char *path, const char *rule, const char *missing, guint at,
+                               const strata_compute_spec *c, bool named, GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives %s, "
+                "which it reads; %s gives none on compute unit %u ('%s'), %s (--clock peak, or no --clock, "
+                "runs what the file describes)", rule, missing, path, at, c->name,
+                named ? "the unit the run uses" : "one with peak_clock, which a compute may run on");
+    return false;
+}
+
 bool strata_hw_check_clock_rule(const strata_hw *hw, const char *path, const char *rule, int unit, GError **err)
 {
     if (!rule || strcmp(rule, "peak") == 0)
         return true;
-    bool duty = strcmp(rule, "duty") == 0, any = unit >= 0;
-    const char *missing = NULL;
-    guint at = unit >= 0 ? (guint)unit : 0;
-    for (guint i = at; !missing && i < hw->computes->len && (unit < 0 || i == (guint)unit); i++) {
+    bool duty = strcmp(rule, "duty") == 0, named = unit >= 0;
+    /* the units read: the one named (none where the file has fewer), or every one */
+    guint len = hw->computes->len, first = named ? (guint)unit : 0, end = named ? MIN(first + 1, len) : len;
+    bool any = false;
+    for (guint i = first; i < end; i++) {
         const strata_compute_spec *c = &g_array_index(hw->computes, strata_compute_spec, i);
-        if (unit < 0 && c->kernel.peak_clock <= 0)
+        if (!named && c->kernel.peak_clock <= 0)
             continue; /* no clock described: no rule to run (a TPU's vector unit, a test file's) */
         any = true;
-        at = i;
-        missing = clock_rule_missing(c, duty);
+        const char *missing = clock_rule_missing(c, duty);
+        if (missing)
+            return clock_rule_lacking(path, rule, missing, i, c, named, err);
     }
-    if (!any || at >= hw->computes->len) { /* every unit is unclocked, or there is none */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives "
-                    "sustained_clock (below the peak's clock)%s, which it reads; %s gives no peak_clock on any "
-                    "compute unit (--clock peak, or no --clock, runs what the file describes)", rule,
-                    duty ? " and clock_response" : "", path);
-        return false;
-    }
-    if (missing)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--clock %s: expected a hardware file that gives %s, "
-                    "which it reads; %s gives none on compute unit %u ('%s'), %s (--clock peak, or no --clock, "
-                    "runs what the file describes)", rule, missing, path, at,
-                    g_array_index(hw->computes, strata_compute_spec, at).name,
-                    unit >= 0 ? "the unit the run uses" : "one with peak_clock, which a compute may run on");
-    return missing == NULL;
+    return any || clock_rule_unclocked(path, rule, duty, err);
 }
 
 double strata_hw_clock_at_duty(double duty, double free_duty, double floor)
@@ -475,14 +485,6 @@ double strata_hw_clock_at_duty(double duty, double free_duty, double floor)
 double strata_hw_duty_after(double duty, double x, double dt, double tau)
 {
     return x + (duty - x) * exp(-dt / tau);
-}
-
-double strata_hw_sustained_ratio(const strata_hw *hw)
-{
-    double least = 1.0;
-    for (guint i = 0; i < hw->computes->len; i++)
-        least = fmin(least, unit_clock_ratio(&g_array_index(hw->computes, strata_compute_spec, i)));
-    return least;
 }
 
 double strata_hw_run_at_sustained_clock(strata_hw *hw)

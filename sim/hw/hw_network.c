@@ -64,8 +64,9 @@ const strata_key_def hw_network_keys[] = {
     {"uplinks", false, "a leaf's uplinks to the spine, equal parts of its uplink bandwidth, 1 to 512 (default 1)"},
     {"routing", false, "adaptive (default: packets spread over every uplink), ecmp (each flow hashed onto one "
                        "uplink) or destination (one route per destination port: InfiniBand's static routing)"},
-    {"qps_per_connection", false, "queue pairs of each NCCL connection over this network "
-                                  "(NCCL_IB_QPS_PER_CONNECTION), 1 to 16 (default 1): each a flow to ecmp"},
+    {"nccl_ib_qps_per_connection", false, "queue pairs of each NCCL connection over this network "
+                                          "(NCCL_IB_QPS_PER_CONNECTION), 1 to 16 (default 1): each a flow to ecmp"},
+    {"qps_per_connection", false, "the old name of nccl_ib_qps_per_connection (read as it, with a note)"},
     {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
                                "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
@@ -85,6 +86,28 @@ struct hw_network {
     uint32_t pcie_generation, pcie_lanes; /* 0, 0: no PCIe link given */
     double bandwidth, latency, oversubscription;
 };
+
+/* NCCL_IB_QPS_PER_CONNECTION of the runs: nccl_ib_qps_per_connection, named as the nccl_* keys that give
+ * NCCL's own settings are, or qps_per_connection, its name before the twenty-fifth hardening pass, read as it
+ * with a note on stderr; not both. */
+static bool get_qps(const hw_load_ctx *ctx, hw_network *n, GError **err)
+{
+    bool old = strata_keyfile_has_key(ctx->k, n->group, "qps_per_connection");
+    if (old && strata_keyfile_has_key(ctx->k, n->group, "nccl_ib_qps_per_connection")) {
+        hw_fail(ctx, err, n->group, "qps_per_connection", "expected nccl_ib_qps_per_connection or its old name "
+                "qps_per_connection, not both");
+        return false;
+    }
+    if (old) {
+        char *where = strata_keyfile_where(ctx->k, n->group, "qps_per_connection");
+        g_printerr("strata: note: %s: [%s] qps_per_connection is deprecated: write nccl_ib_qps_per_connection "
+                   "(NCCL_IB_QPS_PER_CONNECTION, as the nccl_* keys name NCCL's settings); read as it\n", where,
+                   n->group);
+        g_free(where);
+    }
+    return hw_get_count(ctx, n->group, old ? "qps_per_connection" : "nccl_ib_qps_per_connection", 1, 16, 1, NULL,
+                        &n->qps, err);
+}
 
 /* The NIC's PCIe link: both keys or neither; a width PCIe has. */
 static bool get_pcie(const hw_load_ctx *ctx, hw_network *n, GError **err)
@@ -199,7 +222,7 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !hw_get_count(ctx, n->group, "devices_per_nic", 1, 65536, 1, NULL, &n->devices_per_nic, err) ||
         !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
         !hw_get_count(ctx, n->group, "uplinks", 1, STRATA_ECMP_MAX, 1, NULL, &n->uplinks, err) ||
-        !hw_get_count(ctx, n->group, "qps_per_connection", 1, 16, 1, NULL, &n->qps, err) ||
+        !get_qps(ctx, n, err) ||
         !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err))
         return false;
     return check_counts(ctx, hw, n, err);

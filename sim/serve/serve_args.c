@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_cost.h"
 #include "serve/serve_fp8_linear.h"
 #include "serve/serve_stream.h"
 #include "trace/check.h"
@@ -840,20 +841,21 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
     if (s->hw && !scheduler_of(a, &s->model, s->hw, &s->config, err)) /* its pick reads the platform */
         return false;
-    /* the unit the steps run on (serve_cost.c's unit 0): --clock duty or sustained names a rule it must give the
+    /* the unit the steps run on (STRATA_SERVE_UNIT): --clock duty or sustained names a rule it must give the
      * figures of, or the run was the peak's (no sustained_clock) or the sustained one's (no clock_response) at
-     * exit 0 (the twenty-third hardening pass; the twenty-fourth: unit 0's, not the least over every unit) */
-    if (s->hw && !strata_hw_check_clock_rule(s->hw, hw, a->clock, 0, err))
+     * exit 0 (the twenty-third hardening pass; the twenty-fourth: that unit's, not the least over every unit;
+     * the twenty-fifth: serve_run.c's duty filter reads its floor on the same unit) */
+    if (s->hw && !strata_hw_check_clock_rule(s->hw, hw, a->clock, STRATA_SERVE_UNIT, err))
         return false;
-    s->clock_ratio = s->hw && !peak ? strata_hw_compute_clock_ratio(s->hw, 0) : 1.0;
+    s->clock_ratio = s->hw && !peak ? strata_hw_compute_clock_ratio(s->hw, STRATA_SERVE_UNIT) : 1.0;
     if (s->clock_ratio < 1.0) { /* loaded once more: the same file, its units at the sustained clock */
         s->hw_sustained = strata_hw_load(hw, (const char *const *)a->hw_sets, err);
         if (!s->hw_sustained)
             return false;
         strata_hw_run_at_sustained_clock(s->hw_sustained);
         s->config.sustained_hw = s->hw_sustained;
-        /* the duty rule where the file gives it (the unit the steps run on, serve_cost.c's unit 0) */
-        const strata_kernel_spec *k = &strata_hw_compute(s->hw, 0)->kernel;
+        /* the duty rule where the file gives it (on the unit the steps run on) */
+        const strata_kernel_spec *k = &strata_hw_compute(s->hw, STRATA_SERVE_UNIT)->kernel;
         if (!sustained && k->clock_response > 0) {
             s->config.clock_response = k->clock_response;
             s->config.clock_free_duty = k->clock_free_duty;

@@ -243,7 +243,7 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->tp = tp ? tp : 1;
     c->dp = attention_dp ? c->tp : 1;
     c->attn_tp = attention_dp ? 1 : c->tp;
-    c->unit = 0;
+    c->unit = STRATA_SERVE_UNIT;
     c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
     c->gemm = strata_kernel_find("gemm");
     c->grouped = strata_kernel_find("grouped-gemm");

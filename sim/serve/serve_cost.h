@@ -95,6 +95,10 @@
 #include "serve/serve_fused_moe_bf16.h"
 #include "serve/serve_triton_moe.h"
 
+/* The compute unit serve times every step on (the hardware file's first): what its --clock rule is checked
+ * on, what its duty filter's floor and its sustained rates are read from (serve_args.c, serve_run.c). */
+#define STRATA_SERVE_UNIT 0
+
 typedef struct strata_serve_cost strata_serve_cost;
 
 /* One request's part of a step: new tokens, and its context after them. */

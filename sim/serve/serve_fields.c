@@ -39,7 +39,9 @@ static const char *parse(const serve_field *f, const char *value, void *out)
         *(strata_dtype *)out = t;
         return NULL;
     }
-    case SERVE_FIELD_NAME:
+    case SERVE_FIELD_NAME: /* empty: a typo, not a name (a model file without the key takes its file's) */
+        if (!*value)
+            return "a name (text)";
         if (strlen(value) >= NAME_MAX_BYTES)
             return "at most 63 characters";
         g_strlcpy(out, value, NAME_MAX_BYTES);

@@ -86,6 +86,18 @@
  * The Python the pieces run around their launches (Inductor's wrapper, the
  * guards) is not counted: the chain is a lower bound.
  */
+/*
+ * Under attention data parallelism (same sdist): each DP rank is its own
+ * engine core (DPEngineCoreProc, v1/engine/core.py:933-1060) with its own
+ * model runner, and execute_model tests ITS OWN
+ * scheduler_output.total_num_scheduled_tokens against
+ * cudagraph_batch_sizes[-1] (gpu_model_runner.py:1524-1540) before the DP
+ * padding (:1542-1544): get_dp_padding (:1436-1459) all-reduces the ranks'
+ * counts (forward_context.py:72-85) and pads every rank to the largest, so
+ * where one rank runs eager the others run padded to its general shape
+ * too. strata splits a step's tokens evenly (serve_cost.c, ceil(T / dp)),
+ * so the largest rank's share is the one every rank's test gives.
+ */
 #include "serve/serve_piecewise.h"
 #include "serve/serve_mla_kernels.h"
 
@@ -121,6 +133,11 @@ uint32_t strata_serve_piecewise_capture_max(uint32_t max_num_seqs, uint32_t max_
     for (uint32_t s = 8; s <= last && s <= max_num_batched_tokens; s += 8) /* + range(8, last + 1, 8) */
         largest = s;
     return largest;
+}
+
+uint64_t strata_serve_piecewise_step_limit(uint32_t capture, uint32_t dp)
+{
+    return (uint64_t)capture * (dp ? dp : 1); /* ceil(T / dp) <= capture <=> T <= dp x capture */
 }
 
 strata_serve_eager_calls strata_serve_piecewise_inductor_layer_calls(uint32_t tp, bool qk_norm)

@@ -42,6 +42,7 @@
 #define STRATA_SERVE_PIECEWISE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "serve/serve_eager.h"
 #include "serve/serve_model.h"
 
@@ -55,6 +56,13 @@ double strata_serve_piecewise_host(const strata_serve_model *m, bool rocm);
  * graph, with no --cuda-graph-sizes: the last size of [1, 2, 4, 8, 16, ...,
  * min(2 x max_num_seqs, 512)] that is <= max_num_batched_tokens. */
 uint32_t strata_serve_piecewise_capture_max(uint32_t max_num_seqs, uint32_t max_num_batched_tokens);
+/* The step's scheduled tokens, summed over dp attention data-parallel
+ * ranks (1: none), above which a rank runs no graph, for the largest
+ * captured size `capture`: each DP rank runs its own model runner on its
+ * own share, ceil(T / dp) tokens as serve_cost.c splits a step, and
+ * ceil(T / dp) > capture exactly where T > dp x capture (serve_piecewise.c
+ * cites the runner). */
+uint64_t strata_serve_piecewise_step_limit(uint32_t capture, uint32_t dp);
 /* A dense GQA layer's host calls above the captured size: its Inductor
  * piece's launches, its attention op's and its piece's call (tp > 1: with
  * its two all-reduces; qk_norm: with the q and k norms' kernels). */

@@ -503,9 +503,11 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
         st->piecewise_host_s = strata_serve_piecewise_host(m, strata_serve_hw_rocm(hw));
         st->piecewise_eager_host_s = strata_serve_piecewise_inductor_host(
             m, (uint32_t)strata_model_moe_layers(&shape), c->tp, strata_serve_hw_rocm(hw));
-        st->piecewise_capture = c->n_graph_sizes ? c->graph_sizes[c->n_graph_sizes - 1]
-                                                 : strata_serve_piecewise_capture_max(c->max_num_seqs,
-                                                                                      c->max_num_batched_tokens);
+        uint32_t capture = c->n_graph_sizes ? c->graph_sizes[c->n_graph_sizes - 1]
+                                            : strata_serve_piecewise_capture_max(c->max_num_seqs,
+                                                                                 c->max_num_batched_tokens);
+        /* a rank's own tokens against it, not the step's summed over the attention-DP ranks */
+        st->piecewise_capture = strata_serve_piecewise_step_limit(capture, c->attention_dp ? c->tp : 1);
     }
 }
 
@@ -539,7 +541,8 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
     if (c->sustained_hw)
         strata_serve_cost_set_sustained(duty ? st->cost_sustained : st->cost, c->sustained_hw);
     if (duty)
-        st->clock = strata_serve_clock_new(c->clock_response, c->clock_free_duty, strata_hw_sustained_ratio(hw));
+        st->clock = strata_serve_clock_new(c->clock_response, c->clock_free_duty,
+                                           strata_hw_compute_clock_ratio(hw, STRATA_SERVE_UNIT));
     return true;
 }
 

@@ -89,7 +89,8 @@ typedef struct serve_state {
     uint32_t graph_largest;
     double piecewise_host_s;       /* the host chain of its piecewise-graph forward (serve_piecewise.h; 0: none) */
     double piecewise_eager_host_s; /* ... of a forward above its largest captured size (serve_piecewise.h) */
-    uint32_t piecewise_capture;    /* its largest captured size: a step of more tokens runs no graph */
+    uint64_t piecewise_capture;    /* a step of more tokens (summed over the attention-DP ranks) runs no graph:
+                                    * its largest captured size x those ranks (strata_serve_piecewise_step_limit) */
     bool past_capture;             /* this decode-only step passes max_seq_len_to_capture (serve_sched.c) */
 } serve_state;
 

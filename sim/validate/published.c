@@ -99,7 +99,7 @@ static char *required(const strata_keyfile *kf, const char *group, const char *k
     return NULL;
 }
 
-/* A path relative to the case file's folder, which must be a readable file. */
+/* A path relative to the case file's folder, which must be a readable file (not a folder). */
 static char *case_path(const strata_keyfile *kf, const char *group, const char *key, const char *dir, GError **err)
 {
     char *v = required(kf, group, key, err);
@@ -107,8 +107,9 @@ static char *case_path(const strata_keyfile *kf, const char *group, const char *
         return NULL;
     char *path = g_path_is_absolute(v) ? g_strdup(v) : g_build_filename(dir, v, NULL);
     g_free(v);
-    if (access(path, R_OK) != 0) {
-        char *what = g_strdup_printf("cannot read %s (%s)", path, g_strerror(errno));
+    bool folder = g_file_test(path, G_FILE_TEST_IS_DIR); /* readable too: refused here, not by the reader */
+    if (folder || access(path, R_OK) != 0) {
+        char *what = g_strdup_printf("cannot read %s (%s)", path, g_strerror(folder ? EISDIR : errno));
         bad_key(kf, group, key, what, err);
         g_free(what);
         g_free(path);
