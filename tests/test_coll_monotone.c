@@ -144,6 +144,22 @@ START_TEST(efa_p5_two_nodes_never_falls)
 }
 END_TEST
 
+START_TEST(gib_one_gpu_a_node_staged_never_falls)
+{
+    /* Two A3 Ultra VMs of one H200 and one NIC each, the NIC on the other
+     * CPU socket and NCCL's buffers in host memory (held-out set 4's 2x1
+     * runs: [network] socket_link_bandwidth, hw_network.c), under gIB's
+     * tuner table (Tree/LL, Ring/LL128, Ring/Simple, Tree/Simple by size):
+     * 1 KiB to 64 MiB of all-reduce and all-gather */
+    static const char *const sets[] = {"hardware.devices=2", "hardware.devices_per_host=1",
+                                       "interconnect.nvlink.domain=1", "interconnect.nvlink.nccl_version=2.26",
+                                       "network.roce.socket_link_bandwidth=40GB/s", NULL};
+    static const char *const ops[] = {"all-reduce", "all-gather"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        assert_no_fall_sets("validation/held-out/hw/gcp-a3-ultra.ini", sets, ops[i], 2, 1024, 64ull << 20, 0);
+}
+END_TEST
+
 START_TEST(channel_cut_is_ncclS)
 {
     /* Ring LL over 16 ranks (two nodes): nt = NCCL_LL_MAX_NTHREADS 512,
@@ -258,6 +274,7 @@ static Suite *coll_monotone_suite(void)
     tcase_add_test(tc, rccl_default_never_falls);
     tcase_add_test(tc, nvlink_mesh_never_falls);
     tcase_add_test(tc, efa_p5_two_nodes_never_falls);
+    tcase_add_test(tc, gib_one_gpu_a_node_staged_never_falls);
     tcase_add_test(tc, channel_cut_is_ncclS);
     tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
     tcase_add_test(tc, cells_overflow_is_ncclS);

@@ -215,6 +215,37 @@ START_TEST(nic_pcie_link_caps_the_port)
 }
 END_TEST
 
+/* The CPU sockets' link a GPU's NIC traffic crosses where NCCL stages it
+ * in host memory on a NIC of the other socket ([network]
+ * socket_link_bandwidth): the port carries the lower of the NIC's 50 GB/s
+ * and the link's 40 GB/s (NCCL's ERP_QPI_BW); the NICs' record keeps the
+ * NIC's speed and the link's. Beside a Gen4 x16 PCIe link (25.988585 GB/s,
+ * above) the lower of the three: the PCIe link's. A leaf's uplink keeps
+ * the NICs' own 50 GB/s. */
+START_TEST(socket_link_caps_the_port)
+{
+    strata_hw *hw = cluster("socket_link_bandwidth = 40GB/s\n", NULL);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 40e9);
+    strata_hw_nics nics;
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert(nics.bandwidth == 50e9 && nics.socket_link == 40e9);
+    strata_hw_free(hw);
+    hw = cluster("socket_link_bandwidth = 40GB/s\npcie_generation = 4\npcie_lanes = 16\n", NULL);
+    ck_assert_msg(fabs(strata_test_link(hw, "ib@3")->bandwidth - 25.988585e9) < 1e3, "%.0f",
+                  strata_test_link(hw, "ib@3")->bandwidth);
+    strata_hw_free(hw);
+    const char *const set[] = {"network.ib.socket_link_bandwidth=40GB/s", NULL};
+    hw = cluster("topology = rails\nhosts_per_leaf = 1\n", set);
+    ck_assert(strata_test_link(hw, "ib@12")->bandwidth == 40e9);
+    ck_assert(strata_test_link(hw, "ib.up0")->bandwidth == 50e9);
+    strata_hw_free(hw);
+    hw = cluster("", NULL);
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert(nics.socket_link == 0 && strata_test_link(hw, "ib@3")->bandwidth == 50e9);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static void fails(const char *more, const char *want)
 {
     char *head = g_strdup_printf(CLUSTER, "");
@@ -245,6 +276,8 @@ START_TEST(bad_input)
           "t.ini:24: [network ib] pcie_generation: expected a PCIe generation from 3 to 6, got '2'");
     fails("pcie_generation = 4\npcie_lanes = 12\n",
           "t.ini:25: [network ib] pcie_lanes: expected 1, 2, 4, 8, 16 or 32 lanes, got 12");
+    fails("socket_link_bandwidth = 0GB/s\n", "t.ini:24: [network ib] socket_link_bandwidth: expected a positive "
+          "bandwidth such as 16GB/s, got '0GB/s'");
     GError *err = NULL;
     char *text = g_strdup_printf(CLUSTER, "");
     const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
@@ -280,6 +313,7 @@ static Suite *suite(void)
     tcase_add_test(tc, static_routing_on_uplinks);
     tcase_add_test(tc, shared_nics);
     tcase_add_test(tc, nic_pcie_link_caps_the_port);
+    tcase_add_test(tc, socket_link_caps_the_port);
     tcase_add_test(tc, nics_on_hosts);
     tcase_add_test(tc, slices_and_overrides);
     tcase_add_test(tc, bad_input);

@@ -481,6 +481,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
          * it off every link a channel crosses (followPath l. 79-117) */
         if (nics.pcie_generation)
             c.nic_gbs = MIN(c.nic_gbs, strata_nccl_pci_gbs(nics.pcie_generation, nics.pcie_lanes));
+        c.nic_gbs = nics.socket_link > 0 ? MIN(c.nic_gbs, nics.socket_link / 1e9) : c.nic_gbs; /* topo.cc l. 80-86 */
         c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
     }
     return c;

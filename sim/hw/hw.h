@@ -318,6 +318,8 @@ typedef struct strata_hw_nics {
     /* the PCIe link each NIC sits on ([network] pcie_generation,
      * pcie_lanes); 0, 0 where the file gives none */
     uint32_t pcie_generation, pcie_lanes;
+    /* socket_link_bandwidth (bytes/s a direction); 0 where none */
+    double socket_link;
 } strata_hw_nics;
 bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out);
 /* The template (the memory or unit as declared, before instantiation):

@@ -25,6 +25,16 @@
  * and 512 B read requests, ESTIMATE: as configs/hw/a100-8.ini's GPU
  * link), and NCCL's search sees the link at its own figure
  * (hw/nccl_tuning.h, strata_nccl_pci_gbs).
+ * socket_link_bandwidth: where NCCL runs a device's NIC traffic without
+ * GPUDirect RDMA (its buffers in pinned host memory) and the NIC sits on
+ * the other CPU socket, every byte to and from the NIC crosses the
+ * inter-socket link once (the buffer on either socket: the GPU's side or
+ * the NIC's); the port then carries at most that link's rate a direction,
+ * and NCCL's search sees the same figure (NVIDIA/nccl v2.26.6-1
+ * src/graph/paths.cc l. 692-697 diverts such a GPU's NIC paths through
+ * its local CPU; topo.cc l. 70-86 prices the CPU-to-CPU link, topo.h
+ * l. 22-25: ERP_QPI_BW 40 GB/s on Emerald Rapids). Set per run (where a
+ * job's GPU and NIC sit), not per machine.
  *
  * Site graph (hw_site.c): NIC vertices, then leaves, then the spine, as
  * switches. An uplink's edge costs one more than its link, so that traffic
@@ -70,6 +80,9 @@ const strata_key_def hw_network_keys[] = {
     {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
                                "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
+    {"socket_link_bandwidth", false, "per direction, the CPU sockets' link a device's NIC traffic crosses where NCCL "
+                                     "stages it in host memory (no GPUDirect RDMA) on a NIC of the other socket "
+                                     "(default: none)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -84,6 +97,7 @@ struct hw_network {
     uint32_t uplinks, qps;    /* a leaf's uplinks; queue pairs a connection */
     hw_routing routing;
     uint32_t pcie_generation, pcie_lanes; /* 0, 0: no PCIe link given */
+    double socket_link;                   /* socket_link_bandwidth; 0: none */
     double bandwidth, latency, oversubscription;
 };
 
@@ -133,10 +147,12 @@ static bool get_pcie(const hw_load_ctx *ctx, hw_network *n, GError **err)
 }
 
 /* What a device's (or host's) NICs carry a direction: their bandwidth, or
- * their PCIe link's data rate where lower. */
+ * their PCIe link's data rate or the sockets' link where lower. */
 static double port_rate(const hw_network *n)
 {
     double port = n->bandwidth * n->nics;
+    if (n->socket_link > 0)
+        port = MIN(port, n->socket_link);
     if (!n->pcie_generation)
         return port;
     strata_pcie_config cfg = {.generation = n->pcie_generation, .lanes = n->pcie_lanes,
@@ -223,7 +239,9 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
         !hw_get_count(ctx, n->group, "uplinks", 1, STRATA_ECMP_MAX, 1, NULL, &n->uplinks, err) ||
         !get_qps(ctx, n, err) ||
-        !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err))
+        !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err) ||
+        (strata_keyfile_has_key(ctx->k, n->group, "socket_link_bandwidth") &&
+         !hw_get_bandwidth(ctx, n->group, "socket_link_bandwidth", &n->socket_link, err)))
         return false;
     return check_counts(ctx, hw, n, err);
 }
@@ -266,7 +284,8 @@ strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n)
     uint32_t per_host = n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
     return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth, .latency = n->latency,
                             .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts,
-                            .pcie_generation = n->pcie_generation, .pcie_lanes = n->pcie_lanes};
+                            .pcie_generation = n->pcie_generation, .pcie_lanes = n->pcie_lanes,
+                            .socket_link = n->socket_link};
 }
 
 bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out)
