@@ -10,9 +10,9 @@
  *   the same in rocm_per_tensor_w8a8_scaled_mm (w8a8_utils.py:151-170: "VLLM_ROCM_USE_SKINNY_GEMM and
  *   qinput.shape[0] == 1 and qinput.shape[1] % 16 == 0"). csrc/rocm/skinny_gemms.cu (@374082eb) wvSplitKQ:
  *   "TORCH_CHECK(K_in % 16 == 0)", dim3 grid(CuCount), 16 waves of 64 lanes a workgroup, each wave a YTILE of 2
- *   output columns over all of K; one launch. The path came with ROCm/vllm PR #411 ("Optimization for quantized gemm skinny sizes",
- *   955ba648, 2025-02-18): the fork's images before it (v0.6.3+rocm @2a3f4618 to 0.7.0's @13434bd9) run
- *   torch._scaled_mm at one row too (serve_fp8_linear.c's vllm-rocm-fork-0.6).
+ *   output columns over all of K; one launch. The path came with ROCm/vllm PR #411 ("Optimization for quantized
+ *   gemm skinny sizes", 955ba648, 2025-02-18): the fork's images before it (v0.6.3+rocm @2a3f4618 to @13434bd9 of
+ *   2025-02-06) run torch._scaled_mm at one row too (serve_fp8_linear.c's vllm-rocm-fork-0.6).
  * 16-bit (wvSplitK): an unquantized Linear (the LM head of the FP8 checkpoints: ParallelLMHead's
  *   UnquantizedEmbeddingMethod.apply calls tgemm.mm, vocab_parallel_embedding.py:44 @b8498bc4) runs
  *   TunedGemm.apply_skinny's ops.wvSpltK where "inp_view.dtype == torch.float16 and k % 8 == 0" and "m > 8 and
