@@ -81,7 +81,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "attention (no --engine; RCCL hardware)", NULL},
         {"fp8-linear-rocm", 0, 0, G_OPTION_ARG_STRING, &a->fp8_linear_rocm, "vllm-v0 / vllm-v0.5 on AMD hardware: "
          "how a per-tensor FP8 model's Linears run: vllm-rocm-fork (default: AMD's ROCm/vllm 0.7.3+, the norms and "
-         "activation write FP8, wvSplitKQ at one row), vllm-rocm-fork-0.6 (its 0.6.3-0.7.0 images: hipBLASLt at one "
+         "activation write FP8, wvSplitKQ at one row), vllm-rocm-fork-0.6 (its 0.6.3-0.6.6 images: hipBLASLt at one "
          "row too) or vllm-0.6-rocm-scaled-mm (upstream: every Linear quantizes, rows padded to 17; docs/serving.md)",
          "ROW"},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "

@@ -80,7 +80,7 @@
  *   (tuned_gemm.py apply_skinny, from v0.6.3+rocm on), and from ROCm/vllm PR #411 (955ba648, 2025-02-18: the
  *   v0.7.3+rocm image @b309ea79 on, 0.8.x's @b8498bc4) every FP8 Linear through wvSplitKQ at exactly one row:
  *   vllm-rocm-fork (the default) is that release line; vllm-rocm-fork-0.6 the images before it (v0.6.3+rocm to
- *   0.7.0's @13434bd9, whose tuned_gemm.py has no scaled_mm), FP8 GEMMs on hipBLASLt at every row count.
+ *   0.6.6's @13434bd9 of 2025-02-06, whose tuned_gemm.py has no scaled_mm), FP8 GEMMs on hipBLASLt at every row count.
  */
 #include "serve/serve_fp8_linear.h"
 #include "core/error.h"
@@ -100,7 +100,7 @@ static const strata_serve_fp8_linear rows[] = {
      "no Linear quantizes or pads its input; wvSplitKQ at one row, wvSplitK for the LM head at 1-4",
      0, false, false, true, {1, 4, SKINNY_MI300X}},
     {"vllm-rocm-fork-0.6",
-     "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.7.0+rocm (before PR #411): vllm-rocm-fork's FP8 writes, hipBLASLt at "
+     "AMD's ROCm/vllm fork, v0.6.3+rocm-0.6.6 (before PR #411): vllm-rocm-fork's FP8 writes, hipBLASLt at "
      "one row too; wvSplitK for the LM head at 1-4",
      0, false, false, true, {0, 4, SKINNY_MI300X}},
     {NULL, NULL, 0, false, false, false, {0, 0, 0.0}},
