@@ -6,7 +6,8 @@
  * a served step of vllm-v0 on mi300x-8 (RCCL: the ROCm build) and only
  * there: not on NCCL hardware, not to a bf16 or a block-FP8 model; and
  * AMD's fork (vllm-rocm-fork, vllm-v0's ROCm default), which drops the
- * default's two quantizations.
+ * default's two quantizations; the fork's skinny GEMMs (serve_skinny_gemm.h:
+ * wvSplitKQ at one row, wvSplitK for the LM head at 1-4) by hand.
  */
 #include <math.h>
 #include <string.h>
@@ -116,7 +117,11 @@ END_TEST
  * 3.18 TB/s as above). Per layer the default's two passes read 2 B and write 1 B of t x 4,096 each:
  *   32 decodes: 2 x (1.9 us + 32 x 4,096 x 3 B / 3.18e12) = 2 x (1.9 + 0.12365283) us = 4.04730566 us,
  *     x 32 layers = 129.51378113 us less;
- *   1 decode: 2 x (1.9 us + 12,288 B / 3.18e12 = 3.8641509 ns) x 32 = 121.84730566 us less. */
+ *   1 decode: 2 x (1.9 us + 12,288 B / 3.18e12 = 3.8641509 ns) x 32 = 121.84730566 us less; under
+ *     vllm-rocm-fork-0.6 (hipBLASLt for the Linears at one row, as the default) the LM head also runs wvSplitK
+ *     (serve_skinny_gemm.h; 16-bit, k 4,096, n 128,256 / 8 = 16,032: (4,096 + 4,096 x 16,032 + 16,032) x 2 =
+ *     131,374,400 B at 5.3e12 x 0.77 in place of x 0.55 B/s, the same launch: 12.87668709 us less), 134.72399275
+ *     us less in all. */
 START_TEST(fork_on_rocm_drops_the_quantizations)
 {
     strata_serve_model m = {0};
@@ -126,8 +131,8 @@ START_TEST(fork_on_rocm_drops_the_quantizations)
     double with, without;
     step_with_and_without("mi300x-8.ini", &m, 32, NULL, &with, &without);
     ck_assert_msg(fabs((without - with) - 129.51378113e-6) < 1e-11, "%.17g", without - with);
-    step_with_and_without("mi300x-8.ini", &m, 1, "vllm-rocm-fork", &with, &without);
-    ck_assert_msg(fabs((without - with) - 121.84730566e-6) < 1e-11, "%.17g", without - with);
+    step_with_and_without("mi300x-8.ini", &m, 1, "vllm-rocm-fork-0.6", &with, &without);
+    ck_assert_msg(fabs((without - with) - 134.72399275e-6) < 1e-11, "%.17g", without - with);
     /* --fp8-linear-rocm: a name not in the table is the user's error (exit 2), naming both rows */
     GError *err = NULL;
     ck_assert(!strata_serve_fp8_linear_option("upstream", &err));
@@ -138,6 +143,63 @@ START_TEST(fork_on_rocm_drops_the_quantizations)
 }
 END_TEST
 
+/* serve_skinny_gemm.h's kernels on mi300x.ini (5.3 TB/s, kernel_launch 1.9 us) at the fork's rate 0.77:
+ * 5.3e12 x 0.77 = 4.081e12 B/s.
+ *   wvSplitKQ, 70B TP8's qkv_proj at one row (k 8,192, n 1,280, FP8): 8,192 x 1,280 + 8,192 (the row) + 2 x 1,280
+ *     (the 16-bit output) = 10,496,512 B: 1.9 us + 2.5720441 us = 4.4720441 us;
+ *   wvSplitK, 70B TP8's LM head at four rows (k 8,192, n 128,256 / 8 = 16,032, 16-bit): 8,192 x 16,032 x 2 +
+ *     4 x 8,192 x 2 + 4 x 16,032 x 2 = 262,668,288 + 65,536 + 128,256 = 262,862,080 B: 1.9 + 64.4111933 us =
+ *     66.3111933 us;
+ *   anything else returns the library's time given (here 123 s): FP8 at two rows, K not a multiple of 16, a
+ *   16-bit product at five rows or of 8 outputs, no row. */
+START_TEST(skinny_kernels_by_hand)
+{
+    strata_hw *hw = hw_load("mi300x.ini");
+    GError *err = NULL;
+    const strata_serve_fp8_linear *r = strata_serve_fp8_linear_find("vllm-rocm-fork", &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    double t = strata_serve_fp8_linear_gemm(r, hw, true, 1, 8192, 1280, 123.0);
+    ck_assert_msg(fabs(t - 4.4720441e-6) < 1e-12, "%.17g", t);
+    t = strata_serve_fp8_linear_gemm(r, hw, false, 4, 8192, 16032, 123.0);
+    ck_assert_msg(fabs(t - 66.3111933e-6) < 1e-12, "%.17g", t);
+    ck_assert(strata_serve_fp8_linear_gemm(r, hw, true, 2, 8192, 1280, 123.0) == 123.0);
+    ck_assert(strata_serve_fp8_linear_gemm(r, hw, true, 1, 8200, 1280, 123.0) == 123.0);
+    ck_assert(strata_serve_fp8_linear_gemm(r, hw, false, 5, 8192, 16032, 123.0) == 123.0);
+    ck_assert(strata_serve_fp8_linear_gemm(r, hw, false, 1, 8192, 8, 123.0) == 123.0);
+    ck_assert(strata_serve_fp8_linear_gemm(NULL, hw, true, 1, 8192, 1280, 123.0) == 123.0);
+    /* the images before PR #411 keep hipBLASLt for FP8 at one row, and the LM head's wvSplitK */
+    const strata_serve_fp8_linear *old = strata_serve_fp8_linear_find("vllm-rocm-fork-0.6", &err);
+    ck_assert_msg(old, "%s", err ? err->message : "");
+    ck_assert(strata_serve_fp8_linear_gemm(old, hw, true, 1, 8192, 1280, 123.0) == 123.0);
+    t = strata_serve_fp8_linear_gemm(old, hw, false, 4, 8192, 16032, 123.0);
+    ck_assert_msg(fabs(t - 66.3111933e-6) < 1e-12, "%.17g", t);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* One decode of Llama 3 70B FP8 at TP8 under vllm-v0 on mi300x-8: vllm-rocm-fork runs the four Linears through
+ * wvSplitKQ, vllm-rocm-fork-0.6 through hipBLASLt (the gemm row at gemm_stream_efficiency 0.55: 2.915e12 B/s, the
+ * same launch); nothing else differs (both run the LM head's wvSplitK). A layer's FP8 bytes at one row:
+ *   qkv_proj 8,192 x 1,280 + 8,192 + 2 x 1,280 = 10,496,512; o_proj 1,024 x 8,192 + 1,024 + 2 x 8,192 = 8,406,016;
+ *   gate_up 8,192 x 7,168 + 8,192 + 2 x 7,168 = 58,742,784; down 3,584 x 8,192 + 3,584 + 2 x 8,192 = 29,380,096;
+ *   107,025,408 B x (1 / 2.915e12 - 1 / 4.081e12) = 10.4901160 us a layer, x 80 = 839.2092762 us less.
+ * At two decodes the rows are the same (hipBLASLt both). */
+START_TEST(fork_runs_one_row_through_wvsplitkq)
+{
+    strata_serve_model m = {0};
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    m.dtype = STRATA_DTYPE_F8;
+    m.kv_dtype = STRATA_DTYPE_BF16;
+    double skinny, ignored, library;
+    step_with_and_without("mi300x-8.ini", &m, 1, "vllm-rocm-fork", &skinny, &ignored);
+    step_with_and_without("mi300x-8.ini", &m, 1, "vllm-rocm-fork-0.6", &library, &ignored);
+    ck_assert_msg(fabs((library - skinny) - 839.2092762e-6) < 1e-11, "%.17g", library - skinny);
+    step_with_and_without("mi300x-8.ini", &m, 2, "vllm-rocm-fork", &skinny, &ignored);
+    step_with_and_without("mi300x-8.ini", &m, 2, "vllm-rocm-fork-0.6", &library, &ignored);
+    ck_assert_msg(skinny == library, "%.17g %.17g", skinny, library);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_fp8_linear");
@@ -145,6 +207,8 @@ int main(void)
     tcase_add_test(tc, rows_and_bytes_by_hand);
     tcase_add_test(tc, vllm_v0_on_rocm_adds_the_quantizations);
     tcase_add_test(tc, fork_on_rocm_drops_the_quantizations);
+    tcase_add_test(tc, skinny_kernels_by_hand);
+    tcase_add_test(tc, fork_runs_one_row_through_wvsplitkq);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -81,9 +81,10 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1: decodes through paged_attention_rocm, not the Triton unified "
          "attention (no --engine; RCCL hardware)", NULL},
         {"fp8-linear-rocm", 0, 0, G_OPTION_ARG_STRING, &a->fp8_linear_rocm, "vllm-v0 / vllm-v0.5 on AMD hardware: "
-         "how a per-tensor FP8 model's Linears get their FP8 input: vllm-rocm-fork (default: AMD's ROCm/vllm, the "
-         "rocm/vllm images; the norms and activation write FP8) or vllm-0.6-rocm-scaled-mm (upstream vLLM built for "
-         "ROCm: every Linear quantizes, rows padded to 17; docs/serving.md)", "ROW"},
+         "how a per-tensor FP8 model's Linears run: vllm-rocm-fork (default: AMD's ROCm/vllm 0.7.3+, the norms and "
+         "activation write FP8, wvSplitKQ at one row), vllm-rocm-fork-0.6 (its 0.6.3-0.6.6 images: hipBLASLt at one "
+         "row too) or vllm-0.6-rocm-scaled-mm (upstream: every Linear quantizes, rows padded to 17; docs/serving.md)",
+         "ROW"},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
          "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "

@@ -120,7 +120,8 @@ static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t 
 static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
     if (!c->block_gemm || !c->m.weight_block || c->m.dtype != STRATA_DTYPE_F8 || !m || !k || !n)
-        return gemm(c, strata_serve_fp8_linear_rows(c->fp8_lin, m), k, n); /* fp8_lin: padded rows */
+        return strata_serve_fp8_linear_gemm(c->fp8_lin, c->hw, true, m, k, n, /* fp8_lin: padded rows, skinny */
+                                            gemm(c, strata_serve_fp8_linear_rows(c->fp8_lin, m), k, n));
     strata_kernel_cost kc = {0};
     strata_serve_triton_gemm_time tg = {0};
     kernel_cost(c, c->gemm, c->m.dtype, (uint64_t[3]){m, k, n}, 3, false, 0, 0, &kc);
@@ -138,7 +139,8 @@ static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_
 static double bf16_weight_gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
 {
     strata_dtype dt = strata_serve_dtype_bytes(c->m.dtype) < 2 ? STRATA_DTYPE_BF16 : c->m.dtype;
-    return m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0;
+    return strata_serve_fp8_linear_gemm(c->fp8_lin, c->hw, false, m, k, n, /* the LM head: skinny under fp8_lin */
+                                        m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0);
 }
 
 /* B independent products m x k x n in one kernel (a bmm). */
@@ -303,10 +305,7 @@ void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = on; forget_dense(c); }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
-{
-    c->ar = a;
-    forget_dense(c); /* they hold the all-reduces */
-}
+{ c->ar = a; forget_dense(c); } /* they hold the all-reduces */
 
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
                                              bool embed_allreduce)

@@ -76,21 +76,34 @@
  *   every Linear's input with batch_dim_padding=17 (quantization/fp8.py:
  *   232-247 @c24a4955), as vllm-0.6-rocm-scaled-mm charges: vllm-v0.5
  *   keeps that row.
+ *   Both fork rows run serve_skinny_gemm.h's kernels (wave 45): the LM head through wvSplitK at 1-4 rows
+ *   (tuned_gemm.py apply_skinny, from v0.6.3+rocm on), and from ROCm/vllm PR #411 (955ba648, 2025-02-18: the
+ *   v0.7.3+rocm image @b309ea79 on, 0.8.x's @b8498bc4) every FP8 Linear through wvSplitKQ at exactly one row:
+ *   vllm-rocm-fork (the default) is that release line; vllm-rocm-fork-0.6 the images before it (v0.6.3+rocm to
+ *   0.6.6's @13434bd9 of 2025-02-06, whose tuned_gemm.py has no scaled_mm), FP8 GEMMs on hipBLASLt at every row count.
  */
 #include "serve/serve_fp8_linear.h"
 #include "core/error.h"
 #include "serve/serve_names.h"
 
+/* ESTIMATE: the fraction of the operand memory's pin rate ROCm's skinny GEMMs stream a weight at on gfx942
+ * (MI300X; MI325X taken the same): 0.77, from vLLM PR #29937's MI300X times (serve_skinny_gemm.c). */
+#define SKINNY_MI300X 0.77
+
 static const strata_serve_fp8_linear rows[] = {
     {"vllm-0.6-rocm-scaled-mm",
      "vLLM 0.6.2 on ROCm: apply_fp8_linear's torch._scaled_mm branch, a static quantization before every Linear, "
      "the GEMM's rows padded to 17, SiluAndMul writing bf16",
-     17, true, true, false},
+     17, true, true, false, {0, 0, 0.0}},
     {"vllm-rocm-fork",
-     "AMD's ROCm/vllm fork, v0.6.3+rocm-v0.8.2+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
-     "no Linear quantizes or pads its input",
-     0, false, false, true},
-    {NULL, NULL, 0, false, false, false},
+     "AMD's ROCm/vllm fork, v0.7.3+rocm-v0.8.x+rocm: RMSNorm, SiluAndMul and paged attention write FP8 (e4m3fnuz), "
+     "no Linear quantizes or pads its input; wvSplitKQ at one row, wvSplitK for the LM head at 1-4",
+     0, false, false, true, {1, 4, SKINNY_MI300X}},
+    {"vllm-rocm-fork-0.6",
+     "AMD's ROCm/vllm fork, v0.6.3+rocm-0.6.6 (before PR #411): vllm-rocm-fork's FP8 writes, hipBLASLt at "
+     "one row too; wvSplitK for the LM head at 1-4",
+     0, false, false, true, {0, 4, SKINNY_MI300X}},
+    {NULL, NULL, 0, false, false, false, {0, 0, 0.0}},
 };
 
 const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GError **err)
@@ -108,6 +121,12 @@ const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, 
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m)
 {
     return r && m && m < r->min_rows ? r->min_rows : m;
+}
+
+double strata_serve_fp8_linear_gemm(const strata_serve_fp8_linear *r, const strata_hw *hw, bool fp8, uint64_t m,
+                                    uint64_t k, uint64_t n, double library)
+{
+    return r ? strata_serve_skinny_gemm_or(&r->skinny, hw, fp8, m, k, n, library) : library;
 }
 
 double strata_serve_fp8_linear_quant_bytes(uint64_t t, uint64_t k, double act_bytes)

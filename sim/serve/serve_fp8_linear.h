@@ -23,6 +23,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "serve/serve_skinny_gemm.h"
 
 typedef struct strata_serve_fp8_linear {
     const char *name;
@@ -31,6 +32,7 @@ typedef struct strata_serve_fp8_linear {
     bool every_linear;    /* each Linear quantizes its own input (o_proj and down_proj too) */
     bool wide_activation; /* the MLP's activation writes the activations' dtype, not FP8 */
     bool inputs_fp8;      /* the norms, the activation and attention write each Linear's input in FP8: none quantizes */
+    strata_serve_skinny_gemm skinny; /* the fork's skinny GEMMs at few rows (serve_skinny_gemm.h; zero: none) */
 } strata_serve_fp8_linear;
 
 /* The row called name, or NULL with an error listing the known ones. */
@@ -40,6 +42,10 @@ const strata_serve_fp8_linear *strata_serve_fp8_linear_find(const char *name, GE
 const strata_serve_fp8_linear *strata_serve_fp8_linear_option(const char *name, GError **err);
 /* The rows a Linear's GEMM runs for m tokens (r NULL: m). */
 uint64_t strata_serve_fp8_linear_rows(const strata_serve_fp8_linear *r, uint64_t m);
+/* A Linear's m x k x n product under the row (r NULL: `library`, the hipBLASLt time): its skinny GEMM's time where
+ * the row runs one (serve_skinny_gemm.h; fp8: a per-tensor FP8 weight, else a 16-bit one such as the LM head). */
+double strata_serve_fp8_linear_gemm(const strata_serve_fp8_linear *r, const strata_hw *hw, bool fp8, uint64_t m,
+                                    uint64_t k, uint64_t n, double library);
 /* The bytes of one input quantization of t x k elements (one kernel): read in act_bytes, written in FP8 (1 byte). */
 double strata_serve_fp8_linear_quant_bytes(uint64_t t, uint64_t k, double act_bytes);
 
