@@ -23,8 +23,9 @@
  * as set 27 runs it: NCCL's own choice, and Simple forced; no fall under
  * the same algorithm, protocol and channel count (a fall across NCCL's
  * channel cut is the library's own: tests/test_coll_monotone.c); the same
- * with HPE's settings' row named instead (nccl_net_protocol = cxi-alt-read:
- * eager to 192 B, four flights more above it; no shipped file names it).
+ * with Olivia's settings' row named instead (nccl_net_protocol = cxi-alt-read:
+ * eager to 192 B, four flights more above it; no shipped file names it),
+ * from 32 B.
  */
 #include <stdio.h>
 #include "testutil.h"
@@ -49,11 +50,11 @@ START_TEST(kestrel_step_pays_the_get_above_the_threshold)
 END_TEST
 
 /* The falls of the series (same algorithm, protocol and channels), each printed. */
-static guint falls_of(const char *const *sets, uint32_t devices)
+static guint falls_of(const char *const *sets, uint32_t devices, uint64_t lo)
 {
     char *hw = strata_test_source_path(KESTREL);
     size_t n = 0;
-    uint64_t *sizes = coll_sweep_sizes(1024, 1ull << 30, true, 4ull * devices, &n);
+    uint64_t *sizes = coll_sweep_sizes(lo, 1ull << 30, true, 4ull * devices, &n);
     coll_sweep_point *pts = g_new(coll_sweep_point, n);
     for (size_t i = 0; i < n; i++) {
         ck_assert(coll_sweep_run(hw, sets, "all-reduce", devices, NULL, sizes[i], &pts[i]));
@@ -76,16 +77,18 @@ static guint falls_of(const char *const *sets, uint32_t devices)
     return same;
 }
 
-/* The same sweep with HPE's settings' row (cxi-alt-read: eager to 192 B,
- * four flights more above), which NCCL's LL messages cross at small sizes. */
+/* The same sweep with Olivia's settings' row (cxi-alt-read: eager to 192 B,
+ * four flights more above), from 32 B (8 devices x 4 B) so that a rank's
+ * messages cross 192 B inside the sweep (review, wave 45: from 1 KiB every
+ * message was already above it and a reversed threshold passed). */
 START_TEST(kestrel_alt_read_never_falls)
 {
     static const char *const own[] = {"hardware.devices=8", NV "nccl_version=2.25", NV "nccl_net_protocol=cxi-alt-read",
                                       NULL};
     static const char *const simple[] = {"hardware.devices=8", NV "nccl_version=2.25",
                                          NV "nccl_net_protocol=cxi-alt-read", NV "nccl_proto=Simple", NULL};
-    ck_assert_uint_eq(falls_of(own, 8), 0);
-    ck_assert_uint_eq(falls_of(simple, 8), 0);
+    ck_assert_uint_eq(falls_of(own, 8, 32), 0);
+    ck_assert_uint_eq(falls_of(simple, 8, 32), 0);
 }
 END_TEST
 
@@ -93,8 +96,8 @@ START_TEST(kestrel_never_falls)
 {
     static const char *const own[] = {"hardware.devices=8", NV "nccl_version=2.25", NULL};
     static const char *const simple[] = {"hardware.devices=8", NV "nccl_version=2.25", NV "nccl_proto=Simple", NULL};
-    ck_assert_uint_eq(falls_of(own, 8), 0);
-    ck_assert_uint_eq(falls_of(simple, 8), 0);
+    ck_assert_uint_eq(falls_of(own, 8, 1024), 0);
+    ck_assert_uint_eq(falls_of(simple, 8, 1024), 0);
 }
 END_TEST
 

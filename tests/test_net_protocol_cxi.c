@@ -57,8 +57,9 @@ START_TEST(eager_to_4097_bytes_then_the_gets_round_trip)
 }
 END_TEST
 
-/* cxi-alt-read (wave 45): HPE's NCCL settings (FI_CXI_RDZV_PROTO=alt_read,
- * RDZV_THRESHOLD, RDZV_GET_MIN and RDZV_EAGER_SIZE 0). Eager up to the
+/* cxi-alt-read (wave 45): Sigma2 Olivia's NCCL modules (HPE's ccl_env.sh's
+ * FI_CXI_RDZV_PROTO=alt_read and RDZV_EAGER_SIZE 0, plus RDZV_THRESHOLD and
+ * RDZV_GET_MIN 0). Eager up to the
  * inject size the threshold is raised to, C_MAX_IDC_PAYLOAD_UNR = 192 B
  * (+ get_min 0); above, the rendezvous Put, the Get the receiver's provider
  * issues (request, response) and its done notify and the notify's ACK

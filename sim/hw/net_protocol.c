@@ -224,11 +224,11 @@
  * pass is in it as on InfiniBand). fabric "Slingshot": HPE's own framing,
  * no nccl_ib_* key applies.
  *
- * cxi-alt-read (wave 45): the same stack under HPE's NCCL settings
- * (HewlettPackard/shs-ccl-docs ccl_env.sh @b150230 and nccl/
- * nccl_tuning_guide.md: FI_CXI_RDZV_PROTO=alt_read, FI_CXI_RDZV_EAGER_SIZE=0,
- * FI_CXI_RDZV_GET_MIN=0; Sigma2 Olivia's NCCL modules also
- * FI_CXI_RDZV_THRESHOLD=0 and FI_CXI_RX_MATCH_MODE=hybrid, UNINETTSigma2/
+ * cxi-alt-read (wave 45): the same stack under Sigma2 Olivia's NCCL modules:
+ * HPE's settings (HewlettPackard/shs-ccl-docs ccl_env.sh @b150230:
+ * FI_CXI_RDZV_PROTO=alt_read, FI_CXI_RDZV_EAGER_SIZE=0,
+ * FI_CXI_RX_MATCH_MODE=hybrid; nccl/nccl_tuning_guide.md adds
+ * FI_CXI_RDZV_GET_MIN=0) plus FI_CXI_RDZV_THRESHOLD=0, UNINETTSigma2/
  * documentation @4bf9654 hpc_machines/olivia/nccl.md). Read at ofiwg/
  * libfabric v2.1.0 (cf173800) prov/cxi. Eager limit: a threshold of 0 is
  * raised to CXIP_INJECT_SIZE (cxip_info.c l. 842-846), C_MAX_IDC_PAYLOAD_UNR

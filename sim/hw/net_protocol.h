@@ -37,9 +37,9 @@
  *                 (rdzv_threshold + rdzv_get_min) into the posted GPU
  *                 buffer, no copy; else the rendezvous Put and the NIC's
  *                 Get of the rest, a round trip: two flights more.
- *   cxi-alt-read  the same under HPE's NCCL settings (FI_CXI_RDZV_PROTO=
- *                 alt_read, RDZV_THRESHOLD, RDZV_GET_MIN and RDZV_EAGER_SIZE
- *                 0: wave 45): eager up to 192 B (the inject size the
+ *   cxi-alt-read  the same under Sigma2 Olivia's NCCL modules (HPE's
+ *                 ccl_env.sh: FI_CXI_RDZV_PROTO=alt_read, RDZV_EAGER_SIZE 0;
+ *                 plus RDZV_THRESHOLD and RDZV_GET_MIN 0: wave 45): eager up to 192 B (the inject size the
  *                 threshold is raised to), else a rendezvous Put of no
  *                 data, the Get the receiver's provider issues and its
  *                 done notify to the source, whose ACK completes the

@@ -186,8 +186,9 @@ typedef struct strata_serve_cost strata_serve_cost;
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
 /* Row e, or the default row (vllm-v1) where e is NULL (no --engine). */
 const strata_serve_engine *strata_serve_engine_row(const strata_serve_engine *e);
-/* The server hops and the eager prefill's host calls row e names (e NULL,
- * vLLM V1's default, or a row naming none: NULL). */
+/* The server hops row e names (e NULL: the default row's, vllm-v1's hops;
+ * a row naming none: NULL) and the eager prefill's host calls (e NULL or a
+ * row naming none: NULL). */
 const struct strata_serve_frontend *strata_serve_engine_frontend(const strata_serve_engine *e);
 const struct strata_serve_eager *strata_serve_engine_eager(const strata_serve_engine *e);
 /* The CUDA graph limit row e names (serve_graph_limit.h; e NULL or naming none: NULL). */
