@@ -15,7 +15,7 @@
  * 64 experts; 65 tokens the 64 x 64 x 32 tile. */
 START_TEST(default_tile_by_m)
 {
-    strata_serve_fused_moe_tile t;
+    strata_serve_triton_moe_tile t;
     strata_serve_fused_moe_bf16_tile(1, 64, &t);
     ck_assert_uint_eq(t.block_m, 16);
     ck_assert_uint_eq(t.block_n, 32);

@@ -82,11 +82,11 @@ bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, u
     return false;
 }
 
-void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_fused_moe_tile *tile)
+void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_triton_moe_tile *tile)
 {
     bool small = m <= experts; /* fused_moe.py l. 417: if M <= E */
-    *tile = small ? (strata_serve_fused_moe_tile){DEFAULT_SMALL_M, DEFAULT_SMALL_N, DEFAULT_SMALL_K}
-                  : (strata_serve_fused_moe_tile){DEFAULT_LARGE_M, DEFAULT_LARGE_N, DEFAULT_LARGE_K};
+    *tile = small ? (strata_serve_triton_moe_tile){DEFAULT_SMALL_M, DEFAULT_SMALL_N, DEFAULT_SMALL_K}
+                  : (strata_serve_triton_moe_tile){DEFAULT_LARGE_M, DEFAULT_LARGE_N, DEFAULT_LARGE_K};
 }
 
 double strata_serve_fused_moe_bf16_chain_s(const strata_serve_fused_moe_bf16 *r, uint64_t m, uint32_t experts,
@@ -94,7 +94,7 @@ double strata_serve_fused_moe_bf16_chain_s(const strata_serve_fused_moe_bf16 *r,
 {
     if (!r || r->step_s <= 0 || !m || !k || m > experts || strata_serve_fused_moe_bf16_shipped(r, experts, n, NULL))
         return 0;
-    strata_serve_fused_moe_tile tile;
+    strata_serve_triton_moe_tile tile;
     strata_serve_fused_moe_bf16_tile(m, experts, &tile);
     return (double)((k + tile.block_k - 1) / tile.block_k) * r->step_s;
 }
@@ -115,9 +115,8 @@ static double tile_waves_s(const strata_serve_fused_moe_bf16 *r, const strata_se
 {
     if (strata_serve_fused_moe_bf16_shipped(r, g->experts, g->width, g->device))
         return 0;
-    strata_serve_fused_moe_tile t;
-    strata_serve_fused_moe_bf16_tile(g->tokens, g->experts, &t);
-    strata_serve_triton_moe_tile tile = {t.block_m, t.block_n, t.block_k};
+    strata_serve_triton_moe_tile tile;
+    strata_serve_fused_moe_bf16_tile(g->tokens, g->experts, &tile);
     return strata_serve_triton_moe_tile_waves_s(&tile, g->routed, g->active, k, n, g->sms, g->bf16_peak);
 }
 

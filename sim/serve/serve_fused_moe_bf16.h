@@ -115,13 +115,10 @@
 #include <stdint.h>
 #include "hw/hw.h"
 #include "serve/serve_model.h"
+#include "serve/serve_triton_moe.h" /* strata_serve_triton_moe_tile: the one tile struct of both files */
 
 typedef struct strata_serve_fused_moe_bf16 strata_serve_fused_moe_bf16;
 
-/* The default tile a release's fused_moe takes for M tokens over E experts. */
-typedef struct strata_serve_fused_moe_tile {
-    uint32_t block_m, block_n, block_k;
-} strata_serve_fused_moe_tile;
 
 /* One fused MoE layer as a step runs it (the caller's figures). */
 typedef struct strata_serve_fused_moe_gemm {
@@ -148,7 +145,7 @@ bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, u
                                          const char *device);
 
 /* The default config's tile for m tokens over E experts (fused_moe.py l. 408-423). */
-void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_fused_moe_tile *tile);
+void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_triton_moe_tile *tile);
 
 /* One of the layer's two grouped GEMMs on m tokens, each routed row's product k wide (the GEMM's K), its experts
  * E and a rank's intermediate width n: its K loop's chain, cdiv(k, BLOCK_SIZE_K) steps at the measured step; 0 where
