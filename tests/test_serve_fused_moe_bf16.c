@@ -7,6 +7,7 @@
 #include <math.h>
 #include "serve/serve_cost.h"
 #include "serve/serve_fused_moe_bf16.h"
+#include "serve/serve_mfma_layout.h"
 #include "serve/serve_model.h"
 #include "serve/serve_triton_moe.h"
 #include "testutil.h"
@@ -15,7 +16,7 @@
  * 64 experts; 65 tokens the 64 x 64 x 32 tile. */
 START_TEST(default_tile_by_m)
 {
-    strata_serve_fused_moe_tile t;
+    strata_serve_triton_moe_tile t;
     strata_serve_fused_moe_bf16_tile(1, 64, &t);
     ck_assert_uint_eq(t.block_m, 16);
     ck_assert_uint_eq(t.block_n, 32);
@@ -229,6 +230,86 @@ START_TEST(sglang_fused_shared_expert)
 }
 END_TEST
 
+/* Triton's AMD MFMA layout (serve_mfma_layout.h) at num_warps 4:
+ *   16 x 32: 16 x 16 MFMA; {1,1}: 16/32/1 = 0 >= 32/16/1 = 2? no -> {1,2}; 0 >= 1? no -> {1,4}; 4 x 16 = 64 > 32:
+ *            warps {4, 1}; distinct min(4, 1) x min(1, 2) = 1: 4 replicas;
+ *   32 x 32: 32 x 32 MFMA; {1,1} -> {1,2} (0 >= 1? no); 0 >= 0: ret[0] < 1? no -> {1,4}; 128 > 32: {4, 1}; 1 x 1: 4;
+ *   64 x 64: 32 x 32; {1,1} -> {1,2}; 1 >= 1 and ret[0] < 2 -> {2,2}; distinct 2 x 2: 1;
+ *   64 x 128 and 16 x 128 ({1,4}, distinct 1 x 4): 1; 8 x 32 (no MFMA: the FMA dot): 1. */
+START_TEST(mfma_replicas_by_hand)
+{
+    ck_assert_uint_eq(strata_serve_mfma_replicas(16, 32, 4), 4);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(32, 32, 4), 4);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(64, 64, 4), 1);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(64, 128, 4), 1);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(16, 128, 4), 1);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(8, 32, 4), 1);
+    ck_assert_uint_eq(strata_serve_mfma_replicas(16, 32, 0), 1);
+}
+END_TEST
+
+/* vLLM 0.11.0's ROCm row: ROCm hardware only (mi300x-8, mi300x; not hgx-h200, a100-8); mi300x-8 inherits
+ * mi300x.ini's AMD_Instinct_MI300X, mi325x-8 names AMD_Instinct_MI325X. The wheel's unquantized files:
+ * E=128,N=1024 for MI300X only; E=8,N=14336 for both; GLM-4.6 at TP8 (E=160, N=1536 / 8 = 192): none. */
+START_TEST(rocm_row_by_part)
+{
+    strata_hw *mi8 = strata_test_load_hw("mi300x-8", NULL), *mi1 = strata_test_load_hw("mi300x", NULL);
+    strata_hw *mi325 = strata_test_load_hw("mi325x-8", NULL), *h200 = strata_test_load_hw("hgx-h200", NULL);
+    strata_hw *a100 = strata_test_load_hw("a100-8", NULL);
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_for("vllm-0.11-rocm", mi8);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strata_serve_fused_moe_bf16_for("vllm-0.11-rocm", mi1));
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for("vllm-0.11-rocm", h200));
+    ck_assert_ptr_null(strata_serve_fused_moe_bf16_for("vllm-0.11-rocm", a100));
+    ck_assert_str_eq(strata_hw_device_name(mi8), "AMD_Instinct_MI300X");
+    ck_assert_str_eq(strata_hw_device_name(mi325), "AMD_Instinct_MI325X");
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 128, 1024, "AMD_Instinct_MI300X"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 128, 1024, "AMD_Instinct_MI325X"));
+    ck_assert(strata_serve_fused_moe_bf16_shipped(r, 8, 14336, "AMD_Instinct_MI325X"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 160, 192, "AMD_Instinct_MI300X"));
+    ck_assert(!strata_serve_fused_moe_bf16_shipped(r, 128, 1024, NULL));
+    strata_serve_fused_moe_gemm g = strata_serve_fused_moe_bf16_gemm(mi8, 0, 1, 160, 192, 8, 8);
+    ck_assert_uint_eq(g.sms, 304);
+    ck_assert_double_eq_tol(g.bf16_peak, 1307.4e12, 1e9);
+    ck_assert_str_eq(g.device, "AMD_Instinct_MI300X");
+    strata_hw_free(mi8);
+    strata_hw_free(mi1);
+    strata_hw_free(mi325);
+    strata_hw_free(h200);
+    strata_hw_free(a100);
+}
+END_TEST
+
+/* GLM-4.6 at TP8 on an MI300X (E=160, N=192, hidden K 5120; no file: the default config). The measured 64 x 128 x
+ * 128 k-block a SM (0.7530976 us on the H200's FP8 rate a SM, 1979 / 132 TFLOP/s) at the MI300X's BF16 rate a CU
+ * (1307.4 / 304): 0.7530976 x (1979 / 132) / (1307.4 / 304) = 2.625356 us; the fixed part 1.454847 k-blocks.
+ *   M = 1 (<= E): 16 x 32 x 64, 4 MFMA replicas; 8 rows over 8 experts, one 16-row block each.
+ *     gate_up: N_out 384, 8 x 12 = 96 tiles, 1 wave; K 5120: 2 x 16 x 32 x 5120 = 2.5 k-blocks, x 4 with the
+ *              replicas: (10 + 1.454847) x 2.625356 = 30.0731 us;
+ *     down:    N_out 5120, 8 x 160 = 1280 tiles, ceil(1280 / 304) = 5 waves; K 192 (3 x 64): 0.09375 k-blocks,
+ *              x 4: 5 x (0.375 + 1.454847) x 2.625356 = 24.0200 us.
+ *   M = 200 (> E): 64 x 64 x 32, no replicas; 1600 rows over 160 experts, 10 each, one 64-row block each.
+ *     gate_up: 160 x 6 = 960 tiles, 4 waves; 2 x 64 x 64 x 5120 = 20 k-blocks: 4 x 21.454847 x 2.625356 = 225.306 us.
+ * With a file (E=128,N=1024 on an AMD_Instinct_MI300X): the grouped time. */
+START_TEST(rocm_default_tile_by_hand)
+{
+    const strata_serve_fused_moe_bf16 *r = strata_serve_fused_moe_bf16_find("vllm-0.11-rocm", NULL);
+    strata_serve_fused_moe_gemm g = {.tokens = 1, .experts = 160, .width = 192, .routed = 8, .active = 8,
+                                     .sms = 304, .bf16_peak = 1307.4e12, .device = "AMD_Instinct_MI300X"};
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &g, 5120, 384) * 1e6, 30.0731, 2e-3);
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &g, 192, 5120) * 1e6, 24.0200, 2e-3);
+    strata_serve_fused_moe_gemm big = g;
+    big.tokens = 200;
+    big.routed = 1600;
+    big.active = 160;
+    ck_assert_double_eq_tol(strata_serve_fused_moe_bf16_s(r, 0, &big, 5120, 384) * 1e6, 225.306, 2e-3);
+    strata_serve_fused_moe_gemm tuned = g;
+    tuned.experts = 128;
+    tuned.width = 1024;
+    ck_assert_double_eq(strata_serve_fused_moe_bf16_s(r, 7e-6, &tuned, 5120, 2048), 7e-6);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_fused_moe_bf16");
@@ -243,6 +324,9 @@ int main(void)
     tcase_add_test(tc, sglang_row_by_part);
     tcase_add_test(tc, sglang_default_tile_waves);
     tcase_add_test(tc, sglang_fused_shared_expert);
+    tcase_add_test(tc, mfma_replicas_by_hand);
+    tcase_add_test(tc, rocm_row_by_part);
+    tcase_add_test(tc, rocm_default_tile_by_hand);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -580,6 +580,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                                     "copies, piecewise graphs' host chain, greedy sampler, FA3 prefill",
                                             .fa3_prefill = true,
                                             .triton_moe = true,
+                                            .fused_moe_bf16 = "vllm-0.11-rocm", /* ROCm only (its row) */
                                             .mla_kernels = "vllm-0.8-mla",
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",

@@ -128,7 +128,7 @@ typedef struct strata_serve_engine {
     const char *triton_moe_configs_rocm; /* the same where the collectives are RCCL's (NULL: triton_moe_configs) */
     const char *fused_moe_bf16; /* its unquantized routed experts' Triton fused_moe release: its tuned files and
                                  * default tile, and its fused shared experts (serve_fused_moe_bf16.h, on the
-                                 * row's part: Ampere or Blackwell; NULL: the grouped-GEMM row) */
+                                 * row's part: Ampere, Blackwell or ROCm; NULL: the grouped-GEMM row) */
     const char *moe_gate; /* its MoE routing kernels beyond one fused top-k kernel (serve_moe_gate.h; NULL: none) */
     bool mla_absorb;       /* an MLA model's decodes run V0's absorbed weights W_Q_UK and W_UV_O (serve_cost.h's
                             * strata_serve_cost_set_mla_absorb); false: q_b, W_UK, W_UV and o_proj */

@@ -102,6 +102,38 @@
  *   sm90 and under quantized weights; here it rides the Blackwell BF16
  *   row only (GLM-4.6 on H100/H200 keeps a separate MLP: not read further).
  *
+ * vllm-0.11-rocm (issue 45, wave 45; the vllm 0.11.0 wheel from PyPI, which
+ * set 24's GLM-4.6 run on 8x MI300X names): vLLM V1 on ROCm, unquantized
+ * experts.
+ *   which kernel: envs.py l. 905-906, VLLM_ROCM_USE_AITER defaults to
+ *   False, so rocm_aiter_fused_moe.py l. 40-43 (is_rocm_aiter_moe_enabled)
+ *   is False and UnquantizedFusedMoEMethod.forward_cuda (fused_moe/
+ *   layer.py l. 530, 617) runs fused_experts, the Triton kernel; GLM-4.6's
+ *   shared expert is its own Glm4MoeMLP beside SharedFusedMoE
+ *   (models/glm4_moe.py l. 149-165): not fused in.
+ *   which config: fused_moe.py l. 922-952 (try_get_optimal_moe_config): E,
+ *   _, N = w2.shape; get_moe_configs (l. 751-800) opens
+ *   configs/E={E},N={N},device_name={name}.json (get_config_file_name, l.
+ *   738-747, no dtype for unquantized weights), the name platforms/rocm.py
+ *   gives (l. 302-309: amdsmi's device id through _ROCM_DEVICE_ID_NAME_MAP,
+ *   l. 66-74: AMD_Instinct_MI300X, AMD_Instinct_MI325X); none: get_default_
+ *   config (l. 868-920), unquantized: M <= E 16 x 32 x 64 (l. 905-911),
+ *   else 64 x 64 x 32, no num_warps or num_stages (Triton's HIPOptions
+ *   defaults, 4 warps and 2 stages). The wheel ships 20 unquantized MI300X
+ *   files and 7 MI325X ones (the row's list); GLM-4.6 at TP8 (E=160, N=192)
+ *   has none (PR #27323 added it after 0.11.0). The row holds on ROCm
+ *   hardware (strata_hw_rocm), for every V1 release (the list is 0.11.0's).
+ *   its time: serve_triton_moe.h's tile waves at the unit's BF16 peak, as
+ *   sglang-0.5, one program a CU. What CDNA adds: Triton's AMD backend lays
+ *   a 16 x 32 tile over 4 wavefronts as {4, 1} blocks of the 16 x 16 MFMA,
+ *   so the four compute the same output (serve_mfma_layout.h: 4 replicas;
+ *   none at 64 x 64 or 64 x 128); ESTIMATE: each replica runs the tile's
+ *   MFMAs and operand reads, so a tile's MMA work counts 4 times at the
+ *   measured rate (the fixed part once). On NVIDIA the same tile spreads
+ *   over mma.sync's 16 x 8 with no copies. ESTIMATE (as sglang-0.5): the
+ *   H200 block-FP8 fraction and fixed part carry to CDNA3's BF16 MFMAs. The
+ *   rate a CU is the datasheet's 1,307.4 TFLOP/s over 304 CUs (mi300x.ini).
+ *
  * Invariants: rows end with a NULL name; a time is >= 0 and 0 where the
  * row does not price the product (no row, tuned file shipped, M > E under
  * a step row, not unquantized, K or M 0); a row fuses shared experts only
@@ -115,13 +147,10 @@
 #include <stdint.h>
 #include "hw/hw.h"
 #include "serve/serve_model.h"
+#include "serve/serve_triton_moe.h" /* strata_serve_triton_moe_tile: the one tile struct of both files */
 
 typedef struct strata_serve_fused_moe_bf16 strata_serve_fused_moe_bf16;
 
-/* The default tile a release's fused_moe takes for M tokens over E experts. */
-typedef struct strata_serve_fused_moe_tile {
-    uint32_t block_m, block_n, block_k;
-} strata_serve_fused_moe_tile;
 
 /* One fused MoE layer as a step runs it (the caller's figures). */
 typedef struct strata_serve_fused_moe_gemm {
@@ -138,8 +167,8 @@ typedef struct strata_serve_fused_moe_gemm {
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_find(const char *name, GError **err);
 
 /* The row called name where the hardware's NCCL generation is the row's part (vllm-0.4.2: Ampere, the step's part;
- * sglang-0.5: Blackwell, its file list's), else NULL (no name, an unknown one, another part, no NCCL generation
- * given: the grouped row). */
+ * sglang-0.5: Blackwell, its file list's) or, for vllm-0.11-rocm, where it is ROCm's, else NULL (no name, an unknown
+ * one, another part, no NCCL generation given: the grouped row). */
 const strata_serve_fused_moe_bf16 *strata_serve_fused_moe_bf16_for(const char *name, const strata_hw *hw);
 
 /* Whether the release ships a tuned config file for E experts and a rank's intermediate width n (w2.shape[2]) on the
@@ -148,7 +177,7 @@ bool strata_serve_fused_moe_bf16_shipped(const strata_serve_fused_moe_bf16 *r, u
                                          const char *device);
 
 /* The default config's tile for m tokens over E experts (fused_moe.py l. 408-423). */
-void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_fused_moe_tile *tile);
+void strata_serve_fused_moe_bf16_tile(uint64_t m, uint32_t experts, strata_serve_triton_moe_tile *tile);
 
 /* One of the layer's two grouped GEMMs on m tokens, each routed row's product k wide (the GEMM's K), its experts
  * E and a rank's intermediate width n: its K loop's chain, cdiv(k, BLOCK_SIZE_K) steps at the measured step; 0 where

@@ -82,8 +82,8 @@
 
 #include <stdint.h>
 
-/* The kernel's tile for a step of `tokens` tokens (the nearest key of the
- * H200 config, ties to the smaller key as Python's min keeps the first). */
+/* The kernel's tile (BLOCK_SIZE_M, _N, _K; serve_fused_moe_bf16.h's default tiles too) for a step of `tokens`
+ * tokens (the nearest key of the H200 config, ties to the smaller key as Python's min keeps the first). */
 typedef struct strata_serve_triton_moe_tile {
     uint32_t block_m, block_n, block_k;
 } strata_serve_triton_moe_tile;
