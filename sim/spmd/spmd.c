@@ -307,6 +307,8 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
     }
     if (st->conn_lane)
         push(s, EM_WAIT, q, st->lane, q, lane);
+    if (st->conn_prev) /* the connection's previous message has left (coll_sched.h conn_prev) */
+        push(s, EM_WAIT, q, st->lane, q, st->conn_prev);
 }
 
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
