@@ -35,6 +35,7 @@
  * conn_lane) runs its fixed cost on C (after S~e0@p), C then records
  * S~eC@d, and every copy of the connection waits for S~eC@d: NCCL's proxy
  * posts a connection's steps in order (C records once at the start too).
+ * A step with conn_prev also waits for S~e{conn_prev}@d: its connection's previous copy.
  * A step with a source lane (coll_sched.h src_lane: NCCL's ring step waits
  * for its own ring's receipt) waits for S~eL@p (and S~e{L+1}@p where that
  * receipt reduced) in place of S~e0@p, on its lane and its connection's;
