@@ -145,7 +145,6 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
     uint64_t gr = grain ? grain : 1;
     uint32_t *pos = positions(n, orders, groups);
     uint32_t *critical = g_new(uint32_t, groups);
-    uint32_t *last = g_new0(uint32_t, (size_t)groups * n); /* per ring and receiver: its connection's last lane */
     /* the first loop's chunk (as below) and the chunks it fills */
     uint64_t c0 = MIN(chunk, (b + channels * n * gr - 1) / (channels * n * gr) * gr) * channels;
     uint32_t filled = c0 ? (uint32_t)MIN((uint64_t)n, (b + c0 - 1) / c0) : n;
@@ -186,14 +185,11 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                                                .src_lane = back, .src_fused = back_fused,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
                                                .fused = reduce, .pipelined = !path, .slotted = slots > 0,
-                                               .bytes = end - off, .conn_prev = conn ? last[g * n + q] : 0};
+                                               .bytes = end - off};
                         coll_add(s, &st);
-                        if (conn && end > off) /* an emitted step across domains (coll_add drops empty ones) */
-                            last[g * n + q] = lane;
                     }
         }
     }
-    g_free(last);
     g_free(critical);
     g_free(pos);
     return round;

@@ -118,12 +118,6 @@ typedef struct strata_coll_step {
      * a round's copy never starts before an earlier round's copy of its
      * connection has started (docs/clusters.md, wave 32). */
     uint32_t conn_lane;
-    /* With conn_lane: the lane of the connection's previous copy at the
-     * receiver (0: none, the connection's first), whose record the copy
-     * waits for: a connection's messages leave one after another, as
-     * NCCL's proxy posts them in order on one endpoint to one peer (wave 45,
-     * docs/clusters.md "Ring LL128 across nodes falls with size"). */
-    uint32_t conn_prev;
     /* A slotted step that waits for its own ring only (NCCL's ring
      * all-reduce on LL and LL128 across domains under nccl_ring_wait =
      * channel, wave 33; coll_kit.h coll_ring_loops_groups): the lane on which

@@ -35,7 +35,6 @@
  * conn_lane) runs its fixed cost on C (after S~e0@p), C then records
  * S~eC@d, and every copy of the connection waits for S~eC@d: NCCL's proxy
  * posts a connection's steps in order (C records once at the start too).
- * A step with conn_prev also waits for S~e{conn_prev}@d: its connection's previous copy.
  * A step with a source lane (coll_sched.h src_lane: NCCL's ring step waits
  * for its own ring's receipt) waits for S~eL@p (and S~e{L+1}@p where that
  * receipt reduced) in place of S~e0@p, on its lane and its connection's;
@@ -308,8 +307,6 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
     }
     if (st->conn_lane)
         push(s, EM_WAIT, q, st->lane, q, lane);
-    if (st->conn_prev) /* the connection's previous message has left (coll_sched.h conn_prev) */
-        push(s, EM_WAIT, q, st->lane, q, st->conn_prev);
 }
 
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
