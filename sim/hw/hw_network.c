@@ -34,7 +34,12 @@
  * src/graph/paths.cc l. 692-697 diverts such a GPU's NIC paths through
  * its local CPU; topo.cc l. 70-86 prices the CPU-to-CPU link, topo.h
  * l. 22-25: ERP_QPI_BW 40 GB/s on Emerald Rapids). Set per run (where a
- * job's GPU and NIC sit), not per machine.
+ * job's GPU and NIC sit), not per machine. Scope: each device's port gets
+ * the whole link, right where one device a host crosses it (one GPU a VM);
+ * where several do, NCCL's followPath takes their channels from the one
+ * link and strata does not share it (review, wave 45: not modelled).
+ * Volta/Ampere's nccl_gdr_flush is still charged with the key set
+ * (NCCL flushes GDR receives only; Hopper has no flush).
  *
  * Site graph (hw_site.c): NIC vertices, then leaves, then the spine, as
  * switches. An uplink's edge costs one more than its link, so that traffic
