@@ -103,9 +103,12 @@ static const struct {
  * gfx942's models say tuning=5. RCCL 2.26.6's choices over 2 x 8 MI355X
  * (Ahalperin/amd-dev @58a032f results/scale_2x8gpu_all_reduce/
  * nccl_debug.log, "Found matching Rome model index 40": Tree Simple at 64
- * and 128 MiB, Ring Simple from 256 MiB to 8 GiB, 64 channels) are
- * tuning_model_6's as stored at 9e22c79, not tuning_model_5's (the tree
- * to 256 MiB). */
+ * and 128 MiB, Ring Simple from 256 MiB to 8 GiB, 64 channels) agree with
+ * tuning_model_6 as stored at 9e22c79 (and with 9e22c79's own
+ * tuning_model_5, so they do not single model 6 out: rome_models.cc does;
+ * strata's model-5 row, with 0cbce2a's Simple rows, keeps the tree to
+ * 256 MiB). Like gfx942's tuning 5, taken on every gfx950 run, where RCCL
+ * sets it only after a topology match. */
 static const struct {
     const char *name;
     uint32_t ring_copies;

@@ -57,9 +57,12 @@ static const tuning_model tuning_models[] = {
                          {0},
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 0.9,
                           1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}}},
-    /* RCCL 2.21.5 on (@0cbce2a; 9e22c79 the same): the LL128 columns are
-     * 9e22c79's (@0cbce2a had 0 there, LL128 off on gfx94x), the LL ones;
-     * they apply only where comm->ll128 */
+    /* RCCL 2.21.5 on (@0cbce2a): the LL128 columns are 9e22c79's (@0cbce2a
+     * had 0 there, LL128 off on gfx94x), the LL ones; they apply only where
+     * comm->ll128. Not "9e22c79 the same" (review, wave 45): 9e22c79's
+     * tree Simple corrections at 21-26 are 0.7, 0.7, 0.5, 0.6, 0.6, 0.6 and
+     * its ring Simple at 22 is 1.0; these Simple rows are 0cbce2a's, so the
+     * row mixes two versions (a per-release split is left). */
     {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
      .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
      .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
