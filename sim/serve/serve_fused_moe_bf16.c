@@ -67,6 +67,8 @@ static const strata_serve_fused_moe_bf16 rows[] = {
      STRATA_NCCL_BLACKWELL, false, 0,
      {{16, 1024, B200}, {256, 256, B200}, {256, 512, B200}, {512, 256, B200}, {0, 0, NULL}},
      0, true},
+    /* named by the vllm-v1 row for every V1 release on ROCm; its file list is 0.11.0's (later releases ship
+     * more, e.g. E=160,N=192 for MI300X after PR #27323: there it overcharges; review, wave 45) */
     {"vllm-0.11-rocm",
      "vLLM 0.11.0's Triton fused_moe on ROCm (AITER off, its default): 27 MI300X/MI325X files, else the default "
      "16 x 32 x 64 (M <= E; 4 MFMA replicas) or 64 x 64 x 32 tile",
