@@ -144,14 +144,9 @@ static double replica_s(const strata_serve_fused_moe_bf16 *r, const strata_serve
                         const strata_serve_fused_moe_gemm *g, uint64_t k, uint64_t n)
 {
     uint32_t rep = r->mfma_warps ? strata_serve_mfma_replicas(t->block_m, t->block_n, r->mfma_warps) : 1;
-    if (rep <= 1 || !g->sms || g->bf16_peak <= 0 || !t->block_k || !t->block_n)
-        return 0;
-    uint64_t tiles = strata_serve_triton_moe_mblocks(g->routed, g->active, t->block_m) *
-                     ((n + t->block_n - 1) / t->block_n);
-    double waves = (double)((tiles + g->sms - 1) / g->sms);
-    double k_main = ceil((double)k / t->block_k) * t->block_k;
-    double per_sm = strata_serve_triton_moe_efficiency() * g->bf16_peak / g->sms;
-    return waves * (rep - 1) * 2.0 * t->block_m * t->block_n * k_main / per_sm;
+    return rep > 1 ? (rep - 1) * strata_serve_triton_moe_tile_mma_s(t, g->routed, g->active, k, n, g->sms,
+                                                                    g->bf16_peak)
+                   : 0;
 }
 
 /* sglang-0.5, vllm-0.11-rocm: the default tile's waves at the BF16 peak (serve_triton_moe.h's model), with a CDNA

@@ -169,19 +169,40 @@ double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs 
     return strata_serve_triton_moe_tile_waves_s(&tile, routed, active, k, n, sms, f8_peak);
 }
 
+/* A tile's grid over the problem: its waves of one tile a SM, a tile's K-loop work (2 BM BN K, K whole k-blocks)
+ * and the rate a SM runs it at; false for an empty problem or no peak. */
+static bool tile_grid(const strata_serve_triton_moe_tile *tile, uint64_t routed, uint64_t active, uint64_t k,
+                      uint64_t n, uint32_t sms, double peak, uint64_t *waves, double *mma, double *per_sm)
+{
+    if (!routed || !active || !k || !n || !sms || peak <= 0 || !tile->block_m || !tile->block_n || !tile->block_k)
+        return false;
+    uint64_t tiles = strata_serve_triton_moe_mblocks(routed, active, tile->block_m) *
+                     ((n + tile->block_n - 1) / tile->block_n);
+    *waves = (tiles + sms - 1) / sms;
+    *mma = 2.0 * tile->block_m * tile->block_n * (ceil((double)k / tile->block_k) * tile->block_k);
+    *per_sm = strata_serve_triton_moe_efficiency() * peak / sms;
+    return true;
+}
+
 double strata_serve_triton_moe_tile_waves_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
                                             uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak)
 {
-    if (!routed || !active || !k || !n || !sms || peak <= 0 || !tile->block_m || !tile->block_n || !tile->block_k)
+    uint64_t waves;
+    double mma, per_sm;
+    if (!tile_grid(tile, routed, active, k, n, sms, peak, &waves, &mma, &per_sm))
         return 0;
-    uint64_t tiles = strata_serve_triton_moe_mblocks(routed, active, tile->block_m) *
-                     ((n + tile->block_n - 1) / tile->block_n);
-    uint64_t waves = (tiles + sms - 1) / sms;
-    double k_main = ceil((double)k / tile->block_k) * tile->block_k;
-    double per_sm = strata_serve_triton_moe_efficiency() * peak / sms;
     double fixed = strata_serve_triton_moe_tile_fixed_blocks() * 2.0 * MEASURED_TILE_M * MEASURED_TILE_N *
                    MEASURED_TILE_K; /* the measured tile's prologue and epilogue, in its k-blocks' work */
-    return (double)waves * (2.0 * tile->block_m * tile->block_n * k_main + fixed) / per_sm;
+    return (double)waves * (mma + fixed) / per_sm;
+}
+
+double strata_serve_triton_moe_tile_mma_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
+                                          uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak)
+{
+    uint64_t waves;
+    double mma, per_sm;
+    return tile_grid(tile, routed, active, k, n, sms, peak, &waves, &mma, &per_sm) ? (double)waves * mma / per_sm
+                                                                                   : 0;
 }
 
 double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint64_t active, uint64_t k,

@@ -135,6 +135,10 @@ double strata_serve_triton_moe_compute_s(uint64_t tokens, uint64_t routed, uint6
 double strata_serve_triton_moe_tile_waves_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
                                             uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak);
 
+/* Its K loops' part alone (no prologue or epilogue): the waves x 2 BM BN K at the measured rate a SM. */
+double strata_serve_triton_moe_tile_mma_s(const strata_serve_triton_moe_tile *tile, uint64_t routed,
+                                          uint64_t active, uint64_t k, uint64_t n, uint32_t sms, double peak);
+
 /* The same under a release's file (cfg NULL: vllm-645d18fa). */
 double strata_serve_triton_moe_compute_of(const strata_serve_triton_moe_configs *cfg, uint64_t tokens,
                                           uint64_t routed, uint64_t active, uint64_t k, uint64_t n, uint32_t sms,
