@@ -125,7 +125,7 @@
  * docs/clusters.md "One step across the network", links 1, 2 and 5 at
  * their ESTIMATEs; link 3 (the post) is the library's. So LL 1.5, LL128
  * 2.0, Simple 3.0 us. On InfiniBand NCCL's hwLatencies[NET] holds them
- * with the route (coll_impl_nccl.c charges it less the route); on a
+ * with the route, and coll_impl_nccl.c charges it less the route; on a
  * library route that exceeds it (EFA: 9.87 us against LL's 2.7) that
  * difference is 0 and NCCL's ends were charged nowhere.
  *

@@ -28,6 +28,7 @@
  *   timing of it is published); the 0.8.3 fork's kernel is older than the PR's base (not timed either).
  */
 #include "serve/serve_skinny_gemm.h"
+#include "serve/serve_cost.h"
 
 double strata_serve_skinny_gemm_or(const strata_serve_skinny_gemm *s, const strata_hw *hw, bool fp8, uint64_t m,
                                    uint64_t k, uint64_t n, double fallback)
@@ -35,7 +36,7 @@ double strata_serve_skinny_gemm_or(const strata_serve_skinny_gemm *s, const stra
     if (!s || !m || !k || !n || s->efficiency <= 0)
         return fallback;
     bool runs = fp8 ? m <= s->fp8_rows && k % 16 == 0 : m <= s->rows && n > 8 && k % 8 == 0;
-    const strata_compute_spec *u = strata_hw_compute(hw, 0);
+    const strata_compute_spec *u = strata_hw_compute(hw, STRATA_SERVE_UNIT); /* the unit the steps run on */
     const strata_memory_spec *mem = strata_hw_memory(hw, u->operands);
     if (!runs || !mem || mem->bandwidth <= 0)
         return fallback;
