@@ -158,3 +158,20 @@ GArray *coll_sweep_falls(const coll_sweep_point *pts, size_t n, double tol)
     }
     return falls;
 }
+
+guint coll_sweep_same_channel_falls(const char *label, const coll_sweep_point *pts, size_t n)
+{
+    GArray *falls = coll_sweep_falls(pts, n, 1e-9);
+    guint same = 0;
+    for (guint k = 0; k < falls->len; k++) {
+        const coll_sweep_fall *f = &g_array_index(falls, coll_sweep_fall, k);
+        const coll_sweep_point *a = &pts[f->a], *b = &pts[f->b];
+        if (a->channels != b->channels)
+            continue;
+        fprintf(stderr, "%s: %" G_GUINT64_FORMAT " B %s/%s/%u %.4f us -> %" G_GUINT64_FORMAT " B %.4f us\n", label,
+                a->bytes, a->lib_algo, a->lib_proto, a->channels, a->time_s * 1e6, b->bytes, b->time_s * 1e6);
+        same++;
+    }
+    g_array_free(falls, TRUE);
+    return same;
+}

@@ -74,4 +74,10 @@ typedef struct coll_sweep_fall {
  * coll_sweep_fall. */
 GArray *coll_sweep_falls(const coll_sweep_point *pts, size_t n, double tol);
 
+/* The exact falls (tol 1e-9) of pts[0..n) that also kept their channel
+ * count (a fall across NCCL's own channel cut is the library's:
+ * tests/test_coll_monotone.c), each printed to stderr after `label`; their
+ * number. */
+guint coll_sweep_same_channel_falls(const char *label, const coll_sweep_point *pts, size_t n);
+
 #endif

@@ -60,17 +60,7 @@ static guint falls_of(const char *const *sets, uint32_t devices, uint64_t lo)
         ck_assert(coll_sweep_run(hw, sets, "all-reduce", devices, NULL, sizes[i], &pts[i]));
         ck_assert_msg(pts[i].ok, "%" G_GUINT64_FORMAT ": %s", sizes[i], pts[i].message);
     }
-    GArray *falls = coll_sweep_falls(pts, n, 1e-9);
-    guint same = 0;
-    for (guint k = 0; k < falls->len; k++) {
-        const coll_sweep_fall *f = &g_array_index(falls, coll_sweep_fall, k);
-        const coll_sweep_point *a = &pts[f->a], *b = &pts[f->b];
-        fprintf(stderr, "kestrel: %" G_GUINT64_FORMAT " B %s/%s/%u %.4f us -> %" G_GUINT64_FORMAT
-                " B %s/%s/%u %.4f us\n", a->bytes, a->lib_algo, a->lib_proto, a->channels, a->time_s * 1e6,
-                b->bytes, b->lib_algo, b->lib_proto, b->channels, b->time_s * 1e6);
-        same += a->channels == b->channels;
-    }
-    g_array_free(falls, TRUE);
+    guint same = coll_sweep_same_channel_falls("kestrel", pts, n);
     g_free(pts);
     g_free(sizes);
     g_free(hw);

@@ -121,18 +121,7 @@ static guint polaris_falls(const char *proto_set, uint64_t lo, uint64_t hi)
         ck_assert(coll_sweep_run(hw, sets, "all-reduce", 8, NULL, sizes[i], &pts[i]));
         ck_assert_msg(pts[i].ok, "%" G_GUINT64_FORMAT ": %s", sizes[i], pts[i].message);
     }
-    GArray *falls = coll_sweep_falls(pts, n, 1e-9);
-    guint same = 0;
-    for (guint k = 0; k < falls->len; k++) {
-        const coll_sweep_fall *f = &g_array_index(falls, coll_sweep_fall, k);
-        if (pts[f->a].channels != pts[f->b].channels)
-            continue;
-        fprintf(stderr, "fall %" G_GUINT64_FORMAT " B %s/%s/%u %.4f us -> %" G_GUINT64_FORMAT " B %.4f us\n",
-                pts[f->a].bytes, pts[f->a].lib_algo, pts[f->a].lib_proto, pts[f->a].channels,
-                pts[f->a].time_s * 1e6, pts[f->b].bytes, pts[f->b].time_s * 1e6);
-        same++;
-    }
-    g_array_free(falls, TRUE);
+    guint same = coll_sweep_same_channel_falls("fall", pts, n);
     g_free(pts);
     g_free(sizes);
     g_free(hw);
