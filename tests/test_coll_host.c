@@ -2,7 +2,7 @@
  * test_coll_host.c: the host side of a collective's launch when one
  * process drives several GPUs (sim/hw/coll_host.h): the keys
  * (`rccl_ranks_per_process`, `_host_launch`, `_host_plan`, `_host_channel`,
- * `_host_overlap`, `_launch`; the nccl row's alike), each GPU's start delay,
+ * `_host_overlap`, `_launch`, `_host_call`; the nccl row's alike), each GPU's start delay,
  * and the all-reduce's time derived by hand.
  *
  * doLaunches (NCCL's src/group.cc; RCCL's is NCCL's) prepares every
@@ -59,6 +59,13 @@
  * takes max(H, T), H = N (P + L + F) the host's time a call (F the finish
  * loop's, one hipSetDevice: 0.12 us) and T the simulated call's time
  * (every GPU started at once, the call ending no earlier than H after).
+ *
+ * A call timed alone from a framework (`_host_call`, coll_host.h, wave
+ * 46): every GPU's kernel starts host_call later, on top of the layout's
+ * delay: with rccl_host_call = 20 us the 8-byte all-reduce takes
+ *   one rank per GPU           23.2013 + 20 = 43.2013 us
+ *   -g 8, one call alone       60.2313 + 20 = 80.2313 us
+ * and no calls back to back nor a graph replay take it (refused).
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -542,6 +549,39 @@ START_TEST(rccl_p2p_pays_the_kernel_start)
 }
 END_TEST
 
+/* The program's host path a call timed alone (the header's last part). */
+START_TEST(a_call_timed_alone_pays_the_programs_path)
+{
+    /* one rank per GPU: every device host_call late, no floor */
+    strata_coll_host h = {.ranks_per_process = 1, .call_s = 21.1e-6};
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 21.1e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 21.1e-6, 1e-15);
+    ck_assert_double_eq(strata_coll_host_floor(&h), 0);
+    /* -g 8 alone (launch 5 us, plan 1 us, one channel): device 7 at
+     * 21.1 + 7 x 1 + 7 x 5 = 63.1 us, device 0 at 21.1 + 7 = 28.1 us */
+    h = (strata_coll_host){.ranks_per_process = 8, .launch_s = 5e-6, .plan_s = 1e-6, .call_s = 21.1e-6};
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 63.1e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 28.1e-6, 1e-15);
+    h.graph = true; /* a replay has no host path a call */
+    ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
+    /* end to end on mi300x-8.ini (the header's figures) */
+    const double one = all_reduce_8b(NULL);
+    const char *const call[] = {"interconnect.xgmi.rccl_host_call=20us", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(call), one + 20e-6, 2e-9);
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", ALONE,
+                              "interconnect.xgmi.rccl_host_call=20us", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * P + 7 * 5.17e-6 + 20e-6, 2e-9);
+    /* refused where calls queue or replay */
+    static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
+    strata_test_hw_text_refused(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\nnccl_host_call = 20us\n",
+                                "t.ini:17: [interconnect x] nccl_host_call: expected 0 with nccl_host_overlap");
+    strata_test_hw_text_refused(head, "nccl_launch = graph\nnccl_host_call = 20us\n",
+                                "t.ini:16: [interconnect x] nccl_host_call: expected 0 with nccl_launch");
+    strata_test_hw_text_refused(head, "nccl_host_call = 2s\n",
+                                "t.ini:15: [interconnect x] nccl_host_call: expected a time from 0 to 1 s");
+}
+END_TEST
+
 /* Bad values are refused at their line. */
 START_TEST(bad_values_at_their_line)
 {
@@ -608,6 +648,7 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, a_graph_replay_pays_no_host_work_a_call);
     tcase_add_test(tc, mscclpp_runs_small_captured_all_reduces);
     tcase_add_test(tc, rccl_p2p_pays_the_kernel_start);
+    tcase_add_test(tc, a_call_timed_alone_pays_the_programs_path);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);
     return s;

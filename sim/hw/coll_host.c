@@ -11,9 +11,10 @@
 static bool load_times(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
 {
-    static const char *const names[] = {"host_launch", "host_plan", "host_channel", "host_set_device",
-                                        "host_stream_op"};
-    double *const dst[] = {&out->launch_s, &out->plan_s, &out->channel_s, &out->set_device_s, &out->stream_op_s};
+    static const char *const names[] = {"host_launch", "host_plan",      "host_channel",
+                                        "host_set_device", "host_stream_op", "host_call"};
+    double *const dst[] = {&out->launch_s,     &out->plan_s,      &out->channel_s,
+                           &out->set_device_s, &out->stream_op_s, &out->call_s};
     bool ok = true;
     for (size_t i = 0; ok && i < G_N_ELEMENTS(names); i++) {
         char *key = g_strdup_printf("%s_%s", prefix, names[i]);
@@ -54,6 +55,13 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
                 out->ranks_per_process, launch);
         ok = false;
     }
+    if (ok && out->call_s > 0 && (out->overlap || out->graph)) { /* a call timed alone: neither queued nor replayed */
+        char *call = g_strdup_printf("%s_host_call", prefix);
+        hw_fail(ctx, err, group, call, "expected 0 with %s (calls timed one at a time on an idle device only)",
+                out->graph ? mode : overlap);
+        g_free(call);
+        ok = false;
+    }
     g_free(layout);
     g_free(launch);
     g_free(overlap);
@@ -74,12 +82,14 @@ static void loops(const strata_coll_host *h, double *plan, double *launch, doubl
 
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
 {
-    if (!h || h->ranks_per_process <= 1 || h->overlap || h->graph)
+    if (!h || h->overlap || h->graph)
         return 0.0; /* back to back: the floor instead (strata_coll_host_floor); a graph: no host work a call */
+    if (h->ranks_per_process <= 1)
+        return h->call_s; /* one rank per GPU: the program's own path only */
     uint32_t n = h->ranks_per_process, p = device % n;
     double plan, launch, finish;
     loops(h, &plan, &launch, &finish);
-    return (double)(n - 1) * plan + (double)p * launch;
+    return h->call_s + (double)(n - 1) * plan + (double)p * launch;
 }
 
 double strata_coll_host_floor(const strata_coll_host *h)

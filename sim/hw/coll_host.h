@@ -88,6 +88,19 @@
  * floor applies: a call takes its GPUs' time, whatever the layout, and
  * host_launch is not needed.
  *
+ * A call timed alone from the program (host_call; wave 46): a benchmark
+ * that records its start event on an idle device, after a barrier whose
+ * work it waits for, and then calls the collective through a framework,
+ * times the framework's host path to the library's launch too, and the
+ * ranks' skew out of the barrier (stas00/ml-engineering @744d01e
+ * network/benchmarks/all_reduce_bench.py l. 207-213: dist.barrier(),
+ * start_event.record(), dist.all_reduce(tensor), end_event.record(),
+ * torch.cuda.synchronize()). nccl-tests does not: its calls queue behind
+ * one another, so the host runs ahead (the model's time is nccl-tests').
+ * host_call is that cost a call, the same on every rank: each GPU's kernel
+ * starts host_call later, whatever the layout; only with calls timed one
+ * at a time (not with host_overlap, nor a graph replay, both refused).
+ *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
  * delay) to STRATA_COLL_HOST_MAX; with it above 1 and a stream launch host_launch is given
  * (host_plan, host_channel, host_set_device and host_stream_op may be
@@ -133,7 +146,11 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
     {prefix "_host_overlap", false,                                                                                  \
      "collectives = " prefix ": true or false: calls issued back to back (nccl-tests/rccl-tests), the host's "      \
      "launches of a call overlapping the previous call's kernels, a call's time in steady state; default true "      \
-     "when " prefix "_ranks_per_process is above 1"}
+     "when " prefix "_ranks_per_process is above 1"},                                                               \
+    {prefix "_host_call", false,                                                                                     \
+     "collectives = " prefix ": the calling program's host time a call timed alone on an idle device (its start "   \
+     "event, then the framework's path to the launch and the ranks' skew), 0 to 1 s (default 0); not with "          \
+     prefix "_host_overlap or " prefix "_launch = graph"}
 
 typedef struct strata_coll_host {
     uint32_t ranks_per_process; /* 1: one rank per GPU */
@@ -142,6 +159,7 @@ typedef struct strata_coll_host {
     double channel_s;           /* the host's time per channel of a communicator's kernel */
     double set_device_s;        /* one cudaSetDevice / hipSetDevice */
     double stream_op_s;         /* one cudaEventRecord or cudaStreamWaitEvent */
+    double call_s;              /* the program's host time a call timed alone (host_call; 0: none) */
     uint32_t plan_stream_ops;   /* stream ops per communicator in the plan loop (nccl 2, rccl 0) */
     uint32_t finish_stream_ops; /* ... in the finish loop (nccl 2, rccl 0) */
     uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
@@ -151,12 +169,13 @@ typedef struct strata_coll_host {
 
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
  * `_host_channel`, `_host_set_device`, `_host_stream_op`,
- * `_host_overlap` and `_launch` of group into out (defaults: 1, 0, 0, 0,
- * 0, 0, overlap when the layout is above 1, stream), and stream_ops, the library's
+ * `_host_overlap`, `_launch` and `_host_call` of group into out (defaults: 1, 0, 0, 0,
+ * 0, 0, overlap when the layout is above 1, stream, 0), and stream_ops, the library's
  * stream ops a communicator in each of the plan and finish loops (NCCL 2,
  * RCCL with one stream 0: above), into plan_stream_ops and
  * finish_stream_ops; false with err at the key's line when a value is bad,
- * or the layout is above 1 without a host_launch (unless launch = graph). */
+ * the layout is above 1 without a host_launch (unless launch = graph), or
+ * host_call is above 0 with overlap or a graph launch. */
 bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, uint32_t stream_ops,
                        strata_coll_host *out, GError **err);
 
@@ -164,9 +183,9 @@ bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const c
  * P = plan_s + S + k_p O (the plan loop's work a communicator), L = S +
  * launch_s + C x channel_s (the launch loop's; C = channels, at least 1)
  * and F = S + k_f O (the finish loop's), S = set_device_s, O =
- * stream_op_s: (N - 1) x P + (d mod N) x L with N GPUs per process, 0
- * with one (or h NULL), 0 with overlap (strata_coll_host_floor) and 0
- * with a graph launch. */
+ * stream_op_s: call_s + (N - 1) x P + (d mod N) x L with N GPUs per
+ * process, call_s with one, 0 with overlap (strata_coll_host_floor), 0
+ * with a graph launch (and 0 with h NULL). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 /* With overlap and N above 1, the least time of a call from its start on
  * each GPU, the host's H = N (P + L + F) (the call takes max(H, its

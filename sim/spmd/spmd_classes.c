@@ -247,7 +247,8 @@ static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, 
         g_free(why);
         return false;
     }
-    if (sh.tuned && strata_coll_host_delay(&sh.tune.host, sh.tune.host.ranks_per_process - 1) > 0)
+    const strata_coll_host *host = &sh.tune.host; /* host_call delays every GPU alike: only the turns break it */
+    if (sh.tuned && strata_coll_host_delay(host, host->ranks_per_process - 1) > strata_coll_host_delay(host, 0))
         return false; /* one process launches its GPUs in turn (coll_host.h): no two start alike */
     for (guint i = 0; i < sc->sigs->len; i++) {
         const coll_sig *s = g_ptr_array_index(sc->sigs, i);
