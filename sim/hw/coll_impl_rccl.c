@@ -105,10 +105,11 @@ static const struct {
  * (Ahalperin/amd-dev @58a032f results/scale_2x8gpu_all_reduce/
  * nccl_debug.log, "Found matching Rome model index 40": Tree Simple at 64
  * and 128 MiB, Ring Simple from 256 MiB to 8 GiB, 64 channels) agree with
- * tuning_model_6 as stored at 9e22c79 (and with 9e22c79's own
- * tuning_model_5, 2.26's row, so they do not single model 6 out:
- * rome_models.cc does; 2.21's and 2.22's rows keep the tree to 256 MiB). Like gfx942's tuning 5, taken on every gfx950 run, where RCCL
- * sets it only after a topology match. */
+ * tuning_model_6 as stored at 9e22c79 (9e22c79's own tuning_model_5,
+ * 2.26's row, takes the ring from 128 MiB, where the log has the tree;
+ * 2.21's and 2.22's rows keep the tree to 256 MiB). Like gfx942's tuning
+ * 5, taken on every gfx950 run, where RCCL sets it only after a topology
+ * match. */
 static const struct {
     const char *name;
     uint32_t ring_copies;
