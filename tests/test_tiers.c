@@ -157,7 +157,8 @@ END_TEST
  * x 256 threads = 16 KiB a channel, 56 from 896 KiB. */
 START_TEST(rccl_2_20_keeps_the_ring_on_ll_longer)
 {
-    strata_rccl_comm c = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .model_2_20 = true};
+    strata_rccl_comm c = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0,
+                          .tuning5 = STRATA_RCCL_TUNING5_2_20};
     const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
     double lat, bw;
     ck_assert(strata_rccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
@@ -181,7 +182,7 @@ START_TEST(rccl_2_20_keeps_the_ring_on_ll_longer)
     ck_assert(strata_rccl_choose(&c, ar, 8u << 20, &ch));
     ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(ch.time_us, 67.4 + 8388608 / 192000.0, 1e-3);
-    c.model_2_20 = false;
+    c.tuning5 = STRATA_RCCL_TUNING5_2_21;
     ck_assert(strata_rccl_choose(&c, ar, 512u << 10, &ch));
     ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(ch.time_us, 46.4 + 524288 / 192000.0, 1e-3);
@@ -326,11 +327,64 @@ START_TEST(rccl_gfx950_takes_tuning_model_6)
     ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
     ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_GATHER, 64, &ch) && ch.proto == STRATA_NCCL_LL);
     ck_assert(strata_rccl_choose(&c, STRATA_OP_ALL_GATHER, 128, &ch) && ch.proto == STRATA_NCCL_LL128);
-    /* tuning_model_5 (gfx942's) keeps the tree at 256 MiB */
+    /* 2.22's tuning_model_5 row (gfx942's; the zero default) keeps the tree at 256 MiB */
     c.model_6 = false;
     ck_assert(strata_rccl_choose(&c, ar, 256u << 20, &ch));
     ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(ch.time_us, 99.2 + 268435456 / 18480.0, 1e-3);
+}
+END_TEST
+
+/* tuning_model_5 a row per release (rccl_tuning.c). 2 x 8 MI300X, 64
+ * channels of 28 x 12 / 64 = 5.25 GB/s, AMD hosts, an all-reduce:
+ *   Tree Simple  17 + 2 x (7 x 2.3 + 25) = 99.2 us, 336 x .11 x .5 = 18.48
+ *                GB/s x the tree's Simple correction
+ *   Ring Simple  17 + 26 x max(2.1, 2 x 3) + 4 x 320 = 1453 us, 336 x 16/30
+ *                = 179.2 GB/s x the ring's Simple correction
+ * 256 MiB (log2(256 MiB / 64) = 22): 2.21.5's and 2.22's corrections
+ * (tree 1.0, ring 0.1) give the tree 99.2 + 268435456 / 18480 = 14,624.93
+ * us against the ring's 1453 + 268435456 / 17920 = 16,432.86: Tree Simple.
+ * 2.26's (9e22c79: tree 0.7, ring 1.0) give the tree 99.2 + 268435456 /
+ * 12936 = 20,850.2 and the ring 1453 + 268435456 / 179200 = 2,950.97: Ring
+ * Simple. 128 MiB (21): 2.22's tree 99.2 + 134217728 / 18480 = 7,362.08
+ * against the ring's 1453 + 134217728 / 17920 = 8,942.83: Tree; 2.26's
+ * tree 0.7: 99.2 + 134217728 / 12936 = 10,474.73: Ring. Both above every
+ * range of rcclUpdateCollectiveProtocol (LL128 to 9 MiB): Simple. LL128:
+ * 2.21.5's columns are 0 (RCCL's model has no LL128 pair), 2.22's LL's:
+ * Tree LL128 45.6 us (12 + 2 x (7 x 0.9 + 10.5)) at 336 x .06 x .5 =
+ * 10.08 GB/s, as Tree LL. */
+START_TEST(rccl_tuning_model_5_by_release)
+{
+    strata_rccl_comm c = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                          .cpu = STRATA_NCCL_AMD, .net_ranges = true, .tuning5 = STRATA_RCCL_TUNING5_2_22};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    strata_rccl_choice ch;
+    ck_assert(strata_rccl_choose(&c, ar, 256u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 268435456 / 18480.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 128u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 134217728 / 18480.0, 1e-3);
+    c.tuning5 = STRATA_RCCL_TUNING5_2_26;
+    c.ll128_x38 = true;
+    ck_assert(strata_rccl_choose(&c, ar, 256u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 1453 + 268435456 / 179200.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 128u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 1453 + 134217728 / 17920.0, 1e-3);
+    strata_rccl_comm r21 = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                            .cpu = STRATA_NCCL_AMD, .tuning5 = STRATA_RCCL_TUNING5_2_21};
+    ck_assert(strata_rccl_choose(&r21, ar, 256u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 268435456 / 18480.0, 1e-3);
+    double lat, bw;
+    r21.ll128 = true;
+    ck_assert(!strata_rccl_model(&r21, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL128, &lat, &bw));
+    r21.tuning5 = STRATA_RCCL_TUNING5_2_22;
+    ck_assert(strata_rccl_model(&r21, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 45.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 10.08, 1e-9);
 }
 END_TEST
 
@@ -660,6 +714,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rccl_ll128_where_the_topology_enables_it);
     tcase_add_test(tc, rccl_gfx950_runs_four_channels_a_ring);
     tcase_add_test(tc, rccl_gfx950_takes_tuning_model_6);
+    tcase_add_test(tc, rccl_tuning_model_5_by_release);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);

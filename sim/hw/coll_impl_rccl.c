@@ -65,13 +65,14 @@ static const struct {
     const char *name;
     bool net_ranges, ll128_x38;
     uint32_t arches, ll128;
-    bool model_2_20, msccl_shared_process; /* 2.20's tuning_model_5; MSCCL where ranks share a process */
+    strata_rccl_tuning5 tuning5; /* the release's tuning_model_5 row (rccl_tuning.h) */
+    bool msccl_shared_process;   /* MSCCL where ranks share a process */
     bool gdr_flush; /* flushes every Simple step received by GPUDirect RDMA (rccl_gdr_flush below) */
     bool mscclpp;   /* MSCCL++'s all-reduce in a captured call (rccl_mscclpp below) */
-} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false, false, false},
-                     {"2.21", false, false, 1u, 0u, false, true, true, true},
-                     {"2.22", true, false, 1u, 1u, false, true, true, true},
-                     {"2.26", true, true, 3u, 3u, false, true, true, true}};
+} rccl_releases[] = {{"2.20", false, false, 1u, 0u, STRATA_RCCL_TUNING5_2_20, false, false, false},
+                     {"2.21", false, false, 1u, 0u, STRATA_RCCL_TUNING5_2_21, true, true, true},
+                     {"2.22", true, false, 1u, 1u, STRATA_RCCL_TUNING5_2_22, true, true, true},
+                     {"2.26", true, true, 3u, 3u, STRATA_RCCL_TUNING5_2_26, true, true, true}};
 /* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it, and
  * the compute channels RCCL runs per ring of its graph on a whole node
  * (init.cc's allGather3Data nc, which ncclTopoPostset multiplies the graph's
@@ -104,11 +105,11 @@ static const struct {
  * (Ahalperin/amd-dev @58a032f results/scale_2x8gpu_all_reduce/
  * nccl_debug.log, "Found matching Rome model index 40": Tree Simple at 64
  * and 128 MiB, Ring Simple from 256 MiB to 8 GiB, 64 channels) agree with
- * tuning_model_6 as stored at 9e22c79 (and with 9e22c79's own
- * tuning_model_5, so they do not single model 6 out: rome_models.cc does;
- * strata's model-5 row, with 0cbce2a's Simple rows, keeps the tree to
- * 256 MiB). Like gfx942's tuning 5, taken on every gfx950 run, where RCCL
- * sets it only after a topology match. */
+ * tuning_model_6 as stored at 9e22c79 (9e22c79's own tuning_model_5,
+ * 2.26's row, takes the ring from 128 MiB, where the log has the tree;
+ * 2.21's and 2.22's rows keep the tree to 256 MiB). Like gfx942's tuning
+ * 5, taken on every gfx950 run, where RCCL sets it only after a topology
+ * match. */
 static const struct {
     const char *name;
     uint32_t ring_copies;
@@ -124,7 +125,8 @@ typedef struct rccl_params {
     double channel_bandwidth; /* B/s */
     bool msccl, net_ranges; /* net_ranges: the release's (rccl_releases) */
     bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
-    bool model_2_20, msccl_shared_process; /* the release's (rccl_releases) */
+    strata_rccl_tuning5 tuning5;           /* the release's (rccl_releases) */
+    bool msccl_shared_process;             /* the release's (rccl_releases) */
     bool gfx94;             /* rccl_arch is gfx942 (RCCL's IsArchMatch "gfx94") */
     bool p2p_xgmi4;         /* rccl_arch's p2p rule on the node (rccl_arches) */
     uint32_t ring_copies;   /* rccl_arch's compute channels per graph ring (rccl_arches) */
@@ -296,7 +298,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
                               "2.22, on gfx950 from 2.26", "true"));
     p->net_ranges = ok && rccl_releases[i].net_ranges;
     p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
-    p->model_2_20 = ok && rccl_releases[i].model_2_20;
+    p->tuning5 = ok ? rccl_releases[i].tuning5 : STRATA_RCCL_TUNING5_2_22;
     p->msccl_shared_process = ok && rccl_releases[i].msccl_shared_process;
     if (ok) {
         char *refusal = g_strdup_printf("RCCL %s does not flush (from rccl_version 2.21): remove the key or name a "
@@ -421,7 +423,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
                           .msccl = msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
                           .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38,
-                          .model_2_20 = p->model_2_20, .model_6 = p->tuning_6, .ring_copies = p->ring_copies,
+                          .tuning5 = p->tuning5, .model_6 = p->tuning_6, .ring_copies = p->ring_copies,
                           .mscclpp = p->mscclpp && p->msccl && p->host.ranks_per_process <= 1 && p->host.graph};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);

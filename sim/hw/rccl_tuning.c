@@ -15,7 +15,7 @@
  * tuning_model_5's LL128 columns (hwLat, bwRatio and correction rows, each
  * the LL one's) and its LL128 ranges; 2.26's rccl_wrap.cc (ROCm/rccl
  * @00c78b7) stretches the all-reduce's above 2 nodes by 3.8. RCCL 2.20
- * (comm->model_2_20): tuning_model_5 as the rocm-6.2.2 tag has it (2.20.5:
+ * (comm->tuning5): tuning_model_5 as the rocm-6.2.2 tag has it (2.20.5:
  * other per-step latencies, bwRatio 0.41 on LL, other correction rows;
  * baseLat, thresholds and channels as 2.21's). MSCCL++'s all-reduce
  * (mscclpp_choose): ROCm/rccl @0cbce2a src/misc/msccl/msccl_lifecycle.cc,
@@ -42,8 +42,12 @@ typedef struct tuning_model {
     double xgmi_lat[2][PROTOS], net_lat[2][PROTOS], bw_ratio[2][2][PROTOS];
     double tree_correction[PROTOS][27], ring_correction[PROTOS][27];
 } tuning_model;
+/* tuning_model_5 a row per release (strata_rccl_tuning5), as its tag or
+ * branch has it (rccl_tuning.h): where two releases' tables are the same
+ * they still get a row each, as nccl_versions does for NCCL. */
 static const tuning_model tuning_models[] = {
     /* RCCL 2.20.5 (ROCm 6.2, tag rocm-6.2.2): LL128 off (its columns 0) */
+    [STRATA_RCCL_TUNING5_2_20] =
     {.xgmi_lat = {{0.8, 0.0, 2.5}, {0.8, 0.0, 3.6}},
      .net_lat = {{12.5, 0.0, 22.4}, {9.5, 0.0, 19.8}},
      .bw_ratio = {{{0.41, 0.00, 1.00}, {0.41, 0.00, 1.00}}, {{0.41, 0.00, 0.86}, {0.41, 0.00, 1.00}}},
@@ -57,12 +61,29 @@ static const tuning_model tuning_models[] = {
                          {0},
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 0.9,
                           1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}}},
-    /* RCCL 2.21.5 on (@0cbce2a): the LL128 columns are 9e22c79's (@0cbce2a
-     * had 0 there, LL128 off on gfx94x), the LL ones; they apply only where
-     * comm->ll128. Not "9e22c79 the same" (review, wave 45): 9e22c79's
-     * tree Simple corrections at 21-26 are 0.7, 0.7, 0.5, 0.6, 0.6, 0.6 and
-     * its ring Simple at 22 is 1.0; these Simple rows are 0cbce2a's, so the
-     * row mixes two versions (a per-release split is left). */
+    /* RCCL 2.21.5 (ROCm 6.3: release-staging/rocm-rel-6.3 @99b8561,
+     * tuning.cc byte-identical to @0cbce2a): LL128 columns 0 (LL128 off
+     * on gfx94x at 2.21) */
+    [STRATA_RCCL_TUNING5_2_21] =
+    {.xgmi_lat = {{0.9, 0.0, 2.3}, {0.8, 0.0, 2.1}},
+     .net_lat = {{10.5, 0.0, 25.0}, {9.5, 0.0, 320.0}},
+     .bw_ratio = {{{0.06, 0.00, 0.11}, {0.08, 0.00, 1.00}}, {{0.06, 0.00, 0.59}, {0.08, 0.00, 1.00}}},
+     .tree_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0,
+                          1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.8}},
+     .ring_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.8, 1.0, 1.0, 1.0}}},
+    /* RCCL 2.22.3 (ROCm 6.4; the tag not reachable): 2.21.5's tables with
+     * the LL128 columns LL's, as stored at 9e22c79 (2.22.3 for ROCm 6.4.2
+     * "Added support for the LL128 protocol on gfx942", CHANGELOG.md @
+     * cb829d6, which names no other tuning change for 2.22): an ESTIMATE
+     * of 2.22.3's Simple rows, 2.21.5's */
+    [STRATA_RCCL_TUNING5_2_22] =
     {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
      .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
      .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
@@ -78,10 +99,33 @@ static const tuning_model tuning_models[] = {
                           0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
                           0.1, 0.1, 0.1, 0.1, 0.8, 1.0, 1.0, 1.0}}},
-    /* tuning_model_6 (9e22c79), which RCCL takes on gfx950 where a topology
-     * model matched (comm->model_6): latencies and bwRatio tuning_model_5's;
-     * its corrections differ on the tree's LL128 (16-19) and Simple (17-26),
-     * the ring's LL128 (18) and Simple (22, 24) */
+    /* RCCL 2.26.6 (ROCm 7.0): tuning_model_5 as stored at 9e22c79 (after
+     * NCCL 2.23's PAT column; CHANGELOG.md @cb829d6 for 2.26.6: "Suboptimal
+     * algorithmic switching point for AllReduce on MI300x"): 2.22's but
+     * the tree's Simple correction at 21-26 (0.7, 0.7, 0.5, 0.6, 0.6, 0.6)
+     * and the ring's Simple at 22 (1.0) */
+    [STRATA_RCCL_TUNING5_2_26] =
+    {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
+     .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
+     .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
+     .tree_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0,
+                          1.0, 1.0, 0.7, 0.7, 0.5, 0.6, 0.6, 0.6}},
+     .ring_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 1.0, 0.8, 1.0, 1.0, 1.0}}},
+};
+/* tuning_model_6 (9e22c79), which RCCL takes on gfx950 where a topology
+ * model matched (comm->model_6): latencies and bwRatio tuning_model_5's;
+ * its corrections differ on the tree's LL128 (16-19) and Simple (17-26),
+ * the ring's LL128 (18) and Simple (22, 24) */
+static const tuning_model tuning_model_6 =
     {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
      .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
      .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
@@ -96,8 +140,7 @@ static const tuning_model tuning_models[] = {
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.1,
                           0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
                          {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
-                          0.1, 0.1, 0.1, 1.0, 0.8, 0.8, 1.0, 1.0}}},
-};
+                          0.1, 0.1, 0.1, 1.0, 0.8, 0.8, 1.0, 1.0}}};
 #define RCCL_MAX_NTHREADS 256u
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
 /* MSCCL's algorithms for 8 ranks, out-of-place: the allpairs all-reduces
@@ -150,7 +193,7 @@ static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->n
 
 static const tuning_model *model_of(const strata_rccl_comm *c)
 {
-    return &tuning_models[c->model_2_20 ? 0 : c->model_6 ? 2 : 1];
+    return c->model_6 ? &tuning_model_6 : &tuning_models[c->tuning5];
 }
 
 bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,

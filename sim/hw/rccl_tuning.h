@@ -61,10 +61,21 @@
  * 131,071 B per rank, LL128 to 4 MiB.
  *
  * RCCL 2.20 (ROCm 6.2, the rocm-6.2.2 tag: 2.20.5) has the same form with
- * its own tuning_model_5 (model_2_20): per-step latencies {0.8, -, 2.5}
+ * its own tuning_model_5 (tuning5): per-step latencies {0.8, -, 2.5}
  * (tree) and {0.8, -, 3.6} (ring) on xGMI, bwRatio 0.41 on LL and 1.0 on
  * Simple, other correction rows; so its rings stay on LL to some 6 MB on
- * one node where 2.21's leave it near 400 KB.
+ * one node where 2.21's leave it near 400 KB. 2.21.5 (ROCm 6.3: the
+ * release-staging/rocm-rel-6.3 branch @99b8561, tuning.cc byte-identical
+ * to @0cbce2a) has LL128 columns of 0. 2.22.3 (ROCm 6.4; its tag not
+ * reachable) is taken as 2.21.5's tables with the LL128 columns LL's (as
+ * stored at 9e22c79): its CHANGELOG names no tuning change but LL128 on
+ * gfx942 (6.4.2). 2.26.6 (ROCm 7.0) is tuning_model_5 as stored at
+ * 9e22c79 (NCCL 2.23+'s PAT column: after 2.22), whose CHANGELOG lists
+ * "Suboptimal algorithmic switching point for AllReduce on MI300x": the
+ * tree's Simple correction 0.7, 0.7, 0.5, 0.6, 0.6, 0.6 from 128 MiB
+ * (log2(bytes / 64) 21-26, 2.21's 1.0) and the ring's Simple 1.0 at 256
+ * MiB (22, 2.21's 0.1): across nodes the ring takes the all-reduce from
+ * 256 MiB where 2.21 and 2.22 keep the tree.
  *
  * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79) where
  * the communicator may run it (coll_impl_rccl.c: before RCCL 2.21 not
@@ -114,6 +125,16 @@
 #include "hw/nccl_tuning.h"
 #include "trace/op.h"
 
+/* The RCCL release whose tuning_model_5 (src/graph/tuning.cc) applies: a
+ * row per release where the tables differ (rccl_tuning.c tuning_models).
+ * The zero value is 2.22's, so a comm built without it keeps that row. */
+typedef enum strata_rccl_tuning5 {
+    STRATA_RCCL_TUNING5_2_22 = 0, /* 2.22.3 (ROCm 6.4): 2.21.5's tables and the LL128 columns */
+    STRATA_RCCL_TUNING5_2_20,     /* 2.20.5 (ROCm 6.2, tag rocm-6.2.2) */
+    STRATA_RCCL_TUNING5_2_21,     /* 2.21.5 (ROCm 6.3, @0cbce2a): LL128 columns 0 */
+    STRATA_RCCL_TUNING5_2_26,     /* 2.26.6 (ROCm 7.0, as stored at 9e22c79): other Simple corrections */
+} strata_rccl_tuning5;
+
 typedef struct strata_rccl_comm {
     uint32_t ranks;
     uint32_t nodes;            /* 0 or 1: one node */
@@ -125,7 +146,7 @@ typedef struct strata_rccl_comm {
     bool net_ranges;           /* RCCL 2.22+: rcclUpdateCollectiveProtocol across nodes */
     bool ll128;                /* comm->topo->ll128Enabled, on a release and arch that run it */
     bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
-    bool model_2_20;           /* RCCL 2.20's tuning_model_5 (else 2.21's and later) */
+    strata_rccl_tuning5 tuning5; /* the release whose tuning_model_5 row applies (0: 2.22's) */
     bool model_6;              /* tuning_model_6: gfx950 with a matched topology model (rome_models.cc) */
     uint32_t ring_copies;      /* compute channels per graph ring on the GPUs' arch (init.cc nc); 0: 2 */
     bool mscclpp;              /* MSCCL++'s all-reduce may run: built and enabled, the topology's MSCCL on, gfx942,
