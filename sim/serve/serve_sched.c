@@ -275,8 +275,8 @@ static void next_run_step(serve_state *st)
 
 /* vLLM V0's async output processor (serve_engine.h async_output), as 0.7.3
  * runs it (vllm-0.7.3 sdist): LLMEngine.step schedules step n+1
- * (engine/llm_engine.py:1340-1343) before step n's outputs are processed,
- * hands the processing to the model runner as async_callback (:1387-1389),
+ * (engine/llm_engine.py:1337-1341) before step n's outputs are processed,
+ * hands the processing to the model runner as async_callback (:1386-1388),
  * which calls it after step n+1's forward and logits are issued, before the
  * sampler (worker/model_runner.py:1778-1779); _process_model_outputs then
  * makes the request outputs and MQLLMEngine's callback sends them to the

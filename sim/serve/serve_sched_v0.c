@@ -151,7 +151,8 @@ static void v0_prefills(serve_state *st, uint32_t *budget, bool chunked, uint32_
 /* A request done before the step that just ran, kept for the async output
  * processor's decode more (serve_sched.c async_output), whose step was a
  * prefill without it: freed once that step's callback ran
- * (free_finished_seq_groups, core/scheduler.py:1664-1683 at 0.7.3). */
+ * (free_finished_seq_groups, core/scheduler.py:1664-1682 at 0.7.3, called at
+ * the end of _process_model_outputs, engine/llm_engine.py:1148). */
 static void v0_drop_finished(serve_state *st)
 {
     uint32_t k = 0;
