@@ -266,6 +266,47 @@ START_TEST(closed_loop_sends_when_it_reads_the_last_token)
 }
 END_TEST
 
+/* vLLM V0's async output processor (vllm-v0 row, async_output; serve_sched.c). One client; A(4 prompt, 2 out) then
+ * B(4, 1), sent when A is read done. The row's host work a step: 4 ms + 35 us a request (+ 0.3 us a prefilled
+ * token), so a one-request decode step's is 4.035 ms. Steps: 0 A's prompt (its first token sampled); 1 A's decode,
+ * A done; 2 A's decode more (scheduled before step 1's outputs are processed), inside which step 1's outputs leave
+ * 4.035 ms after its start: A's client reads it done and sends B then, after step 2 was formed; 3 B's prompt (B,
+ * one output, done); 4 B's decode more. Tokens 4, 1, 1, 4, 1. TTFT A = end0 + 4.035 ms (its first token leaves
+ * inside step 1); B sent at t2 + 4.035 ms, its first token out at t4 + 4.035 ms: TTFT B = t4 - t2 = dt2 + dt3;
+ * E2E A = t2 + 4.035 ms, E2E B likewise t4 - t2. The same row without it: tokens 4, 1, 4, TTFT A = end0, B sent at
+ * end1 and prefilled in step 2 at once, its TTFT dt2. */
+START_TEST(v0_async_output_one_step_late)
+{
+    strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 1}};
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", NULL);
+    ck_assert(v0->async_output);
+    strata_serve_result *r = run_tiny(v0, req, 2, 1);
+    const uint32_t want[] = {4, 1, 1, 4, 1};
+    ck_assert_uint_eq(r->steps_log->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+        ck_assert_msg(step(r, i)->tokens == want[i], "step %u: %u tokens", i, step(r, i)->tokens);
+    const double cpu1 = 4.035e-3, t2 = step(r, 2)->t, t4 = step(r, 4)->t;
+    double end0 = step(r, 0)->t + step(r, 0)->dt;
+    ck_assert_double_eq_tol(step(r, 3)->t, t2 + step(r, 2)->dt, 1e-15);
+    ck_assert(step(r, 2)->dt > cpu1); /* B is received before step 3 */
+    double ttft_a = end0 + cpu1, ttft_b = t4 - t2;
+    ck_assert_double_eq_tol(ttft_b, step(r, 2)->dt + step(r, 3)->dt, 1e-15);
+    ck_assert_double_eq_tol(r->ttft.mean, (ttft_a + ttft_b) / 2, 1e-12);
+    ck_assert_double_eq_tol(r->e2e.mean, (t2 + cpu1 + t4 - t2) / 2, 1e-12);
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+    strata_serve_engine sync = *v0;
+    sync.async_output = false;
+    r = run_tiny(&sync, req, 2, 1);
+    ck_assert_uint_eq(r->steps_log->len, 3);
+    ck_assert_uint_eq(step(r, 2)->tokens, 4);
+    end0 = step(r, 0)->t + step(r, 0)->dt;
+    ck_assert_double_eq_tol(step(r, 2)->t, step(r, 1)->t + step(r, 1)->dt, 1e-15);
+    ck_assert_double_eq_tol(r->ttft.mean, (end0 + step(r, 2)->dt) / 2, 1e-12);
+    strata_serve_result_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_frontend");
@@ -276,6 +317,7 @@ int main(void)
     tcase_add_test(tc, eager_chain_by_hand);
     tcase_add_test(tc, ttft_at_concurrency_1_term_by_term);
     tcase_add_test(tc, closed_loop_sends_when_it_reads_the_last_token);
+    tcase_add_test(tc, v0_async_output_one_step_late);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -475,6 +475,7 @@ static const strata_serve_engine engines[] = {
      .seq_capture = 8192,
      .fp8_linear_rocm = "vllm-rocm-fork",
      .mla_absorb = true,
+     .async_output = true, /* serve_engine.h; vLLM 0.7.3 llm_engine.py:1386-1388, model_runner.py:1778-1779 */
      .sampler = "vllm-v0-greedy", /* serve_sampler.c */
      .mla_kernels = "vllm-0.7-v0-mla", /* 0.7.3's MLA decode (serve_mla_kernels_v07.h) */
      .triton_moe_configs = "vllm-0.7.3",

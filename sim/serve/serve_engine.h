@@ -143,6 +143,10 @@ typedef struct strata_serve_engine {
     bool overlap_lag;      /* a request that samples its last token is still in the next step's batch,
                             * one decode more whose token is dropped, before its slot and blocks are
                             * freed (TensorRT-LLM's overlap scheduler: serve_engine.c) */
+    bool async_output;     /* vLLM V0's async output processor (0.6.0 on), single-step only: a step's outputs
+                            * are processed inside the next step, after its host work, so a token reaches the
+                            * server's output that long after its step and a finished request runs one decode
+                            * more (overlap_lag's); serve_sched.c */
     bool recv_lag;         /* OVERLAP only: the loop receives new requests when it forms a step, which it does
                             * while the GPU runs the step before, once that step's predecessor's results are
                             * processed: a request joins step n+1 only if it arrived by step n's start + its

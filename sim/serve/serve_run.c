@@ -237,10 +237,16 @@ void serve_arrivals(serve_state *st)
 void serve_client_free(serve_state *st, serve_req *q)
 {
     (void)q;
+    serve_client_free_at(st, st->now);
+}
+
+/* A closed-loop client told at t that its request is done. */
+void serve_client_free_at(serve_state *st, double t)
+{
     if (!st->cfg->concurrency)
         return;
     if (st->sent < st->n_req)
-        send_at(st, st->now + strata_serve_frontend_emit(st->front)); /* when it reads its last token */
+        send_at(st, t + strata_serve_frontend_emit(st->front)); /* when it reads its last token */
     else
         st->clients_free++;
 }
@@ -712,7 +718,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
             st.tm_first = g_new(uint32_t, c->max_num_seqs + 2);
         }
     }
-    while (ok && st.n_done < st.n_req) {
+    while (ok && (st.n_done < st.n_req || st.owed)) { /* the owed told in one step more (serve_sched.c) */
         if (!serve_step(&st)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: the scheduler is stuck at %.3f s: swapped "
                         "requests cannot return to a full pool", scheme->name, st.now);

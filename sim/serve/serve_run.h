@@ -27,6 +27,8 @@ typedef struct serve_req {
     bool undelivered;              /* tokens sampled in a multi-step run, streamed when the run ends */
     uint64_t swapped_bytes;
     bool draining;                 /* finished, still in the batch for the engine's lagged step (overlap_lag) */
+    bool owed;                     /* finished, its client not yet told (async_output: the next step's host work
+                                    * first) */
     bool refused;                  /* too long for the engine: rejected on arrival (serve_engine.h) */
 } serve_req;
 
@@ -79,6 +81,7 @@ typedef struct serve_state {
     double new_token_ratio;        /* sglang-v0.3's estimate of the outputs still to come (0: not yet set) */
     bool sgl_batch_full;           /* sglang-v0.4's batch_is_full: no prefill tried until the running batch shrinks */
     uint32_t retired;              /* finished requests that have left the batch (serve_retire) */
+    uint32_t owed;                 /* finished requests whose clients are not yet told (serve_req owed) */
     uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
     const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
@@ -185,6 +188,7 @@ const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget);
 void serve_arrivals(serve_state *st);
 double serve_next_arrival(const serve_state *st);
 void serve_client_free(serve_state *st, serve_req *q);
+void serve_client_free_at(serve_state *st, double t);
 void serve_account(serve_state *st, double t);
 
 #endif

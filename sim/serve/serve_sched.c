@@ -108,6 +108,8 @@ void serve_retire(serve_state *st, serve_req *q)
 static void preempt(serve_state *st, serve_req *q)
 {
     if (q->draining) {
+        if (q->owed) /* async_output: told now, the step it was owed in being formed without it */
+            q->owed = false, st->owed--, serve_client_free(st, q);
         serve_retire(st, q);
         return;
     }
@@ -271,6 +273,44 @@ static void next_run_step(serve_state *st)
     }
 }
 
+/* vLLM V0's async output processor (serve_engine.h async_output), as 0.7.3
+ * runs it (vllm-0.7.3 sdist): LLMEngine.step schedules step n+1
+ * (engine/llm_engine.py:1337-1341) before step n's outputs are processed,
+ * hands the processing to the model runner as async_callback (:1386-1388),
+ * which calls it after step n+1's forward and logits are issued, before the
+ * sampler (worker/model_runner.py:1778-1779); _process_model_outputs then
+ * makes the request outputs and MQLLMEngine's callback sends them to the
+ * API server (engine/multiprocessing/engine.py:80-82). So a request done at
+ * step n is still running when step n+1 is scheduled ("With async
+ * postprocessor, an extra decode run is done to process the final tokens",
+ * core/scheduler.py:712-719): overlap_lag's decode more; and step n's
+ * tokens leave at step n+1's start + its host work (the forward's issue
+ * taken as 0, ESTIMATE: CUDA graphs replay in one call). On unless
+ * multi-step (its own output path), pipeline parallel, speculative decoding
+ * or eager mode (config.py:669-705; platforms/cuda.py:93-100, rocm.py:
+ * 154-161), none of which strata runs with this row but multi-step. */
+static bool async_output(const serve_state *st)
+{
+    const strata_serve_engine *e = st->cfg->engine;
+    return e && e->async_output && st->cfg->num_scheduler_steps <= 1;
+}
+
+/* The outputs of the step that ended at st->now leave d into this one
+ * (async_output): first tokens and finished requests' clients. */
+static void emit_late(serve_state *st, double d)
+{
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        serve_req *q = &st->req[st->running[i]];
+        if (q->generated == 1 && q->first_token == st->now)
+            q->first_token += d;
+        if (q->owed) {
+            q->owed = false, st->owed--;
+            q->finish += d;
+            serve_client_free_at(st, st->now + d);
+        }
+    }
+}
+
 /* After a step of time t: tokens computed, tokens sampled, requests done
  * (in a multi-step run, when the run ends). Under an engine with
  * overlap_lag (serve_engine.h) a request done in this step completes now
@@ -279,7 +319,7 @@ static void next_run_step(serve_state *st)
  * step. */
 static void finish_step(serve_state *st)
 {
-    bool lag = st->cfg->engine && st->cfg->engine->overlap_lag;
+    bool late = async_output(st), lag = late || (st->cfg->engine && st->cfg->engine->overlap_lag);
     for (uint32_t i = 0; i < st->n_chunks; i++) {
         serve_req *q = &st->req[st->chunks[i].id];
         if (q->state != SERVE_RUNNING)
@@ -306,7 +346,10 @@ static void finish_step(serve_state *st)
             serve_retire(st, q);
         st->n_done++;
         st->res->completed++;
-        serve_client_free(st, q);
+        if (late)
+            q->owed = true, st->owed++; /* its client told inside the next step (emit_late) */
+        else
+            serve_client_free(st, q);
     }
     if (!st->run_left)
         st->in_run = false;
@@ -474,7 +517,7 @@ bool serve_step(serve_state *st)
     if (!st->n_running && !st->waiting.n && !st->swapped.n)
         st->recv_by = INFINITY; /* an idle loop receives a request as it comes */
     serve_arrivals(st);
-    if (st->n_done >= st->n_req)
+    if (st->n_done >= st->n_req && !st->owed)
         return true; /* the last arrivals were refused */
     if (st->run_left) {
         st->run_left--;
@@ -504,6 +547,8 @@ bool serve_step(serve_state *st)
     const strata_serve_engine *e = st->cfg->engine;
     strata_serve_engine_batch batch = engine_batch(st); /* one pass over the step's requests */
     double cpu = st->n_chunks && e ? strata_serve_engine_cpu(e, batch) : 0;
+    if (async_output(st))
+        emit_late(st, cpu);
     /* an eager step (prefill tokens, or a decode batch above the graphs): its launches from the host's chain
      * (serve_eager.h) when that is longer; an overlap loop issues them from its own thread after the step's CPU
      * work (host_chain) */
