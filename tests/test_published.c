@@ -375,7 +375,7 @@ START_TEST(test_bad_series)
     expect_bad_series("bytes,busbw,bytes\n64,1,128\n", ok, "bytes and busbw, each once");
     expect_bad_series("bytes,busbw\n64,-1\n", ok, ".csv:2: expected a number above 0");
     expect_bad_series("bytes,busbw\n6x4,1\n", ok, ".csv:2: expected the size in bytes");
-    expect_bad_series("bytes,busbw\n64\n", ok, ".csv:2: expected at least 2 comma-separated cells");
+    expect_bad_series("bytes,busbw\n64\n", ok, ".csv:2: expected 2 comma-separated cells, as the header names");
     expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/x\n", ":11: [series sweep] unit");
     expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/s\ntrace = x\n", "unknown key 'trace'");
 }

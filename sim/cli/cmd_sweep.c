@@ -210,8 +210,9 @@ static bool list_jobs(const strata_sweep_ctx *ctx, const sweep_args *a, GError *
 {
     bool jsonl = a->format && strcmp(a->format, "jsonl") == 0;
     for (int pass = jsonl || !a->list_jobs ? 1 : 0; pass < 2; pass++)
-        for (uint64_t p = 0; p < strata_experiment_point_count(ctx->exp); p++) {
-            if (!strata_sweep_point_selected(ctx, p) || (a->pending && strata_sweep_point_done(ctx, p)))
+        for (uint64_t p = strata_sweep_next_selected(ctx, 0); p < strata_experiment_point_count(ctx->exp);
+             p = strata_sweep_next_selected(ctx, p + 1)) {
+            if (a->pending && strata_sweep_point_done(ctx, p))
                 continue;
             if (!a->list_jobs) {
                 printf("%" G_GUINT64_FORMAT "\n", p);
@@ -246,6 +247,35 @@ static bool run_one_point(const strata_sweep_ctx *ctx, uint64_t point, GError **
         return true;
     }
     return strata_sweep_run_point(ctx, point, err);
+}
+
+/* The most points one run of the sweep takes (the points of its shard). Before its first point starts, a run
+ * lists the points not done (8 bytes each) after reading each one's json (strata_sweep_run_all); each point
+ * is then a process of its own (about 0.3 s of a core for the smallest, a 128x128 matmul, here). 10^9 points
+ * (three axes of 1,000 values) spent minutes of a core and gigabytes on the list, silent, before the first
+ * point: a run that could never end. Past the bound, --shard K/N splits it over runs or machines. */
+#define SWEEP_RUN_MAX_POINTS 1000000u
+
+/* The points of the context's shard: every point, or those p < n with p mod N = K. */
+static uint64_t selected_points(const strata_sweep_ctx *ctx)
+{
+    uint64_t n = strata_experiment_point_count(ctx->exp);
+    if (!ctx->shard_count)
+        return n;
+    return n > ctx->shard_index ? (n - ctx->shard_index - 1) / ctx->shard_count + 1 : 0;
+}
+
+static bool check_run_size(const strata_sweep_ctx *ctx, const char *exp_path, GError **err)
+{
+    uint64_t n = selected_points(ctx);
+    if (n <= SWEEP_RUN_MAX_POINTS)
+        return true;
+    uint64_t shards = (strata_experiment_point_count(ctx->exp) + SWEEP_RUN_MAX_POINTS - 1) / SWEEP_RUN_MAX_POINTS;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " points to run%s: expected at "
+                "most %u in one run (one process a point, every point listed before the first starts); split the "
+                "sweep with --shard K/%" G_GUINT64_FORMAT " (K from 0), or fewer values on the [sweep] axes",
+                exp_path, n, ctx->shard_count ? " in the shard" : "", SWEEP_RUN_MAX_POINTS, shards);
+    return false;
 }
 
 /* Every missing point, then the tables and the report. */
@@ -312,7 +342,8 @@ static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_pat
     bool ok = true;
     if (a->list_jobs || a->pending) {
         ok = list_jobs(&ctx, a, err);
-    } else if ((ok = prepare_out_dir(out_dir, err))) {
+    } else if ((ok = (a->point != POINT_UNSET || check_run_size(&ctx, exp_path, err)) &&
+                     prepare_out_dir(out_dir, err))) {
         if (a->point != POINT_UNSET) {
             strata_job_doing(job, "running point %" G_GINT64_FORMAT " into %s", a->point, out_dir);
             ok = run_one_point(&ctx, (uint64_t)a->point, err);

@@ -113,9 +113,20 @@ static char *point_command_text(const strata_sweep_ctx *ctx, uint64_t point)
     return text;
 }
 
-bool strata_sweep_point_selected(const strata_sweep_ctx *ctx, uint64_t point)
+uint64_t strata_sweep_next_selected(const strata_sweep_ctx *ctx, uint64_t from)
 {
-    return ctx->shard_count == 0 || point % ctx->shard_count == ctx->shard_index;
+    uint64_t n = strata_experiment_point_count(ctx->exp), k = ctx->shard_index, m = ctx->shard_count;
+    if (from >= n)
+        return n;
+    if (m == 0)
+        return from;
+    uint64_t base = from - from % m; /* the shard's point in [base, base + m) is base + k */
+    if (k >= n - base)
+        return n;
+    uint64_t p = base + k;
+    if (p >= from)
+        return p;
+    return m < n - p ? p + m : n; /* the next round's, without wrapping past 2^64 */
 }
 
 bool strata_sweep_point_done(const strata_sweep_ctx *ctx, uint64_t point)
@@ -477,9 +488,7 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
 
     sweep_run r = {.ctx = ctx, .stats = stats};
     r.todo = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t p = 0; p < n; p++) {
-        if (!strata_sweep_point_selected(ctx, p))
-            continue;
+    for (uint64_t p = strata_sweep_next_selected(ctx, 0); p < n; p = strata_sweep_next_selected(ctx, p + 1)) {
         stats->total++;
         if (strata_sweep_point_done(ctx, p))
             stats->skipped++;

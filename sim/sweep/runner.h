@@ -42,8 +42,10 @@ typedef struct strata_sweep_ctx {
     strata_outfile_set *outs;
 } strata_sweep_ctx;
 
-/* Whether the point belongs to the context's shard. */
-bool strata_sweep_point_selected(const strata_sweep_ctx *ctx, uint64_t point);
+/* The first point at or after `from` that belongs to the context's shard, or the experiment's point count
+ * when none does: a walk over a shard steps by its N rather than testing every point (10^9 points tested for
+ * --shard K/10^8's 10 took 18 s). */
+uint64_t strata_sweep_next_selected(const strata_sweep_ctx *ctx, uint64_t from);
 
 /* "0007" (g_free). */
 char *strata_sweep_point_id(const strata_experiment *e, uint64_t point);

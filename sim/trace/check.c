@@ -254,6 +254,7 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
     b->id = c->next_buffer++;
     b->size = op->size;
     b->line = op->line;
+    b->at_s = op->has_at ? op->at_s : -1.0;
     b->memory = intern_memory(c, op->memory);
     b->dtype = op->dtype;
     r->buf = b->id;
@@ -263,11 +264,26 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
     return true;
 }
 
+/* A free whose at= is before its alloc's: a captured run issues the free after the alloc, so the stamps are
+ * not of one run; the offline planner, which ranks by the stamps' lifetimes when every buffer has them,
+ * dropped them all for the op counts, silently. */
+__attribute__((cold, noinline)) static bool fail_free_before_alloc(const strata_checker *c, const strata_op *op,
+                                                                   const live_buffer *b, GError **err)
+{
+    char *q = strata_checker_quote(c, op->name);
+    fail(c, op, err, "expected the free of %s at or after its alloc's at=%gs (line %" G_GUINT64_FORMAT ": a run "
+         "issues a free after its alloc), got at=%gs", q, b->at_s, b->line, op->at_s);
+    g_free(q);
+    return false;
+}
+
 static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
     live_buffer b;
     if (!strata_live_remove(c->live, op->name, &b))
         return need_live(c, op, "the buffer", op->name, err) != NULL;
+    if (op->has_at && op->at_s < b.at_s)
+        return fail_free_before_alloc(c, op, &b, err);
     r->buf = b.id;
     r->bytes = b.size;
     r->memory = b.memory;

@@ -26,6 +26,7 @@ typedef struct strata_live_buffer {
     uint64_t id;
     uint64_t size;
     uint64_t line;      /* where it was allocated */
+    double at_s;        /* the alloc's at= in seconds, or -1 when it has none */
     const char *memory; /* interned by the checker; NULL = the default memory */
     strata_dtype dtype;
 } strata_live_buffer;

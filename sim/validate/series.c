@@ -29,15 +29,18 @@ static bool bad_line(GError **err, const char *path, guint line, const char *wha
     return false;
 }
 
-/* One data row into *row; cols[0] is the size column, cols[1] the figure's. */
-static bool read_row(const char *path, guint line, const char *text, const int cols[2], strata_series_row *row,
-                     GError **err)
+/* One data row into *row; cols[0] is the size column, cols[1] the figure's, n_cols the header's cells. A row
+ * of another count is refused, longer as well as shorter: one cell more shifts the figure's column (a size
+ * written with digit groups, 8,388,608, read as a case of 8 bytes whose figure was the time column's). */
+static bool read_row(const char *path, guint line, const char *text, const int cols[2], guint n_cols,
+                     strata_series_row *row, GError **err)
 {
     char **cells = g_strsplit(text, ",", -1);
     guint n = g_strv_length(cells);
-    bool ok = (guint)MAX(cols[0], cols[1]) < n;
+    bool ok = n == n_cols;
     if (!ok) {
-        char *what = g_strdup_printf("expected at least %d comma-separated cells", MAX(cols[0], cols[1]) + 1);
+        char *what = g_strdup_printf("expected %u comma-separated cells, as the header names (a size is a plain "
+                                     "number of bytes, without digit groups), not %u", n_cols, n);
         bad_line(err, path, line, what, text);
         g_free(what);
     }
@@ -67,6 +70,7 @@ GArray *strata_series_read(const char *path, const char *column, GError **err)
     strata_lines *lines = strata_lines_new(fp, path);
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(strata_series_row));
     int cols[2] = {-1, -1};
+    guint n_cols = 0;
     bool header = false, ok = true;
     char *text = NULL;
     size_t len = 0;
@@ -79,6 +83,7 @@ GArray *strata_series_read(const char *path, const char *column, GError **err)
             char **cells = g_strsplit(text, ",", -1);
             cols[0] = column_index(cells, "bytes");
             cols[1] = column_index(cells, column);
+            n_cols = g_strv_length(cells);
             g_strfreev(cells);
             header = true;
             if (cols[0] < 0 || cols[1] < 0) {
@@ -93,7 +98,7 @@ GArray *strata_series_read(const char *path, const char *column, GError **err)
         /* a row cut inside ("1048576,12.5" cut to "1048576,1") reads as another figure: every row ends with a
          * newline (strata_lines_terminated) */
         ok = strata_lines_terminated(lines, "a measured series", "every row of a series CSV ends with one", err) &&
-             read_row(path, line, text, cols, &row, err);
+             read_row(path, line, text, cols, n_cols, &row, err);
         if (ok)
             g_array_append_val(rows, row);
     }

@@ -7,7 +7,8 @@
  * later line is one row. The column named "bytes" holds the size (a whole
  * number of bytes, above 0); the column the caller names holds the figure (a
  * plain number above 0, in the unit the caller knows). Other columns are
- * ignored. Blank lines are skipped.
+ * ignored, but every row has the header's number of cells (one more shifts
+ * the columns: a size with digit groups). Blank lines are skipped.
  *
  * Invariants: a read series holds at least one row; every row's line is
  * its line in the file; errors name "FILE:LINE" and what was expected.
