@@ -118,6 +118,58 @@ START_TEST(gemm_streams_at_its_own_efficiency)
 }
 END_TEST
 
+/* gemm_stream_curve (sim/hw/hw_stream_curve.c): the GEMV above, 33,570,816 B,
+ * on a curve of two points a factor 4 either side of it, 8,392,704 B at 0.6
+ * and 134,283,264 B at 0.8: log(bytes) is halfway, 0.7, so its memory bytes
+ * are 33,570,816 / 0.7 = 47,958,308.57 and its stream rate 0.7 TB/s (the
+ * curve replaces gemm_stream_efficiency = 0.9). A 1 x 1024 x 1024 GEMV,
+ * (1024 + 1,048,576 + 1024) x 2 = 2,101,248 B, below the first point, takes
+ * the first point's 0.6; 1 x 16384 x 16384, 536,936,448 B, beyond the last,
+ * the last's 0.8. An elementwise op keeps stream_efficiency 0.9. */
+START_TEST(gemm_streams_by_its_size_on_the_curve)
+{
+    uint64_t d[] = {1, 4096, 4096}, small[] = {1, 1024, 1024}, big[] = {1, 16384, 16384}, e[] = {1000000};
+    strata_kernel_cost c;
+    strata_hw *hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nstream_efficiency = 0.9\n"
+                         "gemm_stream_efficiency = 0.9\ngemm_stream_curve = 8392704:0.6, 134283264:0.8\n");
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq_tol(c.bytes, 33570816 / 0.7, 1e-3);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.7e12, 1);
+    cost(hw, "gemm", small, 3, false, &c);
+    ck_assert_double_eq(c.bytes_nominal, 2101248);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.6e12, 1);
+    cost(hw, "gemm", big, 3, false, &c);
+    ck_assert_double_eq(c.bytes_nominal, 536936448);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.8e12, 1);
+    cost(hw, "elementwise", e, 1, false, &c);
+    ck_assert_double_eq_tol(c.bytes, 4e6 / 0.9, 1e-3);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The shipped A100 against a row of the table its curve comes from
+ * (aiconfigurator @095f58a5 a100_sxm/gemm/trtllm/1.0.0: bf16 m=1 n=8192
+ * k=2560, 34.1 us): bytes 2 (2560 + 2560 x 8192 + 8192) = 41,964,544 B
+ * (40.02 MiB), between the points 22.6 MiB (0.741) and 45.3 MiB (0.751):
+ * ln(40.02 / 22.6) / ln(45.3 / 22.6) = 0.822, fraction 0.7492; the stream
+ * 41,964,544 / (0.7492 x 2,039 GB/s) = 27.47 us, with kernel_launch 5 us
+ * 32.47 us (the single 0.85 gave 24.21 + 5 = 29.21 us). */
+START_TEST(a100_decode_gemm_on_its_curve)
+{
+    strata_hw *hw = strata_test_load_hw("a100", NULL);
+    int sm = strata_hw_compute_index(hw, "sm");
+    ck_assert_int_ge(sm, 0);
+    uint64_t d[] = {1, 2560, 8192};
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost c;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)sm, &p, &c);
+    ck_assert_double_eq(c.bytes_nominal, 41964544);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.7492 * 2039e9, 0.0002 * 2039e9);
+    ck_assert_double_eq_tol(fmax(c.compute_s, c.bytes / 2039e9) + c.fixed_s, 32.47e-6, 0.02e-6);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The shipped v5e against the measurement its matrix_efficiency comes from
  * (JAX's Pallas TPU matmul guide, XLA's bf16 jnp.matmul): 8192^3 is 64 x 64
  * weight tiles, 1024 passes of 8192 rows on each of the 4 MXUs, 8388608 +
@@ -659,6 +711,12 @@ START_TEST(bad_kernel_keys_refused)
     strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\n", "cta_tiles");
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nstream_efficiency = 1.5\n", "fraction");
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_efficiency = 0\n", "fraction");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_curve = 64MiB:0.8,16MiB:0.6\n",
+                                "sizes rising");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_curve = 16MiB:1.5\n",
+                                "gemm_stream_curve");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_curve = 16MiB\n",
+                                "SIZE:FRACTION");
     strata_test_hw_text_refused(head, "matrix = magic\n", "systolic or tiles");
     strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\ncta_tiles = 128x128\nmma_sync_fraction = 0\n",
                                 "fraction");
@@ -1069,6 +1127,8 @@ int main(void)
     tcase_add_test(tc, sustained_clock_scales_the_compute_rates);
     tcase_add_test(tc, bad_clocks_refused);
     tcase_add_test(tc, gemm_streams_at_its_own_efficiency);
+    tcase_add_test(tc, gemm_streams_by_its_size_on_the_curve);
+    tcase_add_test(tc, a100_decode_gemm_on_its_curve);
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
     tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);

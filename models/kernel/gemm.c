@@ -11,7 +11,9 @@
  * re-reads of a block are served from VMEM or L2), at the rate a library
  * GEMM streams its operands (the unit's gemm_stream_efficiency of the
  * memory's bandwidth, default its stream_efficiency: a memory-bound GEMM
- * at small M streams its weights slower than a copy, docs/hardware.md);
+ * at small M streams its weights slower than a copy, docs/hardware.md;
+ * with gemm_stream_curve, the fraction at its operand bytes: a smaller GEMM
+ * streams slower, sim/hw/hw_stream_curve.c);
  * the slower of the two; then the unit's kernel_launch. On a tiled unit
  * with gemm_pipeline_smem the two overlap only through the CTA's pipeline
  * stages (matrix.c): the matrix engine time is then the pair's, longer
@@ -59,9 +61,7 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     const strata_kernel_spec *ks = &u->kernel;
-    double eff = ks->gemm_stream_efficiency > 0 ? ks->gemm_stream_efficiency
-                 : ks->stream_efficiency > 0    ? ks->stream_efficiency
-                                                : 1.0;
+    double eff = strata_hw_gemm_stream_efficiency(ks, bytes); /* gemm_stream_curve where the unit gives one */
     const strata_memory_spec *mem = strata_hw_memory(hw, u->operands);
     double stream_s = mem && mem->bandwidth > 0 ? bytes / (mem->bandwidth * eff) : 0;
     double mm = strata_kernel_is_block_scaled(p)

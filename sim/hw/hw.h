@@ -157,6 +157,7 @@ typedef struct strata_link_spec {
  * keeps the roofline. */
 typedef enum { STRATA_MATRIX_NONE = 0, STRATA_MATRIX_SYSTOLIC, STRATA_MATRIX_TILES } strata_matrix_kind;
 #define STRATA_MAX_CTA_TILES 16
+#define STRATA_MAX_STREAM_CURVE 16 /* points of gemm_stream_curve (hw_stream_curve.c) */
 typedef struct strata_kernel_spec {
     strata_matrix_kind matrix;
     uint32_t side;               /* systolic: the array's side (side =, else tile =) */
@@ -184,6 +185,8 @@ typedef struct strata_kernel_spec {
     uint32_t smem_per_sm;        /* tiles: shared-memory bytes an SM holds for its resident CTAs (0: not given) */
     double stream_efficiency;    /* fraction of the operand memory's bandwidth a kernel streams at (default 1) */
     double gemm_stream_efficiency; /* the same for a library GEMM's operands (0: stream_efficiency) */
+    uint32_t n_stream_curve;       /* points of gemm_stream_curve (0: none, gemm_stream_efficiency at every size) */
+    double stream_curve[STRATA_MAX_STREAM_CURVE][2]; /* (operand bytes, fraction), bytes rising */
     double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */
     double vector_flops;         /* elementwise rate, FLOP/s (0: flops) */
     double transcendental_flops; /* exp/log/tanh per second (0: vector rate) */
@@ -387,6 +390,9 @@ double strata_hw_clock_at_duty(double duty, double free_duty, double floor);
 double strata_hw_duty_after(double duty, double x, double dt, double tau);
 int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = first */
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
+/* The fraction of its operand memory's bandwidth a library GEMM of `bytes` operand bytes streams at: the unit's
+ * gemm_stream_curve read at bytes (hw_stream_curve.c), else gemm_stream_efficiency, else stream_efficiency, else 1. */
+double strata_hw_gemm_stream_efficiency(const strata_kernel_spec *ks, double bytes);
 
 /* Route between two memories. Returns false when no path exists (err set).
  * *hops is owned by hw (valid until strata_hw_free); a route from a memory

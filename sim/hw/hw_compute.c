@@ -64,6 +64,9 @@ static const kernel_key kernel_keys[] = {
     {"stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a kernel streams at (default 1)"},
     {"gemm_stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a library GEMM (kernel=gemm) "
                                          "streams its operands at (default: stream_efficiency)"},
+    {"gemm_stream_curve", FOR_BOTH, "that fraction by the GEMM's operand bytes, up to 16 points SIZE:FRACTION "
+                                    "with sizes rising, such as 16MiB:0.74,1GiB:0.84, read between points on "
+                                    "log(bytes), the end points' beyond (default: none, gemm_stream_efficiency)"},
     {"kernel_launch", FOR_BOTH, "time each kernel op adds: launch and first tile, 0 to 1 s (default 0)"},
     {"vector_flops", FOR_BOTH, "elementwise rate of the vector unit (default: flops)"},
     {"transcendental_flops", FOR_BOTH, "exp, log, tanh per second (default: vector_flops)"},
@@ -345,6 +348,7 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            hw_get_count(ctx, group, "smem_per_sm", 0, 16777216, 0, NULL, &k->smem_per_sm, err) &&
            get_fraction(ctx, group, "stream_efficiency", 1.0, &k->stream_efficiency, err) &&
            get_fraction(ctx, group, "gemm_stream_efficiency", 0.0, &k->gemm_stream_efficiency, err) &&
+           hw_get_stream_curve(ctx, group, k, err) &&
            hw_get_time(ctx, group, "kernel_launch", &k->kernel_launch, err) &&
            get_optional_rate(ctx, group, "vector_flops", false, &k->vector_flops, err) &&
            get_optional_rate(ctx, group, "transcendental_flops", false, &k->transcendental_flops, err) &&

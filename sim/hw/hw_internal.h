@@ -80,6 +80,8 @@ bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, cons
                    const char *expected, const char *value);
 /* hw_values.c: typed values, each within the sane range of its kind. */
 char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key); /* raw text, NULL when absent */
+/* hw_stream_curve.c: gemm_stream_curve into k (absent or `none`: no points). */
+bool hw_get_stream_curve(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err);
 bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out, GError **err);
 /* A memory's reported_capacity (0 when absent or `none`): kind device only, at most capacity (docs/hardware.md);
  * a derived file or --set restating capacity at another size drops the earlier total (it was another part's). */
