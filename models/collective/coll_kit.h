@@ -136,6 +136,9 @@ typedef struct coll_wire {
     uint64_t num, den, net_num, net_den;
     bool handshake;
     double net_delay_s, sync_delay_s;
+    /* a copy between domains on a connection's lane: the least time
+     * between its connection's steps (coll_sched.h proxy_s; 0: none) */
+    double net_proxy_s;
     const strata_ib_frame *net_frame;
     uint32_t net_mtu;
 } coll_wire;

@@ -52,6 +52,7 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
                        .handshake = p == STRATA_NCCL_SIMPLE,
                        .net_delay_s = shape->tune.net_step_s + shape->tune.net_flush_s,
                        .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0,
+                       .net_proxy_s = shape->tune.net_proxy_s,
                        .net_frame = shape->tune.net_frame, .net_mtu = shape->tune.net_mtu};
 }
 

@@ -81,6 +81,7 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
         st->handshake = !net && w->handshake;
         st->fused = st->reduce;
         st->delay_s = st->pipelined ? 0 : net ? w->net_delay_s : st->handshake ? w->sync_delay_s : 0;
+        st->proxy_s = net && st->conn_lane ? w->net_proxy_s : 0;
     }
 }
 

@@ -118,6 +118,12 @@ typedef struct strata_coll_step {
      * a round's copy never starts before an earlier round's copy of its
      * connection has started (docs/clusters.md, wave 32). */
     uint32_t conn_lane;
+    /* With a connection's lane: the proxy's work a step of the connection
+     * (coll_kit.h coll_wire net_proxy_s, hw/nccl_proxy_floor.h), run on
+     * that lane before the step's own fixed cost and without waiting for
+     * the step's source, so the connection's steps start at least proxy_s
+     * apart and a step whose data comes later pays nothing; 0: none */
+    double proxy_s;
     /* A slotted step that waits for its own ring only (NCCL's ring
      * all-reduce on LL and LL128 across domains under nccl_ring_wait =
      * channel, wave 33; coll_kit.h coll_ring_loops_groups): the lane on which

@@ -100,6 +100,12 @@ typedef struct strata_coll_tuning {
      * step as net_step_s is, and on RCCL's rings, which pay no
      * net_step_s; 0: none */
     double net_flush_s;
+    /* Across domains, on NCCL's own network transport: the least time
+     * between two steps of one network connection, its proxy's work for
+     * every connection it serves (hw/nccl_proxy_floor.h); paced on the
+     * connection's lane of the ring's LL and LL128 steps (coll_sched.h
+     * conn_lane, proxy_s); 0: none */
+    double net_proxy_s;
     /* Across domains: the link layer whose packets carry a network step's
      * message (ib_frame.h: its headers per path MTU of payload and per
      * message, on the wire beside the data) and that path MTU; NULL: the

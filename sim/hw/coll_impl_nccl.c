@@ -39,6 +39,7 @@
 #include "hw/hw_internal.h"
 #include "hw/nccl_net_plugin.h"
 #include "hw/net_protocol.h"
+#include "hw/nccl_proxy_floor.h"
 #include "hw/nccl_proxy_pass.h"
 #include "hw/nccl_plugin.h"
 #include "hw/nccl_mesh.h"
@@ -628,6 +629,11 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * each NIC of the plugin's group on aws-ofi-nccl's RDMA protocol) */
     net_step_s += strata_nccl_proxy_pass_step_s(p->net_proto, ch.proto, ch.algo, comm.ranks, comm.nodes,
                                                 ch.run_channels, p->nic_group, p->gdr_flush_s > 0);
+    /* and, on NCCL's own transport (no library row), the pace of a
+     * connection's steps: its proxy's work for every connection it serves
+     * (nccl_proxy_floor.h) */
+    double proxy_s = comm.nodes > 1 && !p->net_proto ? strata_nccl_proxy_floor_s(&comm, ch.proto, ch.algo,
+                                                                                 ch.run_channels) : 0;
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
@@ -640,6 +646,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .net_step_s = net_step_s,
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .net_flush_s = comm.nodes > 1 && ch.proto == STRATA_NCCL_SIMPLE ? p->gdr_flush_s : 0,
+                                .net_proxy_s = proxy_s,
                                 .net_frame = p->frame, .net_mtu = p->mtu,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,

@@ -382,7 +382,8 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
 }
 
 /* tuning.cc getNetOverhead (us): 1 on Intel x86, 2 on AMD x86, 1 otherwise. */
-static double net_overhead(const strata_nccl_comm *c) { return c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0; }
+double strata_nccl_net_overhead_us(const strata_nccl_comm *c) { return c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0; }
+static double net_overhead(const strata_nccl_comm *c) { return strata_nccl_net_overhead_us(c); }
 
 int strata_nccl_log2i(uint64_t x)
 {

@@ -297,14 +297,19 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
 static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t p, bool charged)
 {
     uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
+    bool paced = st->conn_lane && st->proxy_s > 0 && charged; /* the proxy's pace (coll_sched.h proxy_s) */
+    if (paced) {
+        emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->proxy_s * 1e12)};
+        g_array_append_val(s->emits, d);
+    }
     if (st->delay_s > 0 && charged) {
         if (st->conn_lane)
             wait_source(s, q, lane, p, st, false);
         emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
         g_array_append_val(s->emits, d);
-        if (st->conn_lane)
-            push(s, EM_RECORD, q, lane, q, lane);
     }
+    if (st->conn_lane && ((st->delay_s > 0 && charged) || paced))
+        push(s, EM_RECORD, q, lane, q, lane);
     if (st->conn_lane)
         push(s, EM_WAIT, q, st->lane, q, lane);
 }

@@ -333,7 +333,8 @@ static bool placed_alike(const placed_step *a, const placed_step *b, bool near)
            within_a_byte(x->wire_bytes, y->wire_bytes, per_run) && x->reduce == y->reduce &&
            x->handshake == y->handshake && x->polled == y->polled && x->fused == y->fused &&
            x->rounds == y->rounds && within_a_byte(x->max_bytes, y->max_bytes, per_round) &&
-           (x->max_bytes == 0) == (y->max_bytes == 0) && x->delay_s == y->delay_s && x->pipelined == y->pipelined;
+           (x->max_bytes == 0) == (y->max_bytes == 0) && x->delay_s == y->delay_s && x->pipelined == y->pipelined &&
+           x->proxy_s == y->proxy_s;
 }
 
 static guint placed_hash(gconstpointer k) { return placed_hash_of(k, false); }

@@ -97,7 +97,7 @@ static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
     return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
            a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
            a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
-           a->polled == b->polled && a->fused == b->fused && a->delay_s == b->delay_s &&
+           a->polled == b->polled && a->fused == b->fused && a->delay_s == b->delay_s && a->proxy_s == b->proxy_s &&
            a->conn_lane == b->conn_lane && a->src_lane == b->src_lane && a->src_fused == b->src_fused;
 }
 

@@ -1,0 +1,130 @@
+/*
+ * test_nccl_proxy_floor.c: NCCL's proxy thread paces a network
+ * connection's steps (sim/hw/nccl_proxy_floor.h): the floor by hand, the
+ * tuning that carries it (NCCL's own transport only), and the forced
+ * 2-node ring of validation/clusters.ini, whose LL128 steps it paces.
+ */
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include "testutil.h"
+#include "hw/coll_impl.h"
+#include "hw/hw.h"
+#include "hw/nccl_proxy_floor.h"
+
+#define NV "interconnect.nvlink."
+
+/* By hand: the proxy's connections ceil(links x channels / ranks), links
+ * 2 x nodes for a ring, 4 x (nodes - 1) for a tree
+ * (strata_nccl_proxy_pass_ops), times NCCL's network post overhead (1 us
+ * on Intel, 2 on AMD), x 3 on Simple:
+ *   - 16 ranks on 2 nodes, ring, 24 channels: ceil(4 x 24 / 16) = 6
+ *     connections, LL128 6 us, Simple 18 us, AMD LL128 12 us;
+ *   - 22 channels: ceil(88 / 16) = 6, 6 us; 8 channels: 32 / 16 = 2, 2 us;
+ *   - a tree over 4 nodes of 8, 16 channels: ceil(12 x 16 / 32) = 6, 6 us;
+ *   - one node: 0. */
+START_TEST(floor_by_hand)
+{
+    strata_nccl_comm c = {.ranks = 16, .nodes = 2, .cpu = STRATA_NCCL_INTEL};
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&c, STRATA_NCCL_LL128, STRATA_NCCL_RING, 24), 6e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&c, STRATA_NCCL_SIMPLE, STRATA_NCCL_RING, 24), 18e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&c, STRATA_NCCL_LL128, STRATA_NCCL_RING, 22), 6e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&c, STRATA_NCCL_LL, STRATA_NCCL_RING, 8), 2e-6, 1e-15);
+    strata_nccl_comm amd = {.ranks = 16, .nodes = 2, .cpu = STRATA_NCCL_AMD};
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&amd, STRATA_NCCL_LL128, STRATA_NCCL_RING, 24), 12e-6,
+                            1e-15);
+    strata_nccl_comm four = {.ranks = 32, .nodes = 4, .cpu = STRATA_NCCL_INTEL};
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&four, STRATA_NCCL_LL128, STRATA_NCCL_TREE, 16), 6e-6,
+                            1e-15);
+    strata_nccl_comm one = {.ranks = 8, .nodes = 1, .cpu = STRATA_NCCL_INTEL};
+    ck_assert_double_eq_tol(strata_nccl_proxy_floor_s(&one, STRATA_NCCL_LL128, STRATA_NCCL_RING, 24), 0, 1e-15);
+}
+END_TEST
+
+static strata_coll_tuning tune_file(const char *file, const char *const *set, uint64_t bytes)
+{
+    strata_hw *hw = strata_test_load_hw_file(file, set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, bytes, 0, &t, NULL));
+    strata_hw_free(hw);
+    return t;
+}
+
+/* The forced ring's settings (clusters.ini, h100-2node-ib ring): Ring/LL128
+ * at 1 MiB on 22 channels (NCCL 2.27's cells), 6 connections a proxy on an
+ * Intel host: 6 us. The same file over EFA's library row
+ * (tests/data/hw/h100-2x8-efa.ini, nccl_net_protocol = efa-rdm-cuda): none,
+ * its proxy is the row's passes (nccl_proxy_pass.h). */
+START_TEST(tuning_carries_it_on_nccls_own_transport)
+{
+    const char *ring[] = {NV "nccl_algo=Ring", NV "nccl_version=2.27", NV "nccl_min_ctas=24", NULL};
+    strata_coll_tuning t = tune_file("configs/hw/h100-2x8-ib.ini", ring, 1u << 20);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    ck_assert_uint_eq(t.channels, 22);
+    ck_assert_double_eq_tol(t.net_proxy_s, 6e-6, 1e-15);
+    const char *efa[] = {NV "nccl_algo=Ring", NV "nccl_version=2.27", NV "nccl_min_ctas=24",
+                         NV "nccl_net_protocol=efa-rdm-cuda", NULL};
+    ck_assert_double_eq_tol(tune_file("tests/data/hw/h100-2x8-efa.ini", efa, 1u << 20).net_proxy_s, 0, 1e-15);
+}
+END_TEST
+
+/* The forced ring's time (s) at `bytes`, from `strata run --json`. */
+static double forced_ring_s(const char *bytes)
+{
+    char *dir = strata_test_temp_dir();
+    char *trace = g_build_filename(dir, "ar.trace", NULL), *json = g_build_filename(dir, "run.json", NULL);
+    char *arg = g_strdup_printf("bytes=%s", bytes);
+    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-reduce", "devices=16", arg, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs/hw/h100-2x8-ib.ini", NULL);
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--set", NV "nccl_algo=Ring", "--set",
+                        NV "nccl_version=2.27", "--set", NV "nccl_min_ctas=24", "--json", json, "--quiet", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonArray *colls = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives");
+    double s = json_object_get_double_member(json_array_get_object_element(colls, 0), "time_s");
+    g_object_unref(p);
+    g_unlink(trace);
+    g_unlink(json);
+    g_rmdir(dir);
+    g_free(hw);
+    g_free(arg);
+    g_free(json);
+    g_free(trace);
+    g_free(dir);
+    return s;
+}
+
+/* By hand, 1 MiB: one LL128 loop (24 x 16 x 576,000 B holds it), 30 steps
+ * on every network connection, each started at least 6 us after the one
+ * before and the first 6 us after the start, which follows NCCL's 14 us
+ * base latency: the last step's copy starts at 14 + 30 x 6 = 194 us at the
+ * earliest and crosses the 2 us route (2 links of 1 us): >= 196 us. Its
+ * 2.9 KB at 50 GB/s and the last hops' waits add a few us, not 10 (the
+ * run without the floor took 84.3 us). 8 MiB: a step's 23.3 KB (8 MiB /
+ * 384 x 128 / 120) three times on a NIC takes 1.4 us, below 6: the floor
+ * still sets the pace, the time within 3 us of 1 MiB's (the run: 156.9 and
+ * 177.8 us). */
+START_TEST(forced_ring_is_paced_by_the_proxy)
+{
+    double one = forced_ring_s("1MiB"), eight = forced_ring_s("8MiB");
+    ck_assert_msg(one >= 196e-6 && one <= 206e-6, "1 MiB: %g s", one);
+    ck_assert_msg(eight >= one && eight - one <= 3e-6, "8 MiB: %g s, 1 MiB %g s", eight, one);
+}
+END_TEST
+
+static Suite *proxy_floor_suite(void)
+{
+    Suite *s = suite_create("nccl_proxy_floor");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, floor_by_hand);
+    tcase_add_test(tc, tuning_carries_it_on_nccls_own_transport);
+    tcase_add_test(tc, forced_ring_is_paced_by_the_proxy);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(proxy_floor_suite()); }
