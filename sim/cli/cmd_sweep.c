@@ -265,10 +265,21 @@ static uint64_t selected_points(const strata_sweep_ctx *ctx)
     return n > ctx->shard_index ? (n - ctx->shard_index - 1) / ctx->shard_count + 1 : 0;
 }
 
+/* Whether at most the cap of the selected points are unfinished (a sweep its
+ * shards ran, run again to collect its table); stops counting past the cap. */
+static bool pending_within_cap(const strata_sweep_ctx *ctx)
+{
+    uint64_t pending = 0, n = strata_experiment_point_count(ctx->exp);
+    for (uint64_t p = strata_sweep_next_selected(ctx, 0); p < n; p = strata_sweep_next_selected(ctx, p + 1))
+        if (!strata_sweep_point_done(ctx, p) && ++pending > SWEEP_RUN_MAX_POINTS)
+            return false;
+    return true;
+}
+
 static bool check_run_size(const strata_sweep_ctx *ctx, const char *exp_path, GError **err)
 {
     uint64_t n = selected_points(ctx);
-    if (n <= SWEEP_RUN_MAX_POINTS)
+    if (n <= SWEEP_RUN_MAX_POINTS || pending_within_cap(ctx))
         return true;
     uint64_t shards = (strata_experiment_point_count(ctx->exp) + SWEEP_RUN_MAX_POINTS - 1) / SWEEP_RUN_MAX_POINTS;
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " points to run%s: expected at "
