@@ -93,6 +93,8 @@ uint32_t serve_deque_peek(const serve_deque *d)
 
 void serve_retire(serve_state *st, serve_req *q)
 {
+    if (q->owed) /* async_output: leaving before the step that would tell its client: told now */
+        q->owed = false, st->owed--, serve_client_free(st, q);
     st->retired++;
     q->draining = false;
     q->state = SERVE_DONE;
@@ -107,9 +109,7 @@ void serve_retire(serve_state *st, serve_req *q)
  * v0.6.0, vllm/core/scheduler.py), stopping the engine; it recomputed. */
 static void preempt(serve_state *st, serve_req *q)
 {
-    if (q->draining) {
-        if (q->owed) /* async_output: told now, the step it was owed in being formed without it */
-            q->owed = false, st->owed--, serve_client_free(st, q);
+    if (q->draining) { /* an owed client is told now (serve_retire), the step it was owed in formed without it */
         serve_retire(st, q);
         return;
     }
