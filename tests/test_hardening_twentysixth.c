@@ -32,6 +32,8 @@ STRATA_ROWS_TEST(series_row_of_another_cell_count,
     /* what stays: a short row refused as before (now by the same count), a full row taken (case s 8MiB) */
     {SERIES("8388608,93.25,11.24\\n"), 2, "d.csv:2: expected 4 comma-separated cells, as the header names"},
     {SERIES("8388608,93.25,11.24,21.08\\n") " | grep -q '^s 8MiB .* 21.08 GB/s'", 0, NULL},
+    /* a row ending in a comma (empty cells after the header's last) is taken as the full row */
+    {SERIES("8388608,93.25,11.24,21.08,\\n") " | grep -q '^s 8MiB .* 21.08 GB/s'", 0, NULL},
 )
 
 /* e.ini: a matmul on tpu-v5e.ini (blocks of 128) whose m, n and k are each the axis given (AXIS: the values of

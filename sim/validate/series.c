@@ -31,12 +31,15 @@ static bool bad_line(GError **err, const char *path, guint line, const char *wha
 
 /* One data row into *row; cols[0] is the size column, cols[1] the figure's, n_cols the header's cells. A row
  * of another count is refused, longer as well as shorter: one cell more shifts the figure's column (a size
- * written with digit groups, 8,388,608, read as a case of 8 bytes whose figure was the time column's). */
+ * written with digit groups, 8,388,608, read as a case of 8 bytes whose figure was the time column's);
+ * empty cells after the header's last are taken (a row ending in a comma). */
 static bool read_row(const char *path, guint line, const char *text, const int cols[2], guint n_cols,
                      strata_series_row *row, GError **err)
 {
     char **cells = g_strsplit(text, ",", -1);
     guint n = g_strv_length(cells);
+    while (n > n_cols && !*g_strstrip(cells[n - 1])) /* trailing empty cells (a row ending in a comma) */
+        n--;
     bool ok = n == n_cols;
     if (!ok) {
         char *what = g_strdup_printf("expected %u comma-separated cells, as the header names (a size is a plain "
