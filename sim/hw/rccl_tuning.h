@@ -73,9 +73,9 @@
  * 9e22c79 (NCCL 2.23+'s PAT column: after 2.22), whose CHANGELOG lists
  * "Suboptimal algorithmic switching point for AllReduce on MI300x": the
  * tree's Simple correction 0.7, 0.7, 0.5, 0.6, 0.6, 0.6 from 128 MiB
- * (log2(bytes / 64) 21-26, 2.21's 1.0) and the ring's Simple 1.0 at 256
- * MiB (22, 2.21's 0.1): across nodes the ring takes the all-reduce from
- * 256 MiB where 2.21 and 2.22 keep the tree.
+ * (log2(bytes / 64) 21-26, 2.21's 1.0 to 0.8) and the ring's Simple 1.0 at
+ * 256 MiB (22, 2.21's 0.1): across 2 x 8 ranks the ring takes the
+ * all-reduce from 128 MiB where 2.21 and 2.22 keep the tree.
  *
  * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79) where
  * the communicator may run it (coll_impl_rccl.c: before RCCL 2.21 not
