@@ -202,9 +202,11 @@ END_TEST
  * took H + its GPUs' time). a100-8.ini, NCCL's p2p plan for 8 KiB a peer
  * on one node: its 8 rounds on channels of their own, one part each, so
  * the kernel's grid has 8 channels: P = F = 0.12 + 2 x 0.25 = 0.62 us,
- * L = 0.12 + 2.74 + 8 x 0.1 = 3.66 us, H = 8 x 4.9 = 39.2 us, above the
+ * L = 0.12 + 2.74 + 8 x 0.1 = 3.66 us; and (wave 46) nccl-tests' 2 x 8
+ * grouped ncclSend / ncclRecv calls a communicator, the first inside L,
+ * E = 15 x 0.25 = 3.75 us: H = 8 x (3.75 + 4.9) = 69.2 us, above the
  * one-rank-per-GPU call (about 1.2 us). Every collective mode alike, and
- * the 8-byte all-reduce of the test above too. */
+ * the 8-byte all-reduce of the test above too (one call: no E). */
 START_TEST(an_all_to_all_back_to_back_takes_the_hosts_floor)
 {
     const char *const g8[] = {"interconnect.nvlink.nccl_ranks_per_process=8", NULL};
@@ -213,7 +215,9 @@ START_TEST(an_all_to_all_back_to_back_takes_the_hosts_floor)
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 8, 8, 64u << 10, 0, &t, NULL));
     strata_hw_free(hw);
     ck_assert_uint_eq(t.host.channels, 8);
-    ck_assert_double_eq_tol(strata_coll_host_floor(&t.host), 39.2e-6, 1e-15);
+    ck_assert_uint_eq(t.host.calls, 16);
+    ck_assert_double_eq_tol(t.host.p2p_call_s, 0.25e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_floor(&t.host), 69.2e-6, 1e-15);
     char *trace = strata_test_write_temp("a2a-XXXXXX.trace", "strata-trace 1\noption mesh=data:8\n"
                                          "alloc a 65536 dtype=f32\nalloc b 65536 dtype=f32\n"
                                          "all-to-all b a axis=data\nfree a\nfree b\n");
@@ -225,7 +229,7 @@ START_TEST(an_all_to_all_back_to_back_takes_the_hosts_floor)
         const char *const argv[] = {"run", "--trace", trace, "--hw", a100, "--collectives", modes[i], NULL};
         strata_cli_result r = strata_test_run_cli_sets(argv, g8);
         ck_assert_msg(r.status == 0, "%s", r.err);
-        ck_assert_msg(strstr(r.out, "makespan  39.200 us"), "%s: %s", modes[i], r.out);
+        ck_assert_msg(strstr(r.out, "makespan  69.200 us"), "%s: %s", modes[i], r.out);
         strata_cli_result_clear(&r);
         const char *const argv_ar[] = {"run", "--trace", ar, "--hw", mi, "--collectives", modes[i], NULL};
         r = strata_test_run_cli_sets(argv_ar, rccl8);
@@ -300,6 +304,17 @@ START_TEST(delay_by_device)
     ck_assert_double_eq(strata_coll_host_floor(&h), 0);
     ck_assert_double_eq(strata_coll_host_delay(NULL, 7), 0);
     ck_assert_double_eq(strata_coll_host_floor(NULL), 0);
+    /* 16 grouped calls a communicator at 0.5 us, the first inside L: E =
+     * 15 x 0.5 = 7.5 us, every communicator's before the first launch:
+     * one call alone, device 7 starts 8 x 7.5 + 7 x 1 + 7 x 5.1 = 102.7
+     * us late; back to back H = 8 x (7.5 + 1 + 5.1) = 108.8 us */
+    h = (strata_coll_host){.ranks_per_process = 8, .launch_s = 5e-6, .plan_s = 1e-6, .channel_s = 0.1e-6,
+                           .p2p_call_s = 0.5e-6, .calls = 16};
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 102.7e-6, 1e-15);
+    h.overlap = true;
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 108.8e-6, 1e-15);
+    h.calls = 1; /* one call (a collective): E = 0, H = 8 x 6.1 */
+    ck_assert_double_eq_tol(strata_coll_host_floor(&h), 48.8e-6, 1e-15);
     /* the file's figures reach the tuning */
     const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
     strata_hw *hw = strata_test_load_hw("mi300x-8", g8);

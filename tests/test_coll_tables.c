@@ -199,13 +199,13 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "nccl_p2p_net_chunksize, nccl_net_plugin, nccl_ring_wait, nccl_net_protocol, "
                                                               "nccl_simple_sync, nccl_gdr_flush, nccl_ib_link_layer, nccl_ib_mtu, "
                                                               "nccl_ranks_per_process, nccl_host_launch, nccl_host_plan, nccl_host_channel, "
-                                                              "nccl_host_set_device, nccl_host_stream_op, nccl_launch, "
+                                                              "nccl_host_set_device, nccl_host_stream_op, nccl_host_p2p_call, nccl_launch, "
                                                               "nccl_host_overlap, nccl_host_call, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
                                                               "rccl_net_rings, msccl, rccl_version, rccl_arch, rccl_ll128, rccl_cpu, rccl_algo, rccl_proto, "
                                                               "rccl_gdr_flush, rccl_mscclpp, rccl_scratch_reclaim, rccl_ranks_per_process, "
                                                               "rccl_host_launch, rccl_host_plan, rccl_host_channel, "
-                                                              "rccl_host_set_device, rccl_host_stream_op, rccl_launch, "
+                                                              "rccl_host_set_device, rccl_host_stream_op, rccl_host_p2p_call, rccl_launch, "
                                                               "rccl_host_overlap, rccl_host_call, "
                                                               "source)");
 }

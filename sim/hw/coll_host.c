@@ -11,10 +11,10 @@
 static bool load_times(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
 {
-    static const char *const names[] = {"host_launch", "host_plan",      "host_channel",
-                                        "host_set_device", "host_stream_op", "host_call"};
-    double *const dst[] = {&out->launch_s,     &out->plan_s,      &out->channel_s,
-                           &out->set_device_s, &out->stream_op_s, &out->call_s};
+    static const char *const names[] = {"host_launch",    "host_plan",     "host_channel", "host_set_device",
+                                        "host_stream_op", "host_p2p_call", "host_call"};
+    double *const dst[] = {&out->launch_s,    &out->plan_s,     &out->channel_s, &out->set_device_s,
+                           &out->stream_op_s, &out->p2p_call_s, &out->call_s};
     bool ok = true;
     for (size_t i = 0; ok && i < G_N_ELEMENTS(names); i++) {
         char *key = g_strdup_printf("%s_%s", prefix, names[i]);
@@ -69,11 +69,13 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
     return ok;
 }
 
-/* The host's work for one communicator in doLaunches' three loops:
- * *plan, *launch, *finish (coll_host.h P, L, F). */
-static void loops(const strata_coll_host *h, double *plan, double *launch, double *finish)
+/* The host's work for one communicator in its enqueue loop before
+ * ncclGroupEnd and in doLaunches' three loops: *enqueue, *plan, *launch,
+ * *finish (coll_host.h E, P, L, F). */
+static void loops(const strata_coll_host *h, double *enqueue, double *plan, double *launch, double *finish)
 {
     double sd = h->set_device_s, op = h->stream_op_s;
+    *enqueue = (double)(MAX(1u, h->calls) - 1) * h->p2p_call_s; /* the first call's is inside host_launch */
     *plan = h->plan_s + sd + h->plan_stream_ops * op; /* doLaunches' plan loop: cudaSetDevice, prepare */
     *finish = sd + h->finish_stream_ops * op;         /* its finish loop: cudaSetDevice, ncclLaunchFinish */
     /* its launch loop: cudaSetDevice, uploadWork's per channel, the launch */
@@ -87,16 +89,16 @@ double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
     if (h->ranks_per_process <= 1)
         return h->call_s; /* one rank per GPU: the program's own path only */
     uint32_t n = h->ranks_per_process, p = device % n;
-    double plan, launch, finish;
-    loops(h, &plan, &launch, &finish);
-    return h->call_s + (double)(n - 1) * plan + (double)p * launch;
+    double enqueue, plan, launch, finish;
+    loops(h, &enqueue, &plan, &launch, &finish);
+    return h->call_s + (double)n * enqueue + (double)(n - 1) * plan + (double)p * launch; /* enqueues before doLaunches */
 }
 
 double strata_coll_host_floor(const strata_coll_host *h)
 {
     if (!h || h->ranks_per_process <= 1 || !h->overlap || h->graph)
         return 0.0;
-    double plan, launch, finish;
-    loops(h, &plan, &launch, &finish);
-    return h->ranks_per_process * (plan + launch + finish);
+    double enqueue, plan, launch, finish;
+    loops(h, &enqueue, &plan, &launch, &finish);
+    return h->ranks_per_process * (enqueue + plan + launch + finish);
 }

@@ -101,6 +101,23 @@
  * starts host_call later, whatever the layout; only with calls timed one
  * at a time (not with host_overlap, nor a graph replay, both refused).
  *
+ * The grouped calls before ncclGroupEnd (wave 46): nccl-tests' all-to-all
+ * issues, for each GPU, one ncclSend and one ncclRecv to every rank,
+ * itself included, inside one ncclGroupStart / ncclGroupEnd
+ * (NVIDIA/nccl-tests @07ac716 src/alltoall.cu AlltoAllRunColl: 2 x
+ * nRanks calls a communicator), where a collective issues one call. The
+ * one thread makes every call of every communicator before ncclGroupEnd
+ * runs doLaunches, and each is a pass through ncclEnqueueCheck (NVIDIA/nccl
+ * v2.19.3-1 src/enqueue.cc l. 1598-1631: ncclGroupStartInternal, the
+ * communicator's checks, ArgsCheck, taskAppend's p2p branch l. 1504-1542
+ * appending one ncclTaskP2p to the peer's queue and, on the group's first
+ * call to a peer, checking each of its p2pnChannelsPerPeer connectors,
+ * ncclGroupEndInternal). host_p2p_call prices one such call; the first
+ * call's enqueue is inside host_launch, as an all-reduce's one call is, so
+ * a communicator's enqueue loop costs E = (calls - 1) x host_p2p_call and
+ * the N communicators' loops all run before the first launch: a GPU's
+ * start is N x E later, the back-to-back floor H = N (E + P + L + F).
+ *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
  * delay) to STRATA_COLL_HOST_MAX; with it above 1 and a stream launch host_launch is given
  * (host_plan, host_channel, host_set_device and host_stream_op may be
@@ -139,6 +156,9 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
     {prefix "_host_stream_op", false,                                                                                \
      "collectives = " prefix ": the host thread's time for one cudaEventRecord or cudaStreamWaitEvent around a "    \
      "communicator's launch (NCCL: four a communicator; RCCL with one stream: none), 0 to 1 s (default 0)"},       \
+    {prefix "_host_p2p_call", false,                                                                                 \
+     "collectives = " prefix ": the host thread's time for one grouped ncclSend or ncclRecv call (its enqueue, "    \
+     "before ncclGroupEnd; an all-to-all makes 2 x ranks a communicator), 0 to 1 s (default 0)"},                  \
     {prefix "_launch", false,                                                                                        \
      "collectives = " prefix ": stream (default) or graph: how the timed calls are launched; graph as "            \
      "nccl-tests/rccl-tests -G N, the calls captured once and replayed from a CUDA/HIP graph, no host work a call "  \
@@ -163,14 +183,16 @@ typedef struct strata_coll_host {
     uint32_t plan_stream_ops;   /* stream ops per communicator in the plan loop (nccl 2, rccl 0) */
     uint32_t finish_stream_ops; /* ... in the finish loop (nccl 2, rccl 0) */
     uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
+    double p2p_call_s;          /* one grouped ncclSend / ncclRecv call's enqueue */
+    uint32_t calls;             /* the library calls a communicator makes for the op (0 read as 1) */
     bool overlap;               /* back-to-back calls: the steady state's floor */
     bool graph;                 /* replayed from a CUDA/HIP graph: no host work a call */
 } strata_coll_host;
 
 /* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
- * `_host_channel`, `_host_set_device`, `_host_stream_op`,
+ * `_host_channel`, `_host_set_device`, `_host_stream_op`, `_host_p2p_call`,
  * `_host_overlap`, `_launch` and `_host_call` of group into out (defaults: 1, 0, 0, 0,
- * 0, 0, overlap when the layout is above 1, stream, 0), and stream_ops, the library's
+ * 0, 0, 0, overlap when the layout is above 1, stream, 0), and stream_ops, the library's
  * stream ops a communicator in each of the plan and finish loops (NCCL 2,
  * RCCL with one stream 0: above), into plan_stream_ops and
  * finish_stream_ops; false with err at the key's line when a value is bad,
@@ -180,15 +202,16 @@ bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const c
                        strata_coll_host *out, GError **err);
 
 /* The delay of device d's kernel start behind one rank per GPU's, with
- * P = plan_s + S + k_p O (the plan loop's work a communicator), L = S +
+ * E = (calls - 1) x p2p_call_s (the enqueue loop's work a communicator
+ * beyond its first call), P = plan_s + S + k_p O (the plan loop's work a communicator), L = S +
  * launch_s + C x channel_s (the launch loop's; C = channels, at least 1)
  * and F = S + k_f O (the finish loop's), S = set_device_s, O =
- * stream_op_s: call_s + (N - 1) x P + (d mod N) x L with N GPUs per
- * process, call_s with one, 0 with overlap (strata_coll_host_floor), 0
+ * stream_op_s: call_s + N x E + (N - 1) x P + (d mod N) x L with N GPUs
+ * per process, call_s with one, 0 with overlap (strata_coll_host_floor), 0
  * with a graph launch (and 0 with h NULL). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 /* With overlap and N above 1, the least time of a call from its start on
- * each GPU, the host's H = N (P + L + F) (the call takes max(H, its
+ * each GPU, the host's H = N (E + P + L + F) (the call takes max(H, its
  * GPUs' time)); else 0 (and 0 with a graph launch). */
 double strata_coll_host_floor(const strata_coll_host *h);
 

@@ -570,6 +570,8 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
      * enqueue.cc l. 961, addP2pToPlan's channelMask |= 1 << channelId,
      * the kernel's mask in finishPlan l. 178), one work struct each */
     out->host.channels = MAX(1u, strata_nccl_p2p_used_channels(&plan, per_peer));
+    /* nccl-tests' all-to-all: one ncclSend and one ncclRecv a rank, each enqueued by the host (coll_host.h) */
+    out->host.calls = 2 * comm->ranks;
 }
 
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
