@@ -129,6 +129,51 @@ START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
 }
 END_TEST
 
+/* --offline (wave 46): vLLM V1 has no offline row (its 10.2 ms is all outside its engine), SGLang's Engine keeps
+ * the hop to the Scheduler (recv 1/5 of 6.590 ms = 1.318 ms + 0.08 us a token) and the two to and from the
+ * DetokenizerManager (emit 2/5 = 2.636 ms). Online (offline false) a row is itself. Run: two requests (4 prompt
+ * tokens, 2 out) at t = 0, open loop, under V1's row: online the first step starts at recv(4) = 5.07984 ms and each
+ * TTFT is recv(4) + step 0 + emit = step 0 + 10.15936 ms; offline it starts at 0 and the TTFT is step 0 alone; the
+ * steps themselves are the same. */
+START_TEST(offline_runs_without_the_hops)
+{
+    const strata_serve_frontend *v1 = strata_serve_engine_frontend(NULL);
+    const strata_serve_frontend *sgl = strata_serve_engine_frontend(strata_serve_engine_find("sglang-v0.4", NULL));
+    ck_assert(strata_serve_frontend_served(v1, false) == v1 && !strata_serve_frontend_served(v1, true));
+    ck_assert(!strata_serve_frontend_served(NULL, true) && !strata_serve_frontend_served(NULL, false));
+    const strata_serve_frontend *off = strata_serve_frontend_served(sgl, true);
+    ck_assert(off && off != sgl);
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(off, 0), 1.318e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(off, 1000), 1.398e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_emit(off), 2.636e-3, 1e-15);
+    double ttft[2], t0[2], dt0[2];
+    for (int offline = 0; offline < 2; offline++) {
+        strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
+        strata_serve_model m = strata_test_serve_tiny();
+        GError *err = NULL;
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+        c.record_steps = true, c.step_overhead = 1e-3, c.offline = offline;
+        c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
+        strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
+        const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+        strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+        strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+        ck_assert_msg(r, "%s", err ? err->message : "");
+        ttft[offline] = r->ttft.mean, t0[offline] = step(r, 0)->t, dt0[offline] = step(r, 0)->dt;
+        ck_assert_uint_eq(step(r, 0)->prefills, 2);
+        strata_serve_result_free(r);
+        strata_hw_free(hw);
+    }
+    ck_assert_double_eq_tol(t0[0], 5.07984e-3, 1e-15);
+    ck_assert_double_eq(t0[1], 0);
+    ck_assert_double_eq_tol(dt0[0], dt0[1], 1e-15);
+    ck_assert_double_eq_tol(ttft[0], dt0[0] + 5.07984e-3 + 5.07952e-3, 1e-12);
+    ck_assert_double_eq_tol(ttft[1], dt0[1], 1e-12);
+}
+END_TEST
+
 static strata_serve_model model_of(const char *preset)
 {
     strata_serve_model m;
@@ -318,6 +363,7 @@ int main(void)
     tcase_add_test(tc, ttft_at_concurrency_1_term_by_term);
     tcase_add_test(tc, closed_loop_sends_when_it_reads_the_last_token);
     tcase_add_test(tc, v0_async_output_one_step_late);
+    tcase_add_test(tc, offline_runs_without_the_hops);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

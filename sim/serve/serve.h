@@ -64,6 +64,8 @@ typedef struct strata_serve_config {
     const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
     const struct strata_serve_fp8_linear *fp8_linear_rocm; /* --fp8-linear-rocm (serve_fp8_linear.h; NULL: the
                                                              * engine's ROCm default) */
+    const struct strata_serve_fp8_linear *release_fp8_linear_rocm; /* --engine-release's (serve_release.h; NULL) */
+    bool offline;                     /* --offline: no server between client and engine (serve_frontend.h) */
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
                                        * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */

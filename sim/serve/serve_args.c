@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_fp8_linear.h"
+#include "serve/serve_release.h"
 #include "serve/serve_stream.h"
 #include "trace/check.h"
 
@@ -85,6 +86,11 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "activation write FP8, wvSplitKQ at one row), vllm-rocm-fork-0.6 (its 0.6.3-0.6.6 images: hipBLASLt at one "
          "row too) or vllm-0.6-rocm-scaled-mm (upstream: every Linear quantizes, rows padded to 17; docs/serving.md)",
          "ROW"},
+        {"engine-release", 0, 0, G_OPTION_ARG_STRING, &a->engine_release, "the vLLM release the run was (0.4.0-0.19.x, "
+         "such as 0.6.6): each release-dependent row that release ran (engine when no --engine, ROCm FP8 Linears, "
+         "async scheduling) from a table of boundaries; an option given wins (docs/serving.md)", "X.Y.Z"},
+        {"offline", 0, 0, G_OPTION_ARG_NONE, &a->offline, "no server between client and engine (benchmark_latency, "
+         "benchmark_throughput, the LLM class): the engine's server hops not charged (docs/serving.md)", NULL},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
          "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
@@ -124,7 +130,7 @@ void strata_serve_args_clear(strata_serve_args *a)
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
                      &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes, &a->clock,
-                     &a->util, &a->step_overhead, &a->fp8_linear_rocm};
+                     &a->util, &a->step_overhead, &a->fp8_linear_rocm, &a->engine_release};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -578,6 +584,9 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
+    if (!strata_serve_release_apply(a->engine_release, a->engine != NULL, a->scheduler != NULL, c, err))
+        return false; /* serve_release.h */
+    c->offline = a->offline;
     if (a->fp8_linear_rocm && !(c->fp8_linear_rocm = strata_serve_fp8_linear_option(a->fp8_linear_rocm, err)))
         return false;
     if (c->fp8_linear_rocm && (!c->engine || !c->engine->fp8_linear_rocm)) /* the row would change nothing */
@@ -840,6 +849,8 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     if (s->stream && a->clock && !peak && !sustained && strcmp(a->clock, "duty") != 0)
         return fail(err, "--clock: expected duty, sustained or peak, not '%s'", a->clock);
     s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
+    if (s->hw)
+        strata_serve_release_apply_hw(&s->config, s->hw); /* --engine-release's ROCm rows */
     if (s->hw && !scheduler_of(a, &s->model, s->hw, &s->config, err)) /* its pick reads the platform */
         return false;
     /* the unit the steps run on (STRATA_SERVE_UNIT): --clock duty or sustained names a rule it must give the

@@ -17,13 +17,13 @@
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
     char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes, *clock;
-    char *fp8_linear_rocm;
+    char *fp8_linear_rocm, *engine_release;
     /* decimal numbers (strata_serve_decimal; GOption's doubles took 0x10); NULL: not given */
     char *util, *step_overhead;
     char **sets, **hw_sets, **prior_runs;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks,
         graph_max_bs, seq_capture;
-    gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched;
+    gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched, offline;
 } strata_serve_args;
 
 /* An integer option not given (an option given 0 is checked as 0, not

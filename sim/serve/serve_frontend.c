@@ -64,12 +64,25 @@
  * and the replacements queue for prefill together (docs/serving.md,
  * "TTFT under load: the closed loop's round trip").
  *
+ * Offline (--offline; issue 45, wave 46): no HTTP server stands between the client and the engine.
+ * - "vllm-v1" has no offline row: its 10.2 ms is what the client sees beyond the server's own TTFT metric, the
+ *   HTTP request, tokenization, the chunk's detokenization and SSE write and the client's read; the two ZMQ hops
+ *   to and from EngineCore were inside the metric and never added. benchmark_latency.py drives LLM.generate with
+ *   dummy prompt token ids (no tokenizer) and times the whole call, benchmark_throughput.py the same over its
+ *   requests; LLM's output processor detokenizes in the caller's process each step (not priced, as online).
+ * - "sglang-offline": sglang.Engine (what bench_offline_throughput and the offline Engine API run) keeps the
+ *   TokenizerManager in the caller's process and the Scheduler and DetokenizerManager processes, so of the five
+ *   parts above the HTTP request's end and the HTTP chunk's end go: recv 1/5 (the hop to the Scheduler) and
+ *   the tokenizer's per-token part, emit 2/5 (the hops to and from the DetokenizerManager), ESTIMATE by the same
+ *   split: 1.318 ms and 2.636 ms.
+ *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
  * read).
  */
 #include "serve/serve_frontend.h"
 #include <stddef.h>
 #include <string.h>
+#include <glib.h>
 
 #define SGLANG_HOPS_S 6.590e-3 /* 9.54 - 2.632 - 0.308 ms less 128 tokens' tokenization (above) */
 #define SGLANG_RECV_S (SGLANG_HOPS_S * 2.0 / 5.0)
@@ -81,6 +94,7 @@
 
 static const strata_serve_frontend rows[] = {
     {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
+    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0},
     {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S},
 };
 
@@ -92,6 +106,15 @@ const strata_serve_frontend *strata_serve_frontend_find(const char *name)
     return NULL;
 }
 
+const strata_serve_frontend *strata_serve_frontend_served(const strata_serve_frontend *f, bool offline)
+{
+    if (!offline || !f)
+        return f;
+    char *name = g_strconcat(f->name, "-offline", NULL); /* "vllm-v1-offline": no row, no hops */
+    const strata_serve_frontend *o = strata_serve_frontend_find(name);
+    g_free(name);
+    return o;
+}
 double strata_serve_frontend_recv(const strata_serve_frontend *f, uint32_t prompt)
 {
     return f ? f->recv_s + f->tokenize_s * prompt : 0;

@@ -18,13 +18,19 @@
  * A closed-loop client sends its next request when it reads its last token,
  * emit after the step that sampled it.
  *
- * Invariants: every figure is >= 0 and finite; an engine without a row
+ * Offline (--offline: no HTTP server, the engine driven in the client's
+ * process) a row's offline row takes its place: only the hops between the
+ * engine's own processes remain.
+ *
+ * Invariants: every figure is >= 0 and finite; an offline row's figures
+ * are at most its online row's; an engine without a row
  * (`none`; the rows not priced) adds nothing; no --engine is vLLM V1's
  * row, which names "vllm-v1".
  */
 #ifndef STRATA_SERVE_FRONTEND_H
 #define STRATA_SERVE_FRONTEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct strata_serve_frontend {
@@ -37,6 +43,10 @@ typedef struct strata_serve_frontend {
 /* The row called name, or NULL (name NULL or unknown). An engine row names
  * its own (serve_engine.h's frontend; strata_serve_engine_frontend). */
 const strata_serve_frontend *strata_serve_frontend_find(const char *name);
+/* The hops a run pays: f where a server stands between client and engine; offline (--offline: vLLM's
+ * benchmark_latency / benchmark_throughput and LLM class, SGLang's Engine and bench_offline_throughput) f's offline
+ * row, its in-process hops alone (NULL where none: vLLM V1's, whose figure is all outside its engine). */
+const strata_serve_frontend *strata_serve_frontend_served(const strata_serve_frontend *f, bool offline);
 /* Seconds from send to the scheduler's receipt of a prompt of `prompt`
  * tokens (f NULL: 0). */
 double strata_serve_frontend_recv(const strata_serve_frontend *f, uint32_t prompt);

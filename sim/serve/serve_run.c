@@ -487,7 +487,7 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
  * (serve_graph_limit.h), from --cuda-graph-max-bs or the device's memory and tp. */
 static void front_and_eager(serve_state *st, const strata_serve_model *m, const strata_hw *hw)
 {
-    st->front = strata_serve_engine_frontend(st->cfg->engine);
+    st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
     for (uint32_t i = 0; i < st->n_req; i++)
         st->req[i].recv = st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
     strata_model_shape shape;
