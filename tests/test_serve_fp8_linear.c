@@ -7,7 +7,8 @@
  * there: not on NCCL hardware, not to a bf16 or a block-FP8 model; and
  * AMD's fork (vllm-rocm-fork, vllm-v0's ROCm default), which drops the
  * default's two quantizations; the fork's skinny GEMMs (serve_skinny_gemm.h:
- * wvSplitKQ at one row, wvSplitK for the LM head at 1-4) by hand.
+ * wvSplitKQ at one row, wvSplitK for the LM head at 1-4, and for no other
+ * 16-bit product: not MLA's absorbed W_QR) by hand.
  */
 #include <math.h>
 #include <string.h>
@@ -200,6 +201,40 @@ START_TEST(fork_runs_one_row_through_wvsplitkq)
 }
 END_TEST
 
+/* The fork's wvSplitK runs the LM head only (tuned_gemm.mm from vocab_parallel_embedding.py:44), not the absorbed
+ * MLA's W_QR, though both are 16-bit products of few rows. DeepSeek-V3 with per-tensor FP8 weights (no
+ * weight_block: the fork's row applies), TP8, its decodes absorbed, one decode on mi300x-8 under vllm-rocm-fork-0.6
+ * against the same row with wvSplitK off (skinny.rows 0); the difference is the LM head's alone:
+ *   k 7,168, n 129,280 / 8 = 16,160, one row: (7,168 x 16,160 + 7,168 + 16,160) x 2 = 231,716,416 B at
+ *   5.3e12 x 0.55 = 2.915e12 (hipBLASLt) in place of 5.3e12 x 0.77 = 4.081e12 B/s (the same launch):
+ *   231,716,416 x (1 / 2.915e12 - 1 / 4.081e12) = 22.711729086 us.
+ * Were W_QR (k q_lora 1,536, n 128 / 8 heads x rope 64 = 1,024: 3,150,848 B, 0.3088309728 us a layer) taken too,
+ * the 61 layers would add 18.838689341 us. */
+START_TEST(fork_skinny_runs_the_lm_head_not_w_qr)
+{
+    strata_serve_model m = {0};
+    GError *err = NULL;
+    ck_assert(strata_serve_model_preset(&m, "deepseek-v3", NULL));
+    ck_assert_msg(strata_serve_model_set(&m, "dtype", "f8", &err), "%s", err ? err->message : "");
+    strata_hw *hw = hw_load("mi300x-8.ini");
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find("vllm-v0", NULL), hw, c, &err));
+    strata_serve_cost_set_mla_absorb(c, true);
+    const strata_serve_fp8_linear *fork = strata_serve_fp8_linear_option("vllm-rocm-fork-0.6", NULL);
+    strata_serve_fp8_linear no_split_k = *fork;
+    no_split_k.skinny.rows = 0;
+    strata_serve_chunk d = {0, 1, 2000, true};
+    strata_serve_cost_set_fp8_linear(c, fork);
+    double with = strata_serve_cost_step(c, &d, 1);
+    strata_serve_cost_set_fp8_linear(c, &no_split_k);
+    double without = strata_serve_cost_step(c, &d, 1);
+    ck_assert_msg(fabs((without - with) - 22.711729086e-6) < 1e-11, "%.17g", without - with);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_fp8_linear");
@@ -209,6 +244,7 @@ int main(void)
     tcase_add_test(tc, fork_on_rocm_drops_the_quantizations);
     tcase_add_test(tc, skinny_kernels_by_hand);
     tcase_add_test(tc, fork_runs_one_row_through_wvsplitkq);
+    tcase_add_test(tc, fork_skinny_runs_the_lm_head_not_w_qr);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -135,12 +135,12 @@ static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_
  * bytes or more): the LM head, which ModelOpt exports every 8-bit (and 4-bit) checkpoint without quantizing
  * (NVIDIA/TensorRT-Model-Optimizer @87f791d6, modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint:
  * FP8 -> "exclude_modules": ["lm_head"]), the checkpoints TensorRT-LLM and NIM's FP8 profiles serve; and the
- * absorbed MLA's W_QR (projections()). */
-static double bf16_weight_gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
+ * absorbed MLA's W_QR (projections()). lm_head: the fork's wvSplitK may run it (fp8_lin; never W_QR). */
+static double bf16_weight_gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n, bool lm_head)
 {
     strata_dtype dt = strata_serve_dtype_bytes(c->m.dtype) < 2 ? STRATA_DTYPE_BF16 : c->m.dtype;
-    return strata_serve_fp8_linear_gemm(c->fp8_lin, c->hw, false, m, k, n, /* the LM head: skinny under fp8_lin */
-                                        m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0);
+    double t = m && k && n ? op_time(c, c->gemm, dt, (uint64_t[3]){m, k, n}, 3, false) : 0;
+    return lm_head ? strata_serve_fp8_linear_gemm(c->fp8_lin, c->hw, false, m, k, n, t) : t; /* skinny: LM head only */
 }
 
 /* B independent products m x k x n in one kernel (a bmm). */
@@ -562,7 +562,7 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
     uint64_t e = t - a; /* the tokens through q_b and o_proj */
     double down = lq ? linear(c, t, m->hidden, lq + lkv + r) + linear(c, e, lq, heads * qk)
                      : linear(c, t, m->hidden, heads * qk) + linear(c, t, m->hidden, lkv + r);
-    double folded = a ? linear(c, a, lq, heads * lkv) + bf16_weight_gemm(c, a, lq, heads * r) +
+    double folded = a ? linear(c, a, lq, heads * lkv) + bf16_weight_gemm(c, a, lq, heads * r, false) +
                             linear(c, a, heads * lkv, m->hidden) + block_quant(c, a, heads * lkv)
                       : 0;
     return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
@@ -853,10 +853,10 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     double dense = dense_time(c, (uint32_t)tokens, decodes);
     if (c->dp > 1) {
         uint64_t rows = local_tokens(c, sampled);
-        return mla_step(c, dense + attn + bf16_weight_gemm(c, rows, m->hidden, m->vocab) + sampler_time(c, rows),
-                        decodes);
+        return mla_step(c, dense + attn + bf16_weight_gemm(c, rows, m->hidden, m->vocab, true) +
+                               sampler_time(c, rows), decodes);
     }
-    return mla_step(c, dense + attn + bf16_weight_gemm(c, sampled, m->hidden, m->vocab / c->tp) +
+    return mla_step(c, dense + attn + bf16_weight_gemm(c, sampled, m->hidden, m->vocab / c->tp, true) +
                            vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), decodes);
 }
 
