@@ -28,7 +28,7 @@ static const char *row_of(const char *release, const char *knob)
 static bool same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
 /* The table by hand (serve_release.c): engine vllm-v0.5 from 0.4.0, vllm-v0 from 0.6.0 (PR #7049), V1 (NULL) from
- * 0.8.0 (PR #15064); fp8_linear_rocm vllm-0.6-rocm-scaled-mm from 0.4.0, vllm-rocm-fork-0.6 from 0.6.3 (v0.6.3+rocm),
+ * 0.8.0 (PR #13726); fp8_linear_rocm vllm-0.6-rocm-scaled-mm from 0.4.0, vllm-rocm-fork-0.6 from 0.6.3 (v0.6.3+rocm),
  * vllm-rocm-fork from 0.7.3 (PR #411); async scheduling on from 0.14.0 (PR #27614). Each boundary read on its last
  * release before and its first. */
 START_TEST(each_boundary_picks_its_row)

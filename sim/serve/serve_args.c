@@ -392,8 +392,9 @@ static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m
      * mode), and the other policies are other engines' */
     if (c->async_scheduling && (c->engine || (p && strcmp(p->name, "vllm-v1")))) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--async-scheduling: expected no --engine and the "
-                    "vllm-v1 scheduler (vLLM V1's own loop), got --engine %s, --scheduler %s",
-                    c->engine ? c->engine->name : "none", p ? p->name : "vllm-v1");
+                    "vllm-v1 scheduler (vLLM V1's own loop), got --engine %s%s, --scheduler %s",
+                    c->engine ? c->engine->name : "none", c->engine && !a->engine ? " (from --engine-release)" : "",
+                    p ? p->name : "vllm-v1");
         return false;
     }
     /* only vLLM v0 swaps: v1's Scheduler._preempt_request frees the blocks and resets num_computed_tokens

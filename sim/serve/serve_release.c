@@ -9,8 +9,9 @@
  *   0.6.0  vllm-v0: the asynchronous output processor (vllm-project/vllm PR #7049, released in v0.6.0; docs/
  *          serving.md's engine table) and multi-step scheduling (PR #7000, v0.6.0).
  *   0.8.0  vLLM V1, the default row (no --engine): v0.8.0 (2025-03-18) turns V1 on by default (VLLM_USE_V1,
- *          envs.py; PR #15064, docs/source/getting_started/v1_user_guide.md: "V1 is now enabled by default for all
- *          supported use cases ... To disable V1, please set the environment variable as: VLLM_USE_V1=0"). The
+ *          envs.py; PR #13726 "[V1] V1 Enablement Oracle", 2025-03-05; docs/source/getting_started/
+ *          v1_user_guide.md: "V1 is now enabled by default for all supported use cases ... To disable V1, please
+ *          set the environment variable as: VLLM_USE_V1=0"). The
  *          oracle's fallbacks to V0 in 0.8-0.10 (--num-scheduler-steps, an FP8 KV cache on ROCm: arg_utils.py
  *          _is_v1_supported_oracle) are the case's to name (--engine vllm-v0), not the release's.
  * fp8_linear_rocm (serve_fp8_linear.c cites each row's code)
@@ -26,6 +27,10 @@
  * async_scheduling
  *   0.14.0 on: vllm-project/vllm PR #27614 (issue #27679's "Async Scheduling Plan"), async scheduling on by default
  *          from 0.14.0 (docs/serving.md, "vLLM V1's async scheduling", wave 37).
+ *
+ * On ROCm hardware the fp8_linear_rocm rows are the ROCm fork's images (ROCm/vllm, rocm/vllm-dev), as
+ * vllm-v0's own ROCm default (vllm-rocm-fork) is: a release does not tell the fork from upstream vLLM built for
+ * ROCm, which takes --fp8-linear-rocm vllm-0.6-rocm-scaled-mm by name (serve_fp8_linear.c).
  *
  * The releases the table knows: 0.4.0 to 0.19.x (the newest tree whose source a row read: the 0.19.1 wheel's
  * config/vllm.py, read for async scheduling). Older: refused (no row read). Newer: the newest rows, with a note.
@@ -46,7 +51,7 @@ typedef struct release_row {
 static const release_row rows[] = {
     {"engine", {0, 4, 0}, "vllm-v0.5"},
     {"engine", {0, 6, 0}, "vllm-v0"},     /* PR #7049, #7000 */
-    {"engine", {0, 8, 0}, NULL},          /* V1 by default: PR #15064, v0.8.0 */
+    {"engine", {0, 8, 0}, NULL},          /* V1 by default: PR #13726, v0.8.0 */
     {"fp8_linear_rocm", {0, 4, 0}, "vllm-0.6-rocm-scaled-mm"},
     {"fp8_linear_rocm", {0, 6, 3}, "vllm-rocm-fork-0.6"}, /* ROCm/vllm v0.6.3+rocm @2a3f4618 */
     {"fp8_linear_rocm", {0, 7, 3}, "vllm-rocm-fork"},     /* ROCm/vllm PR #411, 955ba648 */
