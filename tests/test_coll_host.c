@@ -594,6 +594,15 @@ START_TEST(a_call_timed_alone_pays_the_programs_path)
                                 "t.ini:16: [interconnect x] nccl_host_call: expected 0 with nccl_launch");
     strata_test_hw_text_refused(head, "nccl_host_call = 2s\n",
                                 "t.ini:15: [interconnect x] nccl_host_call: expected a time from 0 to 1 s");
+    /* RCCL's grouped calls are not priced: a p2p call time on its rows is refused, not ignored */
+    GError *err = NULL;
+    char *mi300x = strata_test_source_path("configs/hw/mi300x-8.ini");
+    const char *const p2p[] = {"interconnect.xgmi.rccl_host_p2p_call=1us", NULL};
+    ck_assert(!strata_hw_load(mi300x, p2p, &err));
+    ck_assert_msg(err && strstr(err->message, "rccl_host_p2p_call: expected 0: rccl's grouped send/receive calls"),
+                  "%s", err ? err->message : "");
+    g_clear_error(&err);
+    g_free(mi300x);
 }
 END_TEST
 

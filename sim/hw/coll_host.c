@@ -62,6 +62,13 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
         g_free(call);
         ok = false;
     }
+    if (ok && out->p2p_call_s > 0 && strcmp(prefix, "nccl")) { /* only NCCL's all-to-all counts its calls */
+        char *p2p = g_strdup_printf("%s_host_p2p_call", prefix);
+        hw_fail(ctx, err, group, p2p, "expected 0: %s's grouped send/receive calls are not priced (only NCCL's "
+                "all-to-all counts its calls)", prefix);
+        g_free(p2p);
+        ok = false;
+    }
     g_free(layout);
     g_free(launch);
     g_free(overlap);
