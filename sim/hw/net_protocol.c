@@ -126,8 +126,8 @@
  * their ESTIMATEs; link 3 (the post) is the library's. So LL 1.5, LL128
  * 2.0, Simple 3.0 us. On InfiniBand NCCL's hwLatencies[NET] holds them
  * with the route, and coll_impl_nccl.c charges it less the route; on a
- * library route that exceeds it (EFA: 9.87 us against LL's 2.7) that
- * difference is 0 and NCCL's ends were charged nowhere.
+ * library route that exceeds it, as EFA's does with 9.87 us against LL's 2.7,
+ * that difference is 0 and NCCL's ends were charged nowhere.
  *
  * aws-ofi-rdma: aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp send (l.
  * 5778-5994): eager when the receiver's control message has not arrived,
