@@ -6,9 +6,6 @@
 #include <glib.h>
 #include "hw/nccl_proxy_pass.h"
 
-/* Simple's overhead: NCCL's netOverhead x 3 (tuning.cc v2.27.7-1 l. 351) */
-#define SIMPLE_POSTS 3.0
-
 double strata_nccl_proxy_floor_s(const strata_nccl_comm *c, strata_nccl_proto proto, strata_nccl_algo algo,
                                  uint32_t channels)
 {
@@ -16,6 +13,5 @@ double strata_nccl_proxy_floor_s(const strata_nccl_comm *c, strata_nccl_proto pr
     if (nodes < 2)
         return 0;
     uint32_t ops = strata_nccl_proxy_pass_ops(algo, c->ranks, nodes, channels);
-    double posts = proto == STRATA_NCCL_SIMPLE ? SIMPLE_POSTS : 1.0;
-    return (double)ops * posts * strata_nccl_net_overhead_us(c) * 1e-6;
+    return (double)ops * strata_nccl_net_overhead_us(c, proto) * 1e-6; /* x 3 on Simple */
 }

@@ -381,9 +381,11 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
     return bus;
 }
 
-/* tuning.cc getNetOverhead (us): 1 on Intel x86, 2 on AMD x86, 1 otherwise. */
-double strata_nccl_net_overhead_us(const strata_nccl_comm *c) { return c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0; }
-static double net_overhead(const strata_nccl_comm *c) { return strata_nccl_net_overhead_us(c); }
+/* tuning.cc getNetOverhead (us): 1 on Intel x86, 2 on AMD x86, 1 otherwise; x 3 on Simple. */
+double strata_nccl_net_overhead_us(const strata_nccl_comm *c, strata_nccl_proto p)
+{
+    return (c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0) * (p == STRATA_NCCL_SIMPLE ? 3 : 1);
+}
 
 int strata_nccl_log2i(uint64_t x)
 {
@@ -421,7 +423,7 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
     double lat = ver(c)->base_lat[a][p], intra = ver(c)->nvlink_lat[a][p], inter = inter_latency(c, a, p);
     switch (a) {
     case STRATA_NCCL_RING: {
-        double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
+        double overhead = nodes > 1 ? strata_nccl_net_overhead_us(c, p) : 0;
         /* v2.19: 2 x nNodes steps of an all-reduce across nodes, later 2 x (nNodes - 1) */
         double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * (nodes - (ver(c)->ring_inter_steps_all ? 0 : 1)) : nodes - 1.0;
         return lat + (nsteps - inter_steps) * fmax(intra, overhead) + inter_steps * inter;

@@ -210,8 +210,8 @@ int strata_nccl_log2i(uint64_t x);
 
 /* NCCL's network post overhead (us; tuning.cc getNetOverhead, v2.27.7-1
  * l. 204-209): 1 on Intel x86, 2 on AMD x86, 1 otherwise (NET_OVERHEAD
- * unset). */
-double strata_nccl_net_overhead_us(const strata_nccl_comm *c);
+ * unset); three times that on Simple (l. 351). */
+double strata_nccl_net_overhead_us(const strata_nccl_comm *c, strata_nccl_proto p);
 
 /* NCCL's latency (us) and algorithm bandwidth (GB/s) for a collective of
  * `kind` (all-reduce, all-gather or reduce-scatter); false when NCCL does

@@ -145,6 +145,14 @@ bool serve_admit_waiting(serve_state *st, uint32_t *budget);
 /* A finished request leaves the batch: its blocks freed (after its
  * lagged step where the engine has one); counts st->retired. */
 void serve_retire(serve_state *st, serve_req *q);
+/* Finished requests kept in the batch for a lagged step (draining) that
+ * finished before the step that just ran leave it (serve_retire); with
+ * keep_owed, not those whose clients are still owed their output. vLLM V0's
+ * async output processor frees them once that step's callback ran
+ * (free_finished_seq_groups, core/scheduler.py:1664-1682 at 0.7.3, called
+ * at the end of _process_model_outputs, engine/llm_engine.py:1148); SGLang
+ * 0.4 filters them before its next decode (serve_sched_sglang.c). */
+void serve_drop_lagged(serve_state *st, bool keep_owed);
 /* q leaves the waiting queue's head unserved (vLLM's ignored request). */
 void serve_reject_head(serve_state *st);
 

@@ -101,6 +101,19 @@ void serve_retire(serve_state *st, serve_req *q)
     st->scheme->release(st->kv, q->id);
 }
 
+void serve_drop_lagged(serve_state *st, bool keep_owed)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        serve_req *q = &st->req[st->running[i]];
+        if (q->draining && !(keep_owed && q->owed) && q->finish < st->now)
+            serve_retire(st, q);
+        else
+            st->running[k++] = st->running[i];
+    }
+    st->n_running = k;
+}
+
 /* Preempts q: by swap when asked and the host has room, else recompute; a
  * draining request (finished) just leaves. A swap that finds no room is
  * recorded (st->swap_abort) and ends the run: vLLM v0's Scheduler._swap_out

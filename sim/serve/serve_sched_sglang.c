@@ -61,7 +61,7 @@
  * of at least one, the ratio's floor and decay, add_one_req_ignore_eos
  * without prefix caching; that file cites them). Under an engine with
  * overlap_lag, a finished request whose lagged step was a prefill leaves
- * before the next step (drop_lagged).
+ * before the next step (serve_drop_lagged).
  *
  * Invariants: a step is all prefill chunks or all decodes; at most one
  * running request has a cut prefill; new_token_ratio stays in [min_ratio,
@@ -434,25 +434,13 @@ static void decode_batch(serve_state *st, uint32_t bs, const serve_sgl_rules *r)
  * SGLang 0.4 processes step n's results while step n+1 runs and filters
  * the finished ones out of the running batch before its next decode
  * (scheduler.py:911-917), so a request done at step n that step n+1 (a
- * prefill) did not run is gone, its KV freed, by step n+2. */
-static void drop_lagged(serve_state *st)
-{
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < st->n_running; i++) {
-        serve_req *q = &st->req[st->running[i]];
-        if (q->draining && q->finish < st->now)
-            serve_retire(st, q);
-        else
-            st->running[k++] = st->running[i];
-    }
-    st->n_running = k;
-}
-
+ * prefill) did not run is gone, its KV freed, by step n+2
+ * (serve_drop_lagged, owed clients too). */
 void serve_schedule_sglang_rules(serve_state *st, const serve_sgl_rules *r)
 {
     if (st->new_token_ratio <= 0) /* the idle server before the first request */
         st->new_token_ratio = r->init_ratio;
-    drop_lagged(st);
+    serve_drop_lagged(st, false);
     if (inflight_of(st)) /* the cut request moved out of the last batch (scheduler.py:771-777) */
         st->sgl_batch_full = false;
     uint32_t running_bs = 0;

@@ -64,7 +64,7 @@
  * process_batch_result_decode :1109-1112) and its KV is freed only then:
  * the sglang-v0.4 engine row's overlap_lag. Where step n+1 is a prefill,
  * the finished request leaves without that decode (serve_sched_sglang.c's
- * drop_lagged). And step n+1 is formed with the requests received while
+ * serve_drop_lagged). And step n+1 is formed with the requests received while
  * the GPU runs step n, once step n-1's results are processed: one that
  * arrives later joins step n+2 (the row's recv_lag, serve_sched.c).
  *

@@ -148,27 +148,9 @@ static void v0_prefills(serve_state *st, uint32_t *budget, bool chunked, uint32_
     }
 }
 
-/* A request done before the step that just ran, kept for the async output
- * processor's decode more (serve_sched.c async_output), whose step was a
- * prefill without it: freed once that step's callback ran
- * (free_finished_seq_groups, core/scheduler.py:1664-1682 at 0.7.3, called at
- * the end of _process_model_outputs, engine/llm_engine.py:1148). */
-static void v0_drop_finished(serve_state *st)
-{
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < st->n_running; i++) {
-        serve_req *q = &st->req[st->running[i]];
-        if (q->draining && !q->owed && q->finish < st->now)
-            serve_retire(st, q);
-        else
-            st->running[k++] = st->running[i];
-    }
-    st->n_running = k;
-}
-
 void serve_schedule_v0(serve_state *st)
 {
-    v0_drop_finished(st);
+    serve_drop_lagged(st, true); /* async output: kept until told (serve_run.h) */
     uint32_t budget = st->cfg->max_num_batched_tokens;
     if (!st->swapped.n)
         v0_prefills(st, &budget, false, 1);
@@ -205,7 +187,7 @@ static void v0_requeue(serve_state *st, uint32_t reached, uint32_t swapped_in, u
 
 void serve_schedule_v0_chunked(serve_state *st)
 {
-    v0_drop_finished(st);
+    serve_drop_lagged(st, true); /* async output: kept until told (serve_run.h) */
     uint32_t budget = st->cfg->max_num_batched_tokens;
     uint32_t align = st->cfg->prefix_caching ? st->cfg->block_size : 1;
     bool preempted = serve_schedule_running(st, &budget, 0, align);
