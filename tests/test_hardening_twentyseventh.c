@@ -11,11 +11,13 @@
  */
 #include "hardening_rows.h"
 
-/* c.ini: one case of the metric given on h100.ini, measured 5us, its serve= line llama-2-7b's and the options
- * given, then the keys given (\\n each); then validate --published c.ini. */
-#define CASE(metric, opts, keys) "printf '[case c " metric "]\\nsource = x\\nsetup = y\\nmeasured = 5us\\nmetric = " \
-                                 metric "\\nhw = %s/h100.ini\\nserve = -m llama-2-7b " opts "\\n" keys "' \"$H\" "   \
-                                 "> c.ini; \"$S\" validate --published c.ini"
+/* c.ini: one case of the metric given on h100.ini, its measured figure given, its serve= line llama-2-7b's and the
+ * options given, then the keys given (\\n each); then validate --published c.ini. CASE: measured 5us. */
+#define CASE_M(metric, measured, opts, keys) "printf '[case c " metric "]\\nsource = x\\nsetup = y\\nmeasured = "    \
+                                             measured "\\nmetric = " metric "\\nhw = %s/h100.ini\\nserve = -m "      \
+                                             "llama-2-7b " opts "\\n" keys "' \"$H\" > c.ini; \"$S\" validate "      \
+                                             "--published c.ini"
+#define CASE(metric, opts, keys) CASE_M(metric, "5us", opts, keys)
 #define DECODE(opts) CASE("decode-attention", opts, "tokens = 4\\ncontext = 100\\n")
 #define MOE(opts) CASE("moe-layer", opts, "tokens = 4\\n")
 #define STREAM "--set layers=2 --poisson n=4,prompt=64,output=8 "
@@ -62,11 +64,29 @@ STRATA_ROWS_TEST(serving_case_of_several_kv_schemes,
     {CASE("ttft-mean", STREAM, "") " | grep -q '^c ttft-mean '", 0, NULL},
 )
 
+/* A measured figure in a unit its metric does not take was told both
+ * serving units ("expected a rate above 0 such as 6744tok/s or
+ * 37.03req/s" for request-throughput's 5tok/s), and no measured= refusal
+ * said what it got; tokens= past 2^32 - 1 was told "from 1" (no bound, no
+ * value). Each now names the metric's unit, the bound and the text given. */
+STRATA_ROWS_TEST(measured_unit_the_metric_does_not_take,
+    {CASE_M("request-throughput", "5tok/s", STREAM, ""), 2, "c.ini:4: [case c request-throughput] measured: "
+     "expected a rate above 0 in req/s (request-throughput's unit) such as 37.03req/s, got '5tok/s'"},
+    {CASE_M("output-throughput", "5req/s", STREAM, ""), 2, "c.ini:4: [case c output-throughput] measured: expected "
+     "a rate above 0 in tok/s (output-throughput's unit) such as 6744tok/s, got '5req/s'"},
+    {CASE_M("ttft-mean", "5", STREAM, ""), 2, "c.ini:4: [case c ttft-mean] measured: expected a time above 0 such as "
+     "3.6s, got '5'"},
+    /* 10^11 tokens: above 2^32 - 1 = 4,294,967,295 */
+    {CASE("moe-layer", "", "tokens = 99999999999\n"), 2, "c.ini:8: [case c moe-layer] tokens: expected a whole "
+     "number of tokens from 1 to 4294967295 (2^32 - 1), got '99999999999'"},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         cost_case_option_it_does_not_read,
         serving_case_of_several_kv_schemes,
+        measured_unit_the_metric_does_not_take,
         NULL,
     };
     return strata_hardening_main("twentyseventh", tests);
