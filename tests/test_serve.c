@@ -1448,6 +1448,8 @@ START_TEST(attention_dp_schedules_every_rank)
         strata_serve_config c;
         strata_serve_config_default(&c);
         c.tp = 2, c.attention_dp = dp, c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4;
+        strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
+        v1.frontend = "vllm-v1-scaled", c.engine = &v1;
         /* about 80 kB of pool a rank: hundreds of blocks, not 600 million; vLLM V1's rule charges cuBLAS's Hopper
          * workspace, 33,554,432 B, first (serve_holdings.h), of the driver's 84,943,715,697 B */
         c.gpu_memory_utilization = (80e3 + 33554432.0) / 84943715697.0;
@@ -1471,7 +1473,9 @@ START_TEST(tiny_stream_step_by_step)
      * step 2: A's last 2 prompt tokens (samples), B's 4 (samples, done);
      * step 3: A's decode (done), C's 4 (done). Prefill 8 + 2 + 4 + 4 = 18, decode 1. */
     strata_serve_request req[3] = {{0, 10, 2}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_result *r = strata_test_serve_tiny_run("1MiB", req, 3, NULL, false);
+    strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
+    v1.frontend = "vllm-v1-scaled";
+    strata_serve_result *r = strata_test_serve_tiny_run("1MiB", req, 3, &v1, false);
     ck_assert_uint_eq(r->steps, 3);
     ck_assert_uint_eq(r->completed, 3);
     ck_assert_uint_eq(r->prefill_tokens, 18);
@@ -1494,7 +1498,9 @@ START_TEST(preemption_then_prefix_hit)
      * fresh block do not fit. step 6: A is done; B hits its block (4 tokens saved) and computes 1 token;
      * steps 7-9: B decodes. 9 steps, 1 preemption, 4 prefix-hit tokens. */
     strata_serve_request req[2] = {{0, 4, 5}, {0, 4, 5}};
-    strata_serve_result *r = strata_test_serve_tiny_run("2800", req, 2, NULL, false);
+    strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
+    v1.frontend = "vllm-v1-scaled";
+    strata_serve_result *r = strata_test_serve_tiny_run("2800", req, 2, &v1, false);
     ck_assert_uint_eq(r->pool_bytes, 448);
     ck_assert_uint_eq(r->steps, 9);
     ck_assert_uint_eq(r->preemptions, 1);
@@ -1502,7 +1508,7 @@ START_TEST(preemption_then_prefix_hit)
     ck_assert_uint_eq(r->completed, 2);
     strata_serve_result_free(r);
     /* swap instead: B's one block goes to the host and back (one copy each way per tensor: 2 x 128 B) */
-    r = strata_test_serve_tiny_run("2800", req, 2, NULL, true);
+    r = strata_test_serve_tiny_run("2800", req, 2, &v1, true);
     ck_assert_uint_eq(r->swaps_out, 1);
     ck_assert_uint_eq(r->swaps_in, 1);
     ck_assert_uint_eq(r->swapped_bytes, 2 * 128);

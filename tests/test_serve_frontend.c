@@ -93,12 +93,15 @@ static strata_serve_result *run_v1_loop(const strata_serve_engine *row, strata_s
  * step 0's end + emit (sent at 0); C recv + step 4 + emit, D recv + step 5 + emit. Without the hops (the same row,
  * frontend NULL: strata's vLLM V1 before wave 45), C is received at step 1's end and joins step 2 beside B's decode
  * (5 tokens): the replacement rides the decodes still running, which the real loop's 10 ms round trip does not
- * let it do. */
+ * let it do. Run on "vllm-v1-scaled" (the same hops, no serial queue: serve_frontend_queue.h's, which would take
+ * B 13.074 ms after A). */
 START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
 {
     strata_serve_request req[4] = {{0, 4, 2}, {0, 4, 4}, {0, 4, 1}, {0, 4, 1}};
     const double recv = 5.07984e-3, emit = 5.07952e-3;
-    strata_serve_result *r = run_v1_loop(strata_serve_engine_row(NULL), req, 4);
+    strata_serve_engine scaled = *strata_serve_engine_row(NULL); /* the hops without the serial queue */
+    scaled.frontend = "vllm-v1-scaled";
+    strata_serve_result *r = run_v1_loop(&scaled, req, 4);
     const struct { uint32_t tokens, prefills, decodes; } want[] = {{8, 2, 0}, {2, 0, 2}, {1, 0, 1}, {1, 0, 1},
                                                                     {4, 1, 0}, {4, 1, 0}};
     ck_assert_uint_eq(r->steps_log->len, G_N_ELEMENTS(want));

@@ -76,6 +76,27 @@
  *   the tokenizer's per-token part, emit 2/5 (the hops to and from the DetokenizerManager), ESTIMATE by the same
  *   split: 1.318 ms and 2.636 ms.
  *
+ * Serial (serve_frontend_queue.h), vllm-v1 only: vllm-project/vllm PR
+ * #17546 (njhill, "[Perf] API-server scaleout with many-to-many
+ * server-engine comms", 2025-05-01, which added --api-server-count; its
+ * motivation, issue #12705 (russellb, "Scale the API server across
+ * multiple CPUs"): "the API server runs in a single process, utilizing a
+ * single CPU"), "DP=2 before": 2xA100, llama-3.2-1B, ShareGPT offered at
+ * 120 requests/s, one API server: 10000 requests in 130.74 s, 76.5
+ * requests/s, two engines that a 1B model leaves far from busy, so the one
+ * API server's work is 13.074 ms a request, its ~200 output chunks
+ * (ShareGPT; the PR's generated-token count not read) included. Charged
+ * whole at the request's taking: an upper bound of the per-request part
+ * for the rows' short outputs, and short of a chat request's (the chat
+ * template, the larger ChatCompletionRequest model: no figure read). The
+ * host CPU is not named (not corrected). Not split into a per-chunk queue
+ * (the chunks' work stays a delay, emit).
+ * "vllm-v1-scaled": vllm-v1's hops without the queue, a server with as
+ * many API server processes (--api-server-count) as requests at once; no
+ * engine row names it (the scheduler tests take it, to see steps apart
+ * from the queue).
+ * sglang: 0 (its TokenizerManager is one process too; no figure read).
+ *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
  * read).
  */
@@ -91,11 +112,13 @@
 #define VLLM_HOPS_S ((8.4e-3 + 12.0e-3) / 2.0 - 512 * HF_TOKENIZE_S) /* PR #54628's `openai` rows less 512 tokens' */
 #define VLLM_RECV_S (VLLM_HOPS_S / 2.0)
 #define VLLM_EMIT_S (VLLM_HOPS_S / 2.0)
+#define VLLM_SERIAL_S (130.74 / 10000) /* PR #17546: one API server's 10000 requests in 130.74 s */
 
 static const strata_serve_frontend rows[] = {
-    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
-    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0},
-    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S},
+    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S, 0},
+    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0, 0},
+    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_SERIAL_S},
+    {"vllm-v1-scaled", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0}, /* as many API servers as requests at once */
 };
 
 const strata_serve_frontend *strata_serve_frontend_find(const char *name)

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_eager.h"
+#include "serve/serve_frontend_queue.h"
 #include "serve/serve_graph_limit.h"
 #include "serve/serve_piecewise.h"
 #include "serve/serve_fields.h"
@@ -201,7 +202,7 @@ static void send_at(serve_state *st, double t)
 {
     serve_req *q = &st->req[st->sent++];
     q->arrival = t;
-    q->recv = t + strata_serve_frontend_recv(st->front, q->prompt);
+    q->recv = strata_serve_frontend_take(st->front, &st->front_free, t, q->prompt);
 }
 
 /* Closed loop: each free client sends the next request now. */
@@ -489,7 +490,8 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
 {
     st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
     for (uint32_t i = 0; i < st->n_req; i++)
-        st->req[i].recv = st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
+        st->req[i].recv = strata_serve_frontend_take(st->front, &st->front_free, st->req[i].arrival, st->req[i].prompt);
+    st->front_free = 0; /* a closed loop's clients send again: send_at takes them anew */
     strata_model_shape shape;
     strata_serve_model_shape(m, &shape);
     st->eager_host_s = strata_serve_eager_host(strata_serve_engine_eager(st->cfg->engine), m,

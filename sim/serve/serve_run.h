@@ -85,6 +85,7 @@ typedef struct serve_state {
     uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
     const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
+    double front_free;             /* when its serial API server is next free (serve_frontend_queue.h) */
     double eager_host_s;           /* the host chain of its eager forward (serve_eager.h) */
     /* the engine's CUDA graph limit by hardware (serve_graph_limit.h; NULL: its row's graph_max) and the
      * largest decode batch a rank replays in a graph under it (cuda_graph_max_bs's captured size) */
