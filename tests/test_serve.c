@@ -1657,7 +1657,17 @@ END_TEST
  * (clock_ratio), --clock peak at 1. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
  * tensor cores' rate: it takes longer at the sustained clock, at most
  * 1830 / 1455 times as long (its memory-bound kernels keep their time);
- * the decode step of the same four requests is memory-bound throughout. */
+ * the decode step of the same four requests is memory-bound throughout.
+ * vLLM V1's serial API server (serve_frontend_queue.h, intake 7.014 ms)
+ * takes the four in at 0, 7.014, 14.028, 21.042 ms, so they reach the
+ * scheduler recv(1024) = 5.07952 + 1024 x 0.08 us = 5.16144 ms later, at
+ * 5.161, 12.175, 19.189 and 26.203 ms: step 0
+ * is A's 1,024-token prefill alone (about 22 ms at the peak clock, a
+ * quarter of prefill_gpu_s, longer at the sustained one, so it ends after
+ * D's receipt at either clock), step 1 B, C and D's 3,072 prompt tokens
+ * beside A's decode (A done), step 2 the decode-only step of B, C and D:
+ * three steps at either clock, the prefill tokens the same 4,096 and the
+ * decode-only step the same three sequences. */
 static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
@@ -1716,6 +1726,7 @@ START_TEST(sustained_and_peak_clocks)
     ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
     /* the decode step of 4 requests streams weights: every op memory-bound, at the peak's clock either way */
     ck_assert_double_eq(serve_json("sustained", "decode_gpu_s", dir), serve_json("peak", "decode_gpu_s", dir));
+    ck_assert(serve_json("sustained", "steps", dir) == 3 && serve_json("peak", "steps", dir) == 3);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);

@@ -113,12 +113,15 @@
 #define VLLM_RECV_S (VLLM_HOPS_S / 2.0)
 #define VLLM_EMIT_S (VLLM_HOPS_S / 2.0)
 #define VLLM_SERIAL_S (130.74 / 10000) /* PR #17546: one API server's 10000 requests in 130.74 s */
+#define VLLM_CHUNK_S 30e-6                /* sglang issue #10186: an output token's OpenAI chunk, 30 us */
+#define SHAREGPT_OUTPUT 202.0             /* vllm PR #12287: ShareGPT's 1,211,959 output tokens / 6000 requests */
+#define VLLM_INTAKE_S (VLLM_SERIAL_S - SHAREGPT_OUTPUT * VLLM_CHUNK_S)
 
 static const strata_serve_frontend rows[] = {
-    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S, 0},
-    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0, 0},
-    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_SERIAL_S},
-    {"vllm-v1-scaled", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0}, /* as many API servers as requests at once */
+    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S, 0, 0},
+    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0, 0, 0},
+    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_INTAKE_S, VLLM_CHUNK_S},
+    {"vllm-v1-scaled", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0, 0}, /* as many API servers as requests at once */
 };
 
 const strata_serve_frontend *strata_serve_frontend_find(const char *name)

@@ -6,11 +6,25 @@
 #include "serve/serve_frontend.h"
 #include <math.h>
 
+bool strata_serve_frontend_serial(const strata_serve_frontend *f)
+{
+    return f && (f->intake_s > 0 || f->chunk_s > 0);
+}
+
 double strata_serve_frontend_take(const strata_serve_frontend *f, double *free_at, double sent, uint32_t prompt)
 {
-    if (!f || f->serial_s <= 0)
+    if (!strata_serve_frontend_serial(f))
         return sent + strata_serve_frontend_recv(f, prompt);
     double start = fmax(sent, *free_at);
-    *free_at = start + f->serial_s;
+    *free_at = start + f->intake_s;
     return start + strata_serve_frontend_recv(f, prompt);
+}
+
+double strata_serve_frontend_chunk(const strata_serve_frontend *f, double *free_at, double ready)
+{
+    if (!strata_serve_frontend_serial(f))
+        return ready;
+    double start = fmax(ready, *free_at);
+    *free_at = start + f->chunk_s;
+    return start;
 }
