@@ -1448,8 +1448,6 @@ START_TEST(attention_dp_schedules_every_rank)
         strata_serve_config c;
         strata_serve_config_default(&c);
         c.tp = 2, c.attention_dp = dp, c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4;
-        strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
-        v1.frontend = "vllm-v1-scaled", c.engine = &v1;
         /* about 80 kB of pool a rank: hundreds of blocks, not 600 million; vLLM V1's rule charges cuBLAS's Hopper
          * workspace, 33,554,432 B, first (serve_holdings.h), of the driver's 84,943,715,697 B */
         c.gpu_memory_utilization = (80e3 + 33554432.0) / 84943715697.0;
@@ -1473,9 +1471,7 @@ START_TEST(tiny_stream_step_by_step)
      * step 2: A's last 2 prompt tokens (samples), B's 4 (samples, done);
      * step 3: A's decode (done), C's 4 (done). Prefill 8 + 2 + 4 + 4 = 18, decode 1. */
     strata_serve_request req[3] = {{0, 10, 2}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
-    v1.frontend = "vllm-v1-scaled";
-    strata_serve_result *r = strata_test_serve_tiny_run("1MiB", req, 3, &v1, false);
+    strata_serve_result *r = strata_test_serve_tiny_run("1MiB", req, 3, NULL, false);
     ck_assert_uint_eq(r->steps, 3);
     ck_assert_uint_eq(r->completed, 3);
     ck_assert_uint_eq(r->prefill_tokens, 18);
@@ -1498,9 +1494,7 @@ START_TEST(preemption_then_prefix_hit)
      * fresh block do not fit. step 6: A is done; B hits its block (4 tokens saved) and computes 1 token;
      * steps 7-9: B decodes. 9 steps, 1 preemption, 4 prefix-hit tokens. */
     strata_serve_request req[2] = {{0, 4, 5}, {0, 4, 5}};
-    strata_serve_engine v1 = *strata_serve_engine_row(NULL); /* the hops, no serial queue */
-    v1.frontend = "vllm-v1-scaled";
-    strata_serve_result *r = strata_test_serve_tiny_run("2800", req, 2, &v1, false);
+    strata_serve_result *r = strata_test_serve_tiny_run("2800", req, 2, NULL, false);
     ck_assert_uint_eq(r->pool_bytes, 448);
     ck_assert_uint_eq(r->steps, 9);
     ck_assert_uint_eq(r->preemptions, 1);
@@ -1508,7 +1502,7 @@ START_TEST(preemption_then_prefix_hit)
     ck_assert_uint_eq(r->completed, 2);
     strata_serve_result_free(r);
     /* swap instead: B's one block goes to the host and back (one copy each way per tensor: 2 x 128 B) */
-    r = strata_test_serve_tiny_run("2800", req, 2, &v1, true);
+    r = strata_test_serve_tiny_run("2800", req, 2, NULL, true);
     ck_assert_uint_eq(r->swaps_out, 1);
     ck_assert_uint_eq(r->swaps_in, 1);
     ck_assert_uint_eq(r->swapped_bytes, 2 * 128);
@@ -1657,23 +1651,14 @@ END_TEST
  * (clock_ratio), --clock peak at 1. A 4,096-token prefill of Llama-3-8B is mostly GEMMs at the
  * tensor cores' rate: it takes longer at the sustained clock, at most
  * 1830 / 1455 times as long (its memory-bound kernels keep their time);
- * the decode step of the same four requests is memory-bound throughout.
- * vLLM V1's serial API server (serve_frontend_queue.h, intake 7.014 ms)
- * takes the four in at 0, 7.014, 14.028, 21.042 ms, so they reach the
- * scheduler recv(1024) = 5.07952 + 1024 x 0.08 us = 5.16144 ms later, at
- * 5.161, 12.175, 19.189 and 26.203 ms: step 0
- * is A's 1,024-token prefill alone (about 22 ms at the peak clock, a
- * quarter of prefill_gpu_s, longer at the sustained one, so it ends after
- * D's receipt at either clock), step 1 B, C and D's 3,072 prompt tokens
- * beside A's decode (A done), step 2 the decode-only step of B, C and D:
- * three steps at either clock, the prefill tokens the same 4,096 and the
- * decode-only step the same three sequences. */
-static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
+ * the decode step of the same four requests is memory-bound throughout. */
+static double serve_json_with(const char *clock, const char *key, const char *dir, const char *poisson,
+                              const char *opt)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", poisson, "--clock", clock, "--json", json, "-q",
-                                          NULL);
+                                          opt, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
@@ -1686,6 +1671,11 @@ static double serve_json_of(const char *clock, const char *key, const char *dir,
     strata_cli_result_clear(&r);
     g_free(json);
     return v;
+}
+
+static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
+{
+    return serve_json_with(clock, key, dir, poisson, NULL);
 }
 
 static double serve_json(const char *clock, const char *key, const char *dir)
@@ -1726,7 +1716,17 @@ START_TEST(sustained_and_peak_clocks)
     ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
     /* the decode step of 4 requests streams weights: every op memory-bound, at the peak's clock either way */
     ck_assert_double_eq(serve_json("sustained", "decode_gpu_s", dir), serve_json("peak", "decode_gpu_s", dir));
-    ck_assert(serve_json("sustained", "steps", dir) == 3 && serve_json("peak", "steps", dir) == 3);
+    /* --serial-api-server (serve_frontend_queue.h, intake 7.014 ms): the four are taken in at 0, 7.014, 14.028 and
+     * 21.042 ms and reach the scheduler recv(1024) = 5.07952 + 1024 x 0.08 us = 5.16144 ms later, at 5.161,
+     * 12.175, 19.189 and 26.203 ms. Step 0 is A's 1,024-token prefill alone, about 22 ms at the peak clock (a
+     * quarter of the 4,096 tokens' prefill time), so it ends after D's receipt at either clock; step 1 B, C and
+     * D's 3,072 prompt tokens beside A's decode (A done); step 2 the decode-only step of B, C and D. Three steps
+     * at either clock, the decode-only step the same three sequences, memory-bound: the same time. */
+    const char *burst = "n=4,rate=0,prompt=1024,output=2,dist=fixed";
+    for (int k = 0; k < 2; k++)
+        ck_assert(serve_json_with(k ? "peak" : "sustained", "steps", dir, burst, "--serial-api-server") == 3);
+    ck_assert_double_eq(serve_json_with("sustained", "decode_gpu_s", dir, burst, "--serial-api-server"),
+                        serve_json_with("peak", "decode_gpu_s", dir, burst, "--serial-api-server"));
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);

@@ -93,15 +93,12 @@ static strata_serve_result *run_v1_loop(const strata_serve_engine *row, strata_s
  * step 0's end + emit (sent at 0); C recv + step 4 + emit, D recv + step 5 + emit. Without the hops (the same row,
  * frontend NULL: strata's vLLM V1 before wave 45), C is received at step 1's end and joins step 2 beside B's decode
  * (5 tokens): the replacement rides the decodes still running, which the real loop's 10 ms round trip does not
- * let it do. Run on "vllm-v1-scaled" (the same hops, no serial queue: serve_frontend_queue.h's, which would take
- * B 13.074 ms after A). */
+ * let it do. */
 START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
 {
     strata_serve_request req[4] = {{0, 4, 2}, {0, 4, 4}, {0, 4, 1}, {0, 4, 1}};
     const double recv = 5.07984e-3, emit = 5.07952e-3;
-    strata_serve_engine scaled = *strata_serve_engine_row(NULL); /* the hops without the serial queue */
-    scaled.frontend = "vllm-v1-scaled";
-    strata_serve_result *r = run_v1_loop(&scaled, req, 4);
+    strata_serve_result *r = run_v1_loop(strata_serve_engine_row(NULL), req, 4);
     const struct { uint32_t tokens, prefills, decodes; } want[] = {{8, 2, 0}, {2, 0, 2}, {1, 0, 1}, {1, 0, 1},
                                                                     {4, 1, 0}, {4, 1, 0}};
     ck_assert_uint_eq(r->steps_log->len, G_N_ELEMENTS(want));
@@ -132,7 +129,7 @@ START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
 }
 END_TEST
 
-/* The serial API server with both halves (serve_frontend_queue.h) on vLLM V1's row: intake 7.014 ms, a chunk
+/* The serial API server with both halves (serve_frontend_queue.h), vLLM V1's "vllm-v1-serial": intake 7.014 ms, a chunk
  * 0.030 ms (test_serve_frontend_queue.c); recv(4) = 5.07984 ms, emit 5.07952 ms; steps of 1 to 2 ms. A(4, 2) and
  * B(4, 2) sent at 0: A taken 0-7.014 ms, received 5.07984; B taken 7.014-14.028 ms, received 12.09384. Step 0 (at
  * 5.07984) A's prompt alone; its chunk, ready at step 0's end, queues behind B's intake (sent at 0, ready first):
@@ -145,7 +142,9 @@ START_TEST(serial_server_queues_chunks_behind_intake)
 {
     strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
     const double recv = 5.07984e-3, emit = 5.07952e-3;
-    strata_serve_result *r = run_v1_loop(strata_serve_engine_row(NULL), req, 2);
+    strata_serve_engine serial = *strata_serve_engine_row(NULL); /* what --serial-api-server runs */
+    serial.frontend = "vllm-v1-serial";
+    strata_serve_result *r = run_v1_loop(&serial, req, 2);
     ck_assert_uint_eq(r->steps_log->len, 4);
     double end[4];
     for (guint i = 0; i < 4; i++)
@@ -167,8 +166,7 @@ END_TEST
  * DetokenizerManager (emit 2/5 = 2.636 ms). Online (offline false) a row is itself. Run: two requests (4 prompt
  * tokens, 2 out) at t = 0, open loop, under V1's row: online the first step starts at recv(4) = 5.07984 ms and each
  * TTFT is recv(4) + step 0 + emit = step 0 + 10.15936 ms; offline it starts at 0 and the TTFT is step 0 alone; the
- * steps themselves are the same. Run on "vllm-v1-scaled" (the same hops, no serial queue, which would take B in
- * 7.014 ms after A: serial_server_queues_chunks_behind_intake); it has no offline row either. */
+ * steps themselves are the same. */
 START_TEST(offline_runs_without_the_hops)
 {
     const strata_serve_frontend *v1 = strata_serve_engine_frontend(NULL);
@@ -190,8 +188,6 @@ START_TEST(offline_runs_without_the_hops)
         c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
         c.record_steps = true, c.step_overhead = 1e-3, c.offline = offline;
         c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
-        strata_serve_engine scaled = *strata_serve_engine_row(NULL); /* V1's hops without the serial queue */
-        scaled.frontend = "vllm-v1-scaled", c.engine = &scaled;
         strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
         const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
         strata_hw *hw = strata_test_load_hw("test-simple", overrides);

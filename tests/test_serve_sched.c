@@ -45,12 +45,7 @@ static strata_serve_result *run_config(strata_serve_config *c, const char *polic
     const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
     strata_hw *hw = strata_test_load_hw("test-simple", overrides);
     strata_serve_model m = tiny();
-    strata_serve_engine scaled = *strata_serve_engine_row(c->engine); /* vllm-v1's hops, no serial queue */
-    const strata_serve_engine *asked = c->engine;
-    if (!c->engine)
-        scaled.frontend = "vllm-v1-scaled", c->engine = &scaled;
     strata_serve_result *r = strata_serve_run(hw, &m, c, &s, &strata_serve_kv_paged, NULL, &err);
-    c->engine = asked;
     ck_assert_msg(r, "%s", err ? err->message : "");
     strata_hw_free(hw);
     return r;

@@ -76,25 +76,30 @@
  *   the tokenizer's per-token part, emit 2/5 (the hops to and from the DetokenizerManager), ESTIMATE by the same
  *   split: 1.318 ms and 2.636 ms.
  *
- * Serial (serve_frontend_queue.h), vllm-v1 only: vllm-project/vllm PR
- * #17546 (njhill, "[Perf] API-server scaleout with many-to-many
- * server-engine comms", 2025-05-01, which added --api-server-count; its
- * motivation, issue #12705 (russellb, "Scale the API server across
- * multiple CPUs"): "the API server runs in a single process, utilizing a
- * single CPU"), "DP=2 before": 2xA100, llama-3.2-1B, ShareGPT offered at
- * 120 requests/s, one API server: 10000 requests in 130.74 s, 76.5
- * requests/s, two engines that a 1B model leaves far from busy, so the one
- * API server's work is 13.074 ms a request, its ~200 output chunks
- * (ShareGPT; the PR's generated-token count not read) included. Charged
- * whole at the request's taking: an upper bound of the per-request part
- * for the rows' short outputs, and short of a chat request's (the chat
- * template, the larger ChatCompletionRequest model: no figure read). The
- * host CPU is not named (not corrected). Not split into a per-chunk queue
- * (the chunks' work stays a delay, emit).
- * "vllm-v1-scaled": vllm-v1's hops without the queue, a server with as
- * many API server processes (--api-server-count) as requests at once; no
- * engine row names it (the scheduler tests take it, to see steps apart
- * from the queue).
+ * Serial (serve_frontend_queue.h; --serial-api-server, off by default: it
+ * left the serving held-out sets worse, docs/serving.md), "vllm-v1-serial":
+ * the same hops, and the API server as one process whose intake and output
+ * chunks share one FIFO queue.
+ * - The whole of it, measured: vllm-project/vllm PR #17546 (njhill, "[Perf]
+ *   API-server scaleout with many-to-many server-engine comms", 2025-05-01,
+ *   which added --api-server-count; its motivation, issue #12705: "the API
+ *   server runs in a single process, utilizing a single CPU"), "DP=2
+ *   before": 2xA100, llama-3.2-1B, ShareGPT offered at 120 requests/s, one
+ *   API server: 10000 requests in 130.74 s, 13.074 ms of the server a
+ *   request (two engines a 1B model leaves far from busy), its output
+ *   chunks included. The host CPU is not named (not corrected).
+ * - A chunk: sgl-project/sglang issue #10186 (2025-09-09): the OpenAI API's
+ *   output conversion in the TokenizerManager (one process, as vLLM's API
+ *   server), "30us taken for each token" (a Kunpeng CPU). vLLM's chunk
+ *   (OutputProcessor.process_outputs' incremental detokenization, the
+ *   request's queue, serving_chat's ChatCompletionStreamResponse and its SSE
+ *   write) is the same kind of work; no vLLM figure read: 30 us, ESTIMATE.
+ * - The split: ShareGPT's outputs, PR #12287 (njhill, the same 1B model on
+ *   A100, ShareGPT, --ignore-eos): 1,211,959 tokens / 6000 requests = 202
+ *   chunks a request (PR #17546's own count not read; whether it ignored EOS
+ *   not read), 202 x 30 us = 6.060 ms, so intake 13.074 - 6.060 = 7.014 ms.
+ * The intake's and the chunk's latency stay recv and emit (measured at low
+ * load, the work inside them): the queue adds only the wait.
  * sglang: 0 (its TokenizerManager is one process too; no figure read).
  *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
@@ -120,8 +125,8 @@
 static const strata_serve_frontend rows[] = {
     {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S, 0, 0},
     {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0, 0, 0},
-    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_INTAKE_S, VLLM_CHUNK_S},
-    {"vllm-v1-scaled", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0, 0}, /* as many API servers as requests at once */
+    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0, 0},
+    {"vllm-v1-serial", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_INTAKE_S, VLLM_CHUNK_S}, /* --serial-api-server */
 };
 
 const strata_serve_frontend *strata_serve_frontend_find(const char *name)

@@ -4,7 +4,18 @@
  */
 #include "serve/serve_frontend_queue.h"
 #include "serve/serve_frontend.h"
+#include <glib.h>
 #include <math.h>
+
+const strata_serve_frontend *strata_serve_frontend_serial_row(const strata_serve_frontend *f)
+{
+    if (!f)
+        return NULL;
+    char *name = g_strconcat(f->name, "-serial", NULL);
+    const strata_serve_frontend *s = strata_serve_frontend_find(name);
+    g_free(name);
+    return s ? s : f;
+}
 
 bool strata_serve_frontend_serial(const strata_serve_frontend *f)
 {

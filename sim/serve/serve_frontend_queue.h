@@ -34,6 +34,8 @@
 
 struct strata_serve_frontend;
 
+/* The row a run with --serial-api-server pays: f's serial row (its name + "-serial"), or f where it has none. */
+const struct strata_serve_frontend *strata_serve_frontend_serial_row(const struct strata_serve_frontend *f);
 /* Whether the row's server is serial (intake_s or chunk_s above 0). */
 bool strata_serve_frontend_serial(const struct strata_serve_frontend *f);
 /* When a request of `prompt` tokens sent at `sent` reaches the scheduler;

@@ -517,6 +517,8 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
 static void front_and_eager(serve_state *st, const strata_serve_model *m, const strata_hw *hw)
 {
     st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
+    if (st->cfg->serial_api_server) /* off: the hops as pure delays (docs/serving.md) */
+        st->front = strata_serve_frontend_serial_row(st->front);
     bool serial = strata_serve_frontend_serial(st->front); /* a serial server takes them in as the run goes */
     for (uint32_t i = 0; i < st->n_req; i++)
         st->req[i].recv = serial ? INFINITY
