@@ -1652,12 +1652,13 @@ END_TEST
  * tensor cores' rate: it takes longer at the sustained clock, at most
  * 1830 / 1455 times as long (its memory-bound kernels keep their time);
  * the decode step of the same four requests is memory-bound throughout. */
-static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
+static double serve_json_with(const char *clock, const char *key, const char *dir, const char *poisson,
+                              const char *opt)
 {
     char *json = g_build_filename(dir, "clock.json", NULL);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", poisson, "--clock", clock, "--json", json, "-q",
-                                          NULL);
+                                          opt, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
@@ -1670,6 +1671,11 @@ static double serve_json_of(const char *clock, const char *key, const char *dir,
     strata_cli_result_clear(&r);
     g_free(json);
     return v;
+}
+
+static double serve_json_of(const char *clock, const char *key, const char *dir, const char *poisson)
+{
+    return serve_json_with(clock, key, dir, poisson, NULL);
 }
 
 static double serve_json(const char *clock, const char *key, const char *dir)
@@ -1710,6 +1716,17 @@ START_TEST(sustained_and_peak_clocks)
     ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
     /* the decode step of 4 requests streams weights: every op memory-bound, at the peak's clock either way */
     ck_assert_double_eq(serve_json("sustained", "decode_gpu_s", dir), serve_json("peak", "decode_gpu_s", dir));
+    /* --serial-api-server (serve_frontend_queue.h, intake 7.014 ms): the four are taken in at 0, 7.014, 14.028 and
+     * 21.042 ms and reach the scheduler recv(1024) = 5.07952 + 1024 x 0.08 us = 5.16144 ms later, at 5.161,
+     * 12.175, 19.189 and 26.203 ms. Step 0 is A's 1,024-token prefill alone, about 22 ms at the peak clock (a
+     * quarter of the 4,096 tokens' prefill time), so it ends after D's receipt at either clock; step 1 B, C and
+     * D's 3,072 prompt tokens beside A's decode (A done); step 2 the decode-only step of B, C and D. Three steps
+     * at either clock, the decode-only step the same three sequences, memory-bound: the same time. */
+    const char *burst = "n=4,rate=0,prompt=1024,output=2,dist=fixed";
+    for (int k = 0; k < 2; k++)
+        ck_assert(serve_json_with(k ? "peak" : "sustained", "steps", dir, burst, "--serial-api-server") == 3);
+    ck_assert_double_eq(serve_json_with("sustained", "decode_gpu_s", dir, burst, "--serial-api-server"),
+                        serve_json_with("peak", "decode_gpu_s", dir, burst, "--serial-api-server"));
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=2", "--clock", "boost", NULL);
     ck_assert_int_eq(r.status, 2);

@@ -66,6 +66,7 @@ typedef struct strata_serve_config {
                                                              * engine's ROCm default) */
     const struct strata_serve_fp8_linear *release_fp8_linear_rocm; /* --engine-release's (serve_release.h; NULL) */
     bool offline;                     /* --offline: no server between client and engine (serve_frontend.h) */
+    bool serial_api_server;           /* --serial-api-server: the row's serial server (serve_frontend_queue.h) */
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
                                        * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */

@@ -91,6 +91,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "async scheduling) from a table of boundaries; an option given wins (docs/serving.md)", "X.Y.Z"},
         {"offline", 0, 0, G_OPTION_ARG_NONE, &a->offline, "no server between client and engine (benchmark_latency, "
          "benchmark_throughput, the LLM class): the engine's server hops not charged (docs/serving.md)", NULL},
+        {"serial-api-server", 0, 0, G_OPTION_ARG_NONE, &a->serial_api_server, "vLLM V1's one API server process: "
+         "intake and output chunks on one queue (off: pure delays; docs/serving.md)", NULL},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
          "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
@@ -587,7 +589,7 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (!strata_serve_release_apply(a->engine_release, a->engine != NULL, a->scheduler != NULL, c, err))
         return false; /* serve_release.h */
-    c->offline = a->offline;
+    c->offline = a->offline, c->serial_api_server = a->serial_api_server;
     if (a->fp8_linear_rocm && !(c->fp8_linear_rocm = strata_serve_fp8_linear_option(a->fp8_linear_rocm, err)))
         return false;
     if (c->fp8_linear_rocm && (!c->engine || !c->engine->fp8_linear_rocm)) /* the row would change nothing */

@@ -76,6 +76,32 @@
  *   the tokenizer's per-token part, emit 2/5 (the hops to and from the DetokenizerManager), ESTIMATE by the same
  *   split: 1.318 ms and 2.636 ms.
  *
+ * Serial (serve_frontend_queue.h; --serial-api-server, off by default: it
+ * left the serving held-out sets worse, docs/serving.md), "vllm-v1-serial":
+ * the same hops, and the API server as one process whose intake and output
+ * chunks share one FIFO queue.
+ * - The whole of it, measured: vllm-project/vllm PR #17546 (njhill, "[Perf]
+ *   API-server scaleout with many-to-many server-engine comms", 2025-05-01,
+ *   which added --api-server-count; its motivation, issue #12705: "the API
+ *   server runs in a single process, utilizing a single CPU"), "DP=2
+ *   before": 2xA100, llama-3.2-1B, ShareGPT offered at 120 requests/s, one
+ *   API server: 10000 requests in 130.74 s, 13.074 ms of the server a
+ *   request (two engines a 1B model leaves far from busy), its output
+ *   chunks included. The host CPU is not named (not corrected).
+ * - A chunk: sgl-project/sglang issue #10186 (2025-09-09): the OpenAI API's
+ *   output conversion in the TokenizerManager (one process, as vLLM's API
+ *   server), "30us taken for each token" (a Kunpeng CPU). vLLM's chunk
+ *   (OutputProcessor.process_outputs' incremental detokenization, the
+ *   request's queue, serving_chat's ChatCompletionStreamResponse and its SSE
+ *   write) is the same kind of work; no vLLM figure read: 30 us, ESTIMATE.
+ * - The split: ShareGPT's outputs, PR #12287 (njhill, the same 1B model on
+ *   A100, ShareGPT, --ignore-eos): 1,211,959 tokens / 6000 requests = 202
+ *   chunks a request (PR #17546's own count not read; whether it ignored EOS
+ *   not read), 202 x 30 us = 6.060 ms, so intake 13.074 - 6.060 = 7.014 ms.
+ * The intake's and the chunk's latency stay recv and emit (measured at low
+ * load, the work inside them): the queue adds only the wait.
+ * sglang: 0 (its TokenizerManager is one process too; no figure read).
+ *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
  * read).
  */
@@ -91,11 +117,16 @@
 #define VLLM_HOPS_S ((8.4e-3 + 12.0e-3) / 2.0 - 512 * HF_TOKENIZE_S) /* PR #54628's `openai` rows less 512 tokens' */
 #define VLLM_RECV_S (VLLM_HOPS_S / 2.0)
 #define VLLM_EMIT_S (VLLM_HOPS_S / 2.0)
+#define VLLM_SERIAL_S (130.74 / 10000) /* PR #17546: one API server's 10000 requests in 130.74 s */
+#define VLLM_CHUNK_S 30e-6                /* sglang issue #10186: an output token's OpenAI chunk, 30 us */
+#define SHAREGPT_OUTPUT 202.0             /* vllm PR #12287: ShareGPT's 1,211,959 output tokens / 6000 requests */
+#define VLLM_INTAKE_S (VLLM_SERIAL_S - SHAREGPT_OUTPUT * VLLM_CHUNK_S)
 
 static const strata_serve_frontend rows[] = {
-    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S},
-    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0},
-    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S},
+    {"sglang", SGLANG_RECV_S, HF_TOKENIZE_S, SGLANG_EMIT_S, 0, 0},
+    {"sglang-offline", SGLANG_HOPS_S / 5.0, HF_TOKENIZE_S, SGLANG_HOPS_S * 2.0 / 5.0, 0, 0},
+    {"vllm-v1", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, 0, 0},
+    {"vllm-v1-serial", VLLM_RECV_S, HF_TOKENIZE_S, VLLM_EMIT_S, VLLM_INTAKE_S, VLLM_CHUNK_S}, /* --serial-api-server */
 };
 
 const strata_serve_frontend *strata_serve_frontend_find(const char *name)

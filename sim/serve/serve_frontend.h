@@ -38,6 +38,8 @@ typedef struct strata_serve_frontend {
     double recv_s;       /* send to the scheduler's receipt, tokenization's per-token part excepted */
     double tokenize_s;   /* the tokenizer's seconds a prompt token */
     double emit_s;       /* the sampling step's end to the client's chunk */
+    double intake_s;     /* a request's intake holds the serial server (serve_frontend_queue.h; 0: not serial) */
+    double chunk_s;      /* a streamed token's output chunk holds it (serve_frontend_queue.h) */
 } strata_serve_frontend;
 
 /* The row called name, or NULL (name NULL or unknown). An engine row names

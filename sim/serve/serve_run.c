@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_eager.h"
+#include "serve/serve_frontend_queue.h"
 #include "serve/serve_graph_limit.h"
 #include "serve/serve_piecewise.h"
 #include "serve/serve_fields.h"
@@ -187,21 +188,40 @@ bool strata_serve_config_swap_space_read(const strata_serve_config *c, const cha
     return false;
 }
 
-double serve_next_arrival(const serve_state *st)
+/* A serial server (serve_frontend_queue.h) takes in the requests sent by t, in the order sent (a closed loop's:
+ * those its clients have sent), before the work that becomes ready after them; `one` takes the next one whatever
+ * its send (the loop is idle: no chunk can come before it). */
+static void front_take(serve_state *st, double t, bool one)
+{
+    uint32_t sent = st->cfg->concurrency ? st->sent : st->n_req;
+    if (!strata_serve_frontend_serial(st->front))
+        return; /* every request's recv set when sent */
+    for (; st->front_taken < sent && (one || st->req[st->front_taken].arrival <= t); one = false) {
+        serve_req *q = &st->req[st->front_taken++];
+        q->recv = strata_serve_frontend_take(st->front, &st->front_free, q->arrival, q->prompt);
+    }
+}
+
+double serve_next_arrival(serve_state *st)
 {
     if (st->next >= st->n_req)
         return INFINITY;
+    if (st->front_taken <= st->next)
+        front_take(st, st->now, true);
     if (!st->cfg->concurrency || st->next < st->sent)
         return st->req[st->next].recv;
     return st->clients_free ? st->now : INFINITY;
 }
 
-/* Closed loop: the next request sent at t, received after the server's hops. */
+/* Closed loop: the next request sent at t, received after the server's hops (a serial server's: when taken). */
 static void send_at(serve_state *st, double t)
 {
     serve_req *q = &st->req[st->sent++];
     q->arrival = t;
-    q->recv = t + strata_serve_frontend_recv(st->front, q->prompt);
+    if (strata_serve_frontend_serial(st->front))
+        q->recv = INFINITY;
+    else
+        q->recv = strata_serve_frontend_take(st->front, &st->front_free, t, q->prompt);
 }
 
 /* Closed loop: each free client sends the next request now. */
@@ -214,7 +234,8 @@ static void clients_send(serve_state *st)
 void serve_arrivals(serve_state *st)
 {
     double by = fmin(st->now, st->recv_by);
-    for (clients_send(st); st->next < st->n_req; clients_send(st)) {
+    for (clients_send(st), front_take(st, st->now, false); st->next < st->n_req;
+         clients_send(st), front_take(st, st->now, false)) {
         serve_req *q = &st->req[st->next];
         if ((st->cfg->concurrency && st->next >= st->sent) || q->recv > st->now)
             break;
@@ -236,8 +257,8 @@ void serve_arrivals(serve_state *st)
 
 void serve_client_free(serve_state *st, serve_req *q)
 {
-    (void)q;
-    serve_client_free_at(st, st->now);
+    bool serial = strata_serve_frontend_serial(st->front) && q->generated;
+    serve_client_free_at(st, serial ? q->client_last : st->now); /* a serial server: its last chunk's start */
 }
 
 /* A closed-loop client told at t that its request is done. */
@@ -355,6 +376,12 @@ static void itl_add(serve_state *st, double gap)
 
 void serve_token_sampled(serve_state *st, serve_req *q)
 {
+    if (strata_serve_frontend_serial(st->front)) { /* the intakes sent before this step's end, then its chunk */
+        front_take(st, st->now, false);
+        q->client_last = strata_serve_frontend_chunk(st->front, &st->front_free, st->now);
+        if (!q->generated)
+            q->client_first = q->client_last;
+    }
     if (++q->generated == 1)
         q->first_token = st->now;
     else if (st->in_run) {
@@ -427,12 +454,14 @@ static void summarise(serve_state *st)
         const serve_req *q = &st->req[i];
         if (q->finish <= 0 && q->first_token <= 0)
             continue;
+        bool serial = strata_serve_frontend_serial(st->front); /* the client's times: its chunks' starts */
+        double got_first = serial ? q->client_first : q->first_token, got_last = serial ? q->client_last : q->finish;
         first = fmin(first, q->arrival);
-        last = fmax(last, q->finish + emit);
-        ttft[n] = q->first_token + emit - q->arrival;
-        e2e[n++] = q->finish + emit - q->arrival;
+        last = fmax(last, got_last + emit);
+        ttft[n] = got_first + emit - q->arrival;
+        e2e[n++] = got_last + emit - q->arrival;
         if (q->output > 1)
-            tpot[nt++] = (q->finish - q->first_token) / (q->output - 1);
+            tpot[nt++] = (got_last - got_first) / (q->output - 1);
         out_tokens += q->output;
         all_tokens += q->output + q->prompt;
     }
@@ -488,8 +517,13 @@ static serve_req *make_requests(const strata_serve_stream *s, const strata_serve
 static void front_and_eager(serve_state *st, const strata_serve_model *m, const strata_hw *hw)
 {
     st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
+    if (st->cfg->serial_api_server) /* off: the hops as pure delays (docs/serving.md) */
+        st->front = strata_serve_frontend_serial_row(st->front);
+    bool serial = strata_serve_frontend_serial(st->front); /* a serial server takes them in as the run goes */
     for (uint32_t i = 0; i < st->n_req; i++)
-        st->req[i].recv = st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
+        st->req[i].recv = serial ? INFINITY
+                                 : st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
+    st->front_taken = serial ? 0 : st->n_req;
     strata_model_shape shape;
     strata_serve_model_shape(m, &shape);
     st->eager_host_s = strata_serve_eager_host(strata_serve_engine_eager(st->cfg->engine), m,

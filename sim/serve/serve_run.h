@@ -24,6 +24,7 @@ typedef struct serve_req {
     double recv;                   /* when the engine's scheduler can hold it: arrival + its server hops before the
                                     * scheduler (serve_frontend.h) */
     double last_token;             /* when its latest token reached the client (its ITLs) */
+    double client_first, client_last; /* a serial server's chunk starts: first, latest token (serve_frontend_queue.h) */
     bool undelivered;              /* tokens sampled in a multi-step run, streamed when the run ends */
     uint64_t swapped_bytes;
     bool draining;                 /* finished, still in the batch for the engine's lagged step (overlap_lag) */
@@ -85,6 +86,8 @@ typedef struct serve_state {
     uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
     const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
+    double front_free;             /* when its serial API server is next free (serve_frontend_queue.h) */
+    uint32_t front_taken;          /* serial server: the first request sent that it has not taken in yet */
     double eager_host_s;           /* the host chain of its eager forward (serve_eager.h) */
     /* the engine's CUDA graph limit by hardware (serve_graph_limit.h; NULL: its row's graph_max) and the
      * largest decode batch a rank replays in a graph under it (cuda_graph_max_bs's captured size) */
@@ -194,7 +197,7 @@ uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
 const char *serve_v0_pick(const strata_serve_pick_setup *s, uint32_t *budget);
 /* serve_run.c */
 void serve_arrivals(serve_state *st);
-double serve_next_arrival(const serve_state *st);
+double serve_next_arrival(serve_state *st);
 void serve_client_free(serve_state *st, serve_req *q);
 void serve_client_free_at(serve_state *st, double t);
 void serve_account(serve_state *st, double t);
