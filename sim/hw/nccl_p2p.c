@@ -2,7 +2,9 @@
  * nccl_p2p.c: NCCL's point-to-point plan (contract in nccl_p2p.h). Every
  * rule cites NVIDIA/nccl v2.27.7-1, the release of the p5 all-to-all runs
  * (validation/held-out/clusters-held-out-8.ini); RCCL's rules (a plan's
- * `rccl`) cite ROCm/rccl @0cbce2a (2.21.5), file and line.
+ * `rccl`) cite ROCm/rccl @0cbce2a (2.21.5), file and line, and NCCL
+ * v2.19.3-1's (STRATA_NCCL_P2P_219, the same chunked plan: `chunked`)
+ * its own lines where they differ.
  */
 #include "hw/nccl_p2p.h"
 #include <glib.h>
