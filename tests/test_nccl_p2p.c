@@ -369,6 +369,63 @@ START_TEST(nccl_228_groups_and_reversed_bases)
 }
 END_TEST
 
+/* NCCL v2.19.3-1's plan (STRATA_NCCL_P2P_219) on one DGX A100 node: a ring
+ * graph of 12 channels of 20 GB/s, comm->nChannels 24, p2pnChannels
+ * pow2Up(24) = 32; a local peer 2 x 240 / 20 = 24 channels, per peer
+ * pow2Up(24) = 32. scheduleP2pTasksToPlan (enqueue.cc l. 621-627), 8
+ * ranks: nChannelsMin 32 halved while x 8 > 32: 4; nChannelsMax 32 halved
+ * while x 8 > 4 x 32 = 128: 16. minSize 512 KiB / 8 = 64 KiB, maxSize
+ * 32 x 512 KiB = 16 MiB (l. 658-659). */
+START_TEST(nccl_219_chunks_by_calc_p2p_chunk_size)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12, .channel_gbs = 20,
+                          .version = strata_nccl_version_find("2.19")};
+    strata_nccl_p2p p;
+    strata_nccl_p2p_init(&c, 24, &p);
+    ck_assert_uint_eq(p.p2p_channels, 32);
+    ck_assert_uint_eq(p.per_peer, 32);
+    ck_assert_uint_eq(p.min_channels, 4);
+    ck_assert_uint_eq(p.max_channels, 16);
+    /* 8 MiB to a peer (a 64 MiB all-to-all): calcP2pChunkSize max(64 KiB,
+     * 8 MiB / 4) = 2 MiB, not above 16 MiB: 4 chunks of 2 MiB, Simple */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 8u << 20), 4);
+    ck_assert(!strata_nccl_p2p_ll(&p, 8u << 20));
+    /* 1 GiB to a peer (8 GiB): 256 MiB, doubled while above 16 MiB and
+     * n <= 16 / 2: 8 (128 MiB), 16 (64 MiB); 16 chunks (2.27: 32) */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 1u << 30), 16);
+    /* 100 KiB: max(64 KiB, 25 KiB) = 64 KiB, aligned 64 KiB: chunks of
+     * 64 KiB and 36 KiB, 2; the first above 16 KiB: Simple (2.27: LL up to
+     * 32 x 16 KiB = 512 KiB) */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 100u << 10), 2);
+    uint64_t beg, end;
+    strata_nccl_p2p_bounds(&p, 2, 1, 100u << 10, &beg, &end);
+    ck_assert_uint_eq(beg, 64u << 10);
+    ck_assert_uint_eq(end, 100u << 10);
+    ck_assert(!strata_nccl_p2p_ll(&p, 100u << 10));
+    /* 16 KiB: one chunk of 16 KiB (min(bytes, 64 KiB)), at most 16384: LL */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 16u << 10), 1);
+    ck_assert(strata_nccl_p2p_ll(&p, 16u << 10));
+    ck_assert(!strata_nccl_p2p_ll(&p, (16u << 10) + 1));
+    /* the copy to itself is cut as any send (sendrecv.h runSend) */
+    ck_assert_uint_eq(strata_nccl_p2p_self_parts(&p, 4), 4);
+    /* init.cc l. 1166-1193: local steps in order; channel.h l. 15-45: round
+     * k's base is the step k, mirrorBits over 32: 5 -> 0b10100 = 20, part
+     * 3 on 23; step 3 -> 24, part 1 on 25 */
+    uint32_t nd[8], ld[8];
+    strata_nccl_p2p_deltas(&p, nd, ld);
+    for (uint32_t k = 0; k < 8; k++)
+        ck_assert_uint_eq(ld[k], k);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 5, 3), 23);
+    ck_assert_uint_eq(strata_nccl_p2p_channel(&p, 3, 1), 25);
+    /* 4 ranks: nChannelsMax 32 (32 x 4 = 128 is not above 128); 2 ranks
+     * the same: no cap (0) */
+    c.ranks = 4;
+    strata_nccl_p2p_init(&c, 24, &p);
+    ck_assert_uint_eq(p.min_channels, 8);
+    ck_assert_uint_eq(p.max_channels, 0);
+}
+END_TEST
+
 /* NCCL's nNodes counts the nodes its ranks span: 12 ranks over 8-GPU
  * nodes (h100-16x8-ib) are 2 nodes (8 + 4), not 12 / 8 = 1. So a 12-rank
  * all-to-all pays NCCL's Simple network step (14 us less the route's
@@ -413,6 +470,7 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, channels_by_round_and_part);
     tcase_add_test(tc, one_node_plan);
     tcase_add_test(tc, nccl_228_groups_and_reversed_bases);
+    tcase_add_test(tc, nccl_219_chunks_by_calc_p2p_chunk_size);
     tcase_add_test(tc, two_by_two_all_to_all);
     tcase_add_test(tc, a_full_channel_runs_batches_in_turn);
     tcase_add_test(tc, the_nccl_row_tunes_an_all_to_all);

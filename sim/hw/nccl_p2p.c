@@ -2,7 +2,9 @@
  * nccl_p2p.c: NCCL's point-to-point plan (contract in nccl_p2p.h). Every
  * rule cites NVIDIA/nccl v2.27.7-1, the release of the p5 all-to-all runs
  * (validation/held-out/clusters-held-out-8.ini); RCCL's rules (a plan's
- * `rccl`) cite ROCm/rccl @0cbce2a (2.21.5), file and line.
+ * `rccl`) cite ROCm/rccl @0cbce2a (2.21.5), file and line, and NCCL
+ * v2.19.3-1's (STRATA_NCCL_P2P_219, the same chunked plan: `chunked`)
+ * its own lines where they differ.
  */
 #include "hw/nccl_p2p.h"
 #include <glib.h>
@@ -89,6 +91,14 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
     out->min_channels = out->per_peer;
     while ((uint64_t)out->min_channels * c->ranks > out->p2p_channels && out->min_channels > 1)
         out->min_channels /= 2;
+    /* v2.19.3-1 enqueue.cc l. 626-627: on one node, nChannelsMax halved
+     * while x nRanks > 4 x p2pnChannels */
+    if (c->version && c->version->p2p_rules == STRATA_NCCL_P2P_219 && nodes == 1) {
+        uint32_t max = out->per_peer;
+        while ((uint64_t)max * c->ranks > (uint64_t)out->p2p_channels * 4 && max > 1)
+            max /= 2;
+        out->max_channels = max < out->per_peer ? max : 0;
+    }
     /* computeBuffSizes: the net chunk across nodes, NVLink's on one node
      * (isAllNvlink: strata's nccl models join a node's GPUs by NVLink),
      * at most a step of the Simple buffer */
@@ -159,17 +169,26 @@ void strata_rccl_p2p_init(uint32_t ranks, uint32_t nodes, uint32_t graph_channel
     out->ll_step_bytes = 8ull * 256 * 16;
 }
 
+/* Whether the plan cuts sends in chunks of calcP2pChunkSize: RCCL's and
+ * NCCL v2.19's (nccl_p2p.h). */
+static bool chunked(const strata_nccl_p2p *p)
+{
+    return p->rccl || p->nccl_rules == STRATA_NCCL_P2P_219;
+}
+
 /* RCCL's calcP2pChunkSize (enqueue.cc l. 941-949) with scheduleP2pTasksToPlan's
  * sizes (l. 1004-1005): at least minSize a channel over nChannelsMin,
  * channels doubled while above maxSize up to p2pnChannelsPerPeer, aligned
- * up to minSize. */
+ * up to minSize. NCCL v2.19.3-1's the same (enqueue.cc l. 592-600,
+ * 658-661) but for minSize, an eighth of a step across nodes too, and
+ * nChannelsMax (max_channels). */
 static uint64_t rccl_chunk(const strata_nccl_p2p *p, uint64_t bytes)
 {
-    uint64_t step = p->step_bytes, min_part = p->nodes > 1 ? step / 2 : step / 8;
+    uint64_t step = p->step_bytes, min_part = p->nodes > 1 && p->rccl ? step / 2 : step / 8;
     uint64_t max_part = p->nodes > 1 ? step : step * 32;
-    uint32_t n = p->min_channels;
+    uint32_t n = p->min_channels, max_ch = p->max_channels ? p->max_channels : p->per_peer;
     uint64_t size = MAX(min_part, (bytes + n - 1) / n);
-    while (size > max_part && n <= p->per_peer / 2) {
+    while (size > max_part && n <= max_ch / 2) {
         n *= 2;
         size = (bytes + n - 1) / n;
     }
@@ -187,7 +206,7 @@ bool strata_nccl_p2p_ll(const strata_nccl_p2p *p, uint64_t bytes)
 {
     /* RCCL's addP2pToPlan (enqueue.cc l. 590): LL where the part (its
      * first, the others' size) is at most the threshold */
-    if (p->rccl)
+    if (chunked(p)) /* v2.19.3-1 enqueue.cc l. 307: the same rule */
         return MIN(bytes, rccl_chunk(p, bytes)) <= LL_THRESHOLD;
     if (p->nccl_rules >= STRATA_NCCL_P2P_229) /* parts on Simple's step, LL by them */
         return bytes <= (uint64_t)strata_nccl_p2p_parts(p, bytes) * LL_THRESHOLD;
@@ -206,7 +225,7 @@ uint32_t strata_nccl_p2p_parts(const strata_nccl_p2p *p, uint64_t bytes)
 
 uint32_t strata_nccl_p2p_parts_to(const strata_nccl_p2p *p, uint64_t bytes, bool net)
 {
-    if (p->rccl) { /* scheduleP2pTasksToPlan's do-while: chunks of calcP2pChunkSize */
+    if (chunked(p)) { /* scheduleP2pTasksToPlan's do-while: chunks of calcP2pChunkSize */
         uint64_t chunk = rccl_chunk(p, bytes);
         return (uint32_t)MAX(1u, (bytes + chunk - 1) / chunk);
     }
@@ -238,7 +257,7 @@ void strata_nccl_p2p_part(uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *
 void strata_nccl_p2p_bounds(const strata_nccl_p2p *p, uint32_t parts, uint32_t i, uint64_t bytes, uint64_t *beg,
                             uint64_t *end)
 {
-    if (!p->rccl) {
+    if (!chunked(p)) {
         strata_nccl_p2p_part(parts, i, bytes, beg, end);
         return;
     }
@@ -256,7 +275,7 @@ uint32_t strata_nccl_p2p_per_batch(const strata_nccl_p2p *p)
 
 uint32_t strata_nccl_p2p_self_parts(const strata_nccl_p2p *p, uint32_t parts)
 {
-    return p->rccl ? parts : 1u;
+    return chunked(p) ? parts : 1u; /* v2.19.3-1: a chunked send to itself (sendrecv.h runSend) */
 }
 
 /* RCCL's node deltas (init.cc l. 1754-1779): for d = 0 .. nodes / 4, d,
@@ -299,7 +318,7 @@ void strata_nccl_p2p_deltas(const strata_nccl_p2p *p, uint32_t *node_delta, uint
 {
     uint32_t g = group_of(p), groups = p->ranks / g;
     uint32_t *nd = g_new(uint32_t, groups), *ld = g_new(uint32_t, g);
-    if (p->rccl) { /* local steps in rank order (init.cc l. 1760-1767) */
+    if (chunked(p)) { /* local steps in rank order (init.cc l. 1760-1767; v2.19.3-1 l. 1166-1193) */
         rccl_node_delta(p->nodes, 0, nd);
         for (uint32_t b = 0; b < g; b++)
             ld[b] = b;
@@ -338,14 +357,16 @@ static uint32_t mirror(uint32_t val, uint32_t pow2)
 
 uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t i)
 {
-    if (p->rccl) {
+    if (chunked(p)) {
         /* channel.h l. 14-44: base = node delta + local step (p2pGroupSize
          * 1) across nodes, the local step on one; channel =
          * (p2pChannels[base % p2pnChannels] + part) % p2pnChannels,
-         * p2pChannels[c] = mirrorBits(c) (paths.cc l. 921-924) */
+         * p2pChannels[c] = mirrorBits(c) (paths.cc l. 921-924). NCCL
+         * v2.19.3-1 channel.h l. 15-45 the same with p2pGroupSize 8: node
+         * delta + step / 8 across nodes */
         uint32_t m = p->local_ranks, base = k % m;
         if (p->nodes > 1)
-            base += rccl_node_delta(p->nodes, k / m, NULL);
+            base = (p->rccl ? base : base / STRATA_NCCL_P2P_PER_BATCH) + rccl_node_delta(p->nodes, k / m, NULL);
         return (mirror(base % p->p2p_channels, p->p2p_channels) + i) % p->p2p_channels;
     }
     /* ncclP2pChannelBaseForRound: across nodes, a channel base per node

@@ -27,6 +27,22 @@
  * the mirrored base plus the part) and its works (one receive and one send
  * of a round each, NCCL_MAX_WORK_ELEMENTS_P2P 2).
  *
+ * NCCL v2.19.3-1 (nccl_rules STRATA_NCCL_P2P_219; v2.18.3-1 the same)
+ * plans by the rules RCCL kept (src/enqueue.cc scheduleP2pTasksToPlan
+ * l. 602-705, calcP2pChunkSize l. 592-600, addP2pToPlan l. 289-330;
+ * src/init.cc l. 1153-1195 the schedule; src/include/channel.h l. 15-45
+ * the channel): chunks of calcP2pChunkSize (at least an eighth of a step
+ * on one node and across), LL where the chunk is at most the threshold,
+ * node deltas 0, +1, -1, ... with local steps in order, the channel
+ * mirrorBits(base) + part with base the peer's local step (across
+ * nodes the node delta + step / 8), the rank's copy to itself cut as any
+ * send, and on one node nChannelsMax (max_channels) p2pnChannelsPerPeer
+ * halved while x nRanks > 4 x p2pnChannels (l. 627: "Avoid overloading
+ * channels with 8+ operations"). A work holds up to 8 sends and 8
+ * receives of distinct peers (NCCL_MAX_WORK_ELEMENTS_P2P 16, device.h
+ * l. 252; a new work every 8 rounds, enqueue.cc l. 636): 8 a batch, as
+ * 2.27's.
+ *
  * NCCL from v2.28.7-1 (nccl_rules, nccl_versions.h) walks groups of
  * p2pSchedGroupSize ranks (8 a group, fewer where a node's ranks are not
  * a multiple; v2.29 on one node: its ranks) quadratically and their local
@@ -55,6 +71,7 @@ typedef struct strata_nccl_p2p {
     uint32_t p2p_channels;              /* comm->p2pnChannels */
     uint32_t per_peer;                  /* comm->p2pnChannelsPerPeer */
     uint32_t min_channels;              /* scheduleP2pTasksToPlan's nChannelsMin */
+    uint32_t max_channels;              /* its nChannelsMax where below per_peer (v2.19), else 0 */
     uint64_t step_bytes;                /* comm->p2pChunkSize: a Simple step */
     uint64_t ll_step_bytes;             /* comm->buffSizes[LL] / NCCL_STEPS: an LL step */
     bool rccl;                          /* RCCL 2.21's rules (above), else NCCL's: */

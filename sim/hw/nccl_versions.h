@@ -48,7 +48,15 @@ typedef enum {
  * device.h ncclP2pChannelForPart: base + part); v2.29.7-1's on top, LL by
  * the parts (enqueue.cc l. 884-905: parts counted on Simple's step, LL
  * where bytes <= parts x NCCL_P2P_LL_THRESHOLD; v2.30.7-1 the same). */
-typedef enum { STRATA_NCCL_P2P_227 = 0, STRATA_NCCL_P2P_228, STRATA_NCCL_P2P_229 } strata_nccl_p2p_rules;
+/* v2.19.3-1's (and v2.18's): chunks of calcP2pChunkSize, LL by the chunk, the
+ * schedule of node deltas 0, +1, -1, ... with local steps in order, the
+ * channel by the peer's step, nChannelsMax halved on one node (nccl_p2p.h). */
+typedef enum {
+    STRATA_NCCL_P2P_219 = -1,
+    STRATA_NCCL_P2P_227 = 0,
+    STRATA_NCCL_P2P_228,
+    STRATA_NCCL_P2P_229
+} strata_nccl_p2p_rules;
 
 typedef struct strata_nccl_version {
     const char *name;   /* "2.27" */
