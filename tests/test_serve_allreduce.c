@@ -222,10 +222,11 @@ END_TEST
  *   = 91.204267 us, + the route's 1 us (2 links x 0.5 us) = 92.204267 us
  * (the simulated all-gather, ~83.4 us, is faster: NCCL's Simple over
  * NVLink there, not SM stores at 4/5); its embedding's all-reduce is vLLM's
- * custom kernel, 1-stage at 2 ranks (in a CUDA graph, no staging copy):
- *   3 + 2 x 1 + 1 x 4,194,304 / 360e9 (11.650844 us)
- *   + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 19.433135 us.
- * sglang-v0.3: NCCL's all-gather (as above) + the same 19.433135 us;
+ * custom kernel, 1-stage at 2 ranks (in a CUDA graph, no staging copy),
+ * four route flights (start_sync, the peer loads' round trip, end_sync):
+ *   3 + 4 x 1 + 1 x 4,194,304 / 360e9 (11.650844 us)
+ *   + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 21.433135 us.
+ * sglang-v0.3: NCCL's all-gather (as above) + the same 21.433135 us;
  * vllm-v1 (no --engine): NCCL's all-gather + NCCL's all-reduce of the
  * 4,194,304 B (both simulated likewise). */
 START_TEST(vocab_collectives_by_hand)
@@ -258,9 +259,9 @@ START_TEST(vocab_collectives_by_hand)
                       more[i]);
         strata_serve_cost_free(c);
     }
-    const double root = 32833536.0 / 360e9 + 1e-6, custom = 5e-6 + 4194304.0 / 360e9 + 2.0 * 4194304.0 / 3.015e12;
+    const double root = 32833536.0 / 360e9 + 1e-6, custom = 7e-6 + 4194304.0 / 360e9 + 2.0 * 4194304.0 / 3.015e12;
     ck_assert_msg(fabs(root - 92.204267e-6) < 1e-12, "%.17g", root);
-    ck_assert_msg(fabs(custom - 19.433135e-6) < 1e-12, "%.17g", custom);
+    ck_assert_msg(fabs(custom - 21.433135e-6) < 1e-12, "%.17g", custom);
     const char *vllm[3] = {"vllm-v0", "sglang-v0.3", NULL};
     const double vmore[3] = {root + custom, gather + custom, gather + nccl_ar};
     for (int i = 0; i < 3; i++) {
@@ -291,15 +292,17 @@ START_TEST(vocab_collectives_by_hand)
 END_TEST
 
 /* vLLM's custom all-reduce on DGX H100 (the dgx() figures; peer loads
- * at 450 x 4/5 = 360 GB/s):
+ * at 450 x 4/5 = 360 GB/s; the route's 1 us a flight: the 1-stage's four,
+ * start_sync 1 + its loads' round trip 2 + end_sync 1, the 2-stage's six,
+ * 1 + 2 + 1 + the all-gather loads' round trip 2):
  * one Llama-3-70B token at TP2 (8,192 bf16 = 16,384 B), 1-stage (2 ranks):
- *   3 + 2 x 1 + 1 x 16,384 / 360e9 (0.045511 us)
- *   + 2 x 16,384 / 3.015e12 (0.010868 us) = 5.056379 us;
+ *   3 + 4 x 1 + 1 x 16,384 / 360e9 (0.045511 us)
+ *   + 2 x 16,384 / 3.015e12 (0.010868 us) = 7.056379 us;
  * 256 tokens at TP4 (4,194,304 B >= 512 KiB), 2-stage:
- *   3 + 2 x 1 + 2 x 3/4 x 4,194,304 / 360e9 (17.476267 us)
- *   + (1 + 3/4) x 4,194,304 / 3.015e12 (2.434504 us) = 24.910771 us;
+ *   3 + 6 x 1 + 2 x 3/4 x 4,194,304 / 360e9 (17.476267 us)
+ *   + (1 + 3/4) x 4,194,304 / 3.015e12 (2.434504 us) = 28.910771 us;
  * the same outside a CUDA graph adds the staging copy,
- *   3 + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 5.782291 us: 30.693063 us. */
+ *   3 + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 5.782291 us: 34.693063 us. */
 START_TEST(vllm_custom_kernels_by_hand)
 {
     const strata_serve_allreduce *a = strata_serve_allreduce_find("vllm-custom", NULL);
@@ -307,15 +310,15 @@ START_TEST(vllm_custom_kernels_by_hand)
     strata_serve_ar_in in = dgx(2, 1, 16384);
     strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
     ck_assert_int_eq(p.strategy, SERVE_AR_ONESHOT);
-    ck_assert_msg(fabs(p.time_s - 5.056379e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 7.056379e-6) < 1e-12, "%.17g", p.time_s);
     in = dgx(4, 256, 4194304);
     p = strata_serve_allreduce_plan(a, &in);
     ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
-    ck_assert_msg(fabs(p.time_s - 24.910771e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 28.910771e-6) < 1e-12, "%.17g", p.time_s);
     in.eager = true;
     p = strata_serve_allreduce_plan(a, &in);
     ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
-    ck_assert_msg(fabs(p.time_s - 30.693063e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 34.693063e-6) < 1e-12, "%.17g", p.time_s);
 }
 END_TEST
 
@@ -429,14 +432,14 @@ START_TEST(peers_per_link_by_topology)
 END_TEST
 
 /* vllm-custom-rocm on 8 MI300X (the mi300x() figures):
- * one Llama-3-70B token (16,384 B), 1-stage, link_peers 1:
- *   1.9 + 2 x 0.8 + 16,384 / 51.2e9 (0.32 us) + 2 x 16,384 / 3.18e12
- *   (0.010304 us) = 3.830304 us;
- * 128 tokens (2,097,152 B >= 256 KiB), 2-stage:
- *   1.9 + 1.6 + 2 x 1/8 x 2,097,152 / 51.2e9 (10.24 us) + (1 + 3/8) x
- *   2,097,152 / 3.18e12 (0.906787 us) = 14.646787 us; with link_peers 0
- *   (read as 7, a switch port) 1.9 + 1.6 + 2 x 7/8 x 2,097,152 / 51.2e9
- *   (71.68 us) + 0.906787 = 76.086787 us;
+ * one Llama-3-70B token (16,384 B), 1-stage (four flights), link_peers 1:
+ *   1.9 + 4 x 0.8 + 16,384 / 51.2e9 (0.32 us) + 2 x 16,384 / 3.18e12
+ *   (0.010304 us) = 5.430304 us;
+ * 128 tokens (2,097,152 B >= 256 KiB), 2-stage (six flights):
+ *   1.9 + 6 x 0.8 + 2 x 1/8 x 2,097,152 / 51.2e9 (10.24 us) + (1 + 3/8) x
+ *   2,097,152 / 3.18e12 (0.906787 us) = 17.846787 us; with link_peers 0
+ *   (read as 7, a switch port) 1.9 + 4.8 + 2 x 7/8 x 2,097,152 / 51.2e9
+ *   (71.68 us) + 0.906787 = 79.286787 us;
  * its size rule (ROCm's max_size 16 MiB, inp_size < max_size): 16 MiB - 16
  *   B the 2-stage kernel, 16 MiB RCCL; vllm-custom (0.6, 8 MiB) RCCL at
  *   16 MiB - 16. */
@@ -447,14 +450,14 @@ START_TEST(vllm_custom_rocm_by_hand)
     strata_serve_ar_in in = mi300x(16384, 1);
     strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
     ck_assert_int_eq(p.strategy, SERVE_AR_ONESHOT);
-    ck_assert_msg(fabs(p.time_s - 3.830304e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 5.430304e-6) < 1e-12, "%.17g", p.time_s);
     in = mi300x(2097152, 1);
     p = strata_serve_allreduce_plan(a, &in);
     ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
-    ck_assert_msg(fabs(p.time_s - 14.646787e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 17.846787e-6) < 1e-12, "%.17g", p.time_s);
     in = mi300x(2097152, 0);
     p = strata_serve_allreduce_plan(a, &in);
-    ck_assert_msg(fabs(p.time_s - 76.086787e-6) < 1e-12, "%.17g", p.time_s);
+    ck_assert_msg(fabs(p.time_s - 79.286787e-6) < 1e-12, "%.17g", p.time_s);
     in = mi300x(16777216 - 16, 1);
     ck_assert_int_eq(strata_serve_allreduce_plan(a, &in).strategy, SERVE_AR_TWOSHOT);
     ck_assert_int_eq(strata_serve_allreduce_plan(strata_serve_allreduce_find("vllm-custom", NULL), &in).strategy,
@@ -465,11 +468,11 @@ START_TEST(vllm_custom_rocm_by_hand)
 END_TEST
 
 /* The vLLM rows on mi300x-8 (collectives = rccl) run vllm-custom-rocm: a
- * step's all-reduce of one Llama-3-70B token at TP8 is the 3.830304 us
+ * step's all-reduce of one Llama-3-70B token at TP8 is the 5.430304 us
  * above, for vllm-v1 (no --engine) and vllm-v0 alike. On dgx-h100 (NCCL)
  * vllm-v1 keeps NCCL's simulated all-reduce: not that kernel's NVSwitch
- * time, 3 + 2 x 1 + 7 x 16,384 / 360e9 (0.318578 us) + 2 x 16,384 /
- * 3.015e12 (0.010868 us) = 5.329446 us. */
+ * time, 3 + 4 x 1 + 7 x 16,384 / 360e9 (0.318578 us) + 2 x 16,384 /
+ * 3.015e12 (0.010868 us) = 7.329446 us. */
 START_TEST(vllm_rows_take_rocm_kernel_on_rccl)
 {
     strata_serve_model m = {0};
@@ -483,7 +486,7 @@ START_TEST(vllm_rows_take_rocm_kernel_on_rccl)
         ck_assert(strata_serve_engine_set_kernels(engines[i] ? strata_serve_engine_find(engines[i], NULL) : NULL, hw,
                                                   c, &err));
         double t = strata_serve_cost_allreduce(c, 1);
-        ck_assert_msg(fabs(t - 3.830304e-6) < 1e-12, "%s: %.17g", engines[i] ? engines[i] : "vllm-v1", t);
+        ck_assert_msg(fabs(t - 5.430304e-6) < 1e-12, "%s: %.17g", engines[i] ? engines[i] : "vllm-v1", t);
         strata_serve_cost_free(c);
     }
     strata_hw_free(hw);
@@ -495,7 +498,7 @@ START_TEST(vllm_rows_take_rocm_kernel_on_rccl)
     strata_serve_coll *sim = strata_serve_coll_new(hw, 8);
     strata_serve_cost_set_collectives(c, sim);
     double nccl = strata_serve_cost_allreduce(c, 1);
-    ck_assert_msg(nccl > 0 && fabs(nccl - 5.329446e-6) > 1e-9, "%.17g", nccl);
+    ck_assert_msg(nccl > 0 && fabs(nccl - 7.329446e-6) > 1e-9, "%.17g", nccl);
     strata_serve_cost_free(c);
     strata_serve_coll_free(sim);
     strata_hw_free(hw);

@@ -69,13 +69,28 @@
  * - 1-stage: start_sync (one flag write to every peer, a wait: one route
  *   latency), each rank reads the n inputs and writes their sum ((n-1) B
  *   in over NVLink; B read and B written locally), end_sync with
- *   final_sync (a second latency): launch + 2 lat + (n-1) B / link +
+ *   final_sync (a latency): launch + 4 lat + (n-1) B / link +
  *   2 B / stream.
  * - 2-stage: start_sync, a reduce-scatter (the rank's 1/n of the n
  *   inputs read, (n-1)/n B in; its own share read and the sum written to
  *   its tmp buffer, 2 B/n), end_sync (a latency), an all-gather of the n
  *   tmp shares ((n-1)/n B in, B/n read, B written); no final sync:
- *   launch + 2 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream.
+ *   launch + 6 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream.
+ * - The peers' data is read, not pushed (wave 47): packed_reduce loads
+ *   ptrs[i][idx] from each peer's registered buffer and the 2-stage's
+ *   all-gather loads tmps[i][idx] from each peer's tmp buffer
+ *   (vllm-project/vllm@036bb685 csrc/custom_all_reduce.cuh,
+ *   packed_reduce, cross_device_reduce_1stage and _2stage; the same loads
+ *   in the barrier_at_start / barrier_at_end kernels of 0.6-0.11). A
+ *   load's reply crosses the route only after its request has: a phase
+ *   of peer loads begins with one round trip, two route latencies, before
+ *   its first sum; the loads behind it are in flight together (the
+ *   bandwidth term). The barriers are one flight each ("Latency = 1 p2p
+ *   write", start_sync / end_sync: a flag stored into every peer, then a
+ *   spin on the rank's own). Flights: 1-stage 1 + 2 + 1 = 4, 2-stage
+ *   1 + 2 + 1 + 2 = 6 (VLLM_1STAGE_FLIGHTS, VLLM_2STAGE_FLIGHTS); before
+ *   wave 47 both were charged the barriers' 2 alone. TensorRT-LLM's
+ *   kernels (above) push by stores: no round trip.
  * - Outside a CUDA graph (custom_all_reduce.py custom_all_reduce:
  *   all_reduce_unreg) the input is first copied into the registered IPC
  *   buffer, a cudaMemcpyAsync device to device: launch + 2 B / stream
@@ -159,17 +174,21 @@ enum { VLLM_AR_MAX_BYTES = 8192 * 1024 }; /* CustomAllreduce's max_size (0.6.0) 
  * @040de12d max_size=2 * 8192 * 1024), taken while inp_size < max_size. */
 enum { VLLM_ROCM_AR_MAX_BYTES = 2 * 8192 * 1024 };
 
+/* The route flights of vLLM's kernels (see above): the 1-stage's start_sync, its peer loads' round trip (two) and
+ * end_sync; the 2-stage's start_sync, two phases of peer loads (two each) and end_sync between them. */
+enum { VLLM_1STAGE_FLIGHTS = 4, VLLM_2STAGE_FLIGHTS = 6 };
+
 static double onestage_s(const strata_serve_ar_in *in)
 {
     double b = (double)in->bytes, k = peers_per_link(in), link = store_bw(in);
-    return in->launch_s + 2 * in->link_lat + (link > 0 ? k * b / link : 0) +
+    return in->launch_s + VLLM_1STAGE_FLIGHTS * in->link_lat + (link > 0 ? k * b / link : 0) +
            (in->stream_bw > 0 ? 2 * b / in->stream_bw : 0);
 }
 
 static double twostage_s(const strata_serve_ar_in *in)
 {
     double b = (double)in->bytes, n = in->ranks, k = peers_per_link(in), link = store_bw(in);
-    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * k / n * b / link : 0) +
+    return in->launch_s + VLLM_2STAGE_FLIGHTS * in->link_lat + (link > 0 ? 2 * k / n * b / link : 0) +
            (in->stream_bw > 0 ? (1 + 3 / n) * b / in->stream_bw : 0);
 }
 

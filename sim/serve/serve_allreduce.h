@@ -36,8 +36,10 @@
  * MI300X's xGMI, each peer on its own link, the n-1 transfers in parallel):
  *   one-shot  launch + lat + k B / link + (n+2) B / stream
  *   two-shot  launch + 2 lat + 2 k/n B / link + 3 B / stream
- *   1-stage   launch + 2 lat + k B / link + 2 B / stream
- *   2-stage   launch + 2 lat + 2 k/n B / link + (1 + 3/n) B / stream
+ *   1-stage   launch + 4 lat + k B / link + 2 B / stream
+ *   2-stage   launch + 6 lat + 2 k/n B / link + (1 + 3/n) B / stream
+ *   (vLLM's kernels read their peers' data: each phase of loads begins
+ *   with a round trip, two latencies, besides a flight per barrier)
  *   (eager)   + launch + 2 B / stream (vllm-custom's staging copy)
  * TensorRT-LLM's one-shot and two-shot kernels run the layer's fused
  * residual add + RMSNorm (+ FP8 quantization) in their epilogue
