@@ -11,6 +11,7 @@
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_triton_gemm.h"
+#include "serve/serve_mla_prefill_v07.h"
 #include "serve/serve_mla_kernels.h"
 
 struct strata_serve_cost {
@@ -130,6 +131,7 @@ static double linear(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_
                                      strata_hw_compute_flops(c->hw, c->unit, STRATA_DTYPE_F32), c->mem_bw, &tg);
     return fmax(fmax(tg.s, kc.compute_s), c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0) + kc.fixed_s;
 }
+static double linear_cb(const void *c, uint64_t m, uint64_t k, uint64_t n) { return linear(c, m, k, n); }
 
 /* An m x k x n product whose weight stays in bf16 under narrower weights (the model's own dtype when that is 2
  * bytes or more): the LM head, which ModelOpt exports every 8-bit (and 4-bit) checkpoint without quantizing
@@ -277,9 +279,7 @@ void strata_serve_cost_set_collectives(strata_serve_cost *c, strata_serve_coll *
 }
 
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k) { c->decode = k; }
-
 void strata_serve_cost_set_sustained(strata_serve_cost *c, const strata_hw *s) { c->sustained = s; forget_dense(c); }
-
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on) { c->fa3_prefill = on; }
 void strata_serve_cost_set_fa2_attention(strata_serve_cost *c, bool on) { c->fa2 = on; }
 void strata_serve_cost_set_triton_moe(strata_serve_cost *c, bool on, const strata_serve_triton_moe_configs *cfg)
@@ -303,10 +303,8 @@ void strata_serve_cost_set_moe_gate(strata_serve_cost *c, const strata_serve_moe
 { c->gate = g; forget_dense(c); }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = on; forget_dense(c); }
-
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 { c->ar = a; forget_dense(c); } /* they hold the all-reduces */
-
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
                                              bool embed_allreduce)
 {
@@ -566,7 +564,8 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
                             linear(c, a, heads * lkv, m->hidden) + block_quant(c, a, heads * lkv)
                       : 0;
     return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
-           block_quant(c, e, heads * v) + folded;
+           block_quant(c, e, heads * v) + folded + (c->mla_absorb ? strata_serve_mla_v07_a_proj_extra_s(linear_cb, c,
+           c->hw, c->unit, e, m->hidden, lq, lkv + r, block_quant(c, e, m->hidden)) : 0); /* serve_mla_prefill_v07.h */
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens through the attention projections, norms and the
@@ -619,8 +618,10 @@ static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *
 {
     const strata_model_shape *s = &c->s;
     uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
-    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + v) / 2, heads};
-    return linear(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + (c->mla_absorb ? nope + r : v)) / 2, heads};
+    return linear(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, 1) +
+           (c->mla_absorb ? strata_serve_mla_v07_prefill_passes_s(pass_cb, c, ch->tokens, ch->context, heads, nope, r,
+                                                                  v, act_bytes(c)) : 0); /* serve_mla_prefill_v07.h */
 }
 
 static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)

@@ -182,7 +182,10 @@ void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_
  * quantized per token group, then the block-FP8 GEMM) and torch.matmul(q_c, W_QR), its output as
  * _v_up_proj_and_o_proj (W_UV_O likewise, then the TP all-reduce o_proj's would have run); prefills keep q_proj,
  * kv_b_proj and o_proj. At DeepSeek-V3 TP8 a layer's decode reads 74.4 MB of these weights against 23.6 MB for q_b,
- * W_UK, W_UV and o_proj (docs/serving.md, wave 39). Not under attention DP; a model without q_lora_rank: unchanged. */
+ * W_UK, W_UV and o_proj (docs/serving.md, wave 39). Not under attention DP; a model without q_lora_rank: unchanged.
+ * The same class's prefill (0.7.3, serve_mla_prefill_v07.h): q_a_proj and kv_a_proj_with_mqa apart (kv_a as the
+ * Triton block GEMM on CUDA) with a quantization each, the PyTorch RoPE, k's concatenation, v padded to q's width
+ * for the flash op (its PV at nope + rope wide) and the output's slice copied, on the prefill tokens. */
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost
