@@ -221,12 +221,18 @@ static bool case_measure(strata_published_case *c, const strata_keyfile *kf, con
 {
     char *measured = required(kf, group, "measured", err);
     bool ok = measured != NULL;
-    if (ok && !parse_measured(c->metric, measured, &c->measured))
-        ok = bad_key(kf, group, "measured",
-                     metric_is_time(c->metric) ? "expected a time above 0 such as 3.6s"
-                     : c->metric > STRATA_PUBLISHED_BUSBW ? "expected a rate above 0 such as 6744tok/s or 37.03req/s"
-                                                          : "expected a bandwidth above 0 such as 9.6GB/s",
-                     err);
+    if (ok && !parse_measured(c->metric, measured, &c->measured)) {
+        /* the unit the metric takes named (request-throughput's 5tok/s was told "such as 6744tok/s or
+         * 37.03req/s"), and what was given */
+        const char *rate_req = "expected a rate above 0 in req/s (request-throughput's unit) such as 37.03req/s";
+        const char *rate_tok = "expected a rate above 0 in tok/s (output-throughput's unit) such as 6744tok/s";
+        char *what = g_strdup_printf("%s, got '%s'", metric_is_time(c->metric) ? "expected a time above 0 such as 3.6s"
+                                     : c->metric == STRATA_PUBLISHED_SERVE_REQ_S        ? rate_req
+                                     : c->metric == STRATA_PUBLISHED_SERVE_OUTPUT_TOK_S ? rate_tok
+                                     : "expected a bandwidth above 0 such as 9.6GB/s", measured);
+        ok = bad_key(kf, group, "measured", what, err);
+        g_free(what);
+    }
     const char *range = ok ? measured_range(c->metric, c->measured) : NULL;
     if (range) {
         char *what = g_strdup_printf("%s, got %s", range, measured);
@@ -425,8 +431,13 @@ static bool case_count(const strata_keyfile *kf, const char *group, const char *
         return !strata_keyfile_has_key(kf, group, key) || bad_key(kf, group, key, only, err);
     char *text = required(kf, group, key, err);
     bool ok = text != NULL;
-    if (ok && !(strata_parse_u64(text, value, NULL) && *value > 0 && *value <= UINT32_MAX))
-        ok = bad_key(kf, group, key, "expected a whole number of tokens from 1", err);
+    if (ok && !(strata_parse_u64(text, value, NULL) && *value > 0 && *value <= UINT32_MAX)) {
+        /* the bound and the value named (tokens = 99999999999 was told "from 1") */
+        char *what = g_strdup_printf("expected a whole number of tokens from 1 to 4294967295 (2^32 - 1), got '%s'",
+                                     text);
+        ok = bad_key(kf, group, key, what, err);
+        g_free(what);
+    }
     g_free(text);
     return ok;
 }

@@ -7,8 +7,8 @@
  * and parsed with `strata serve`'s own options (serve/serve_args.h), less
  * those a case does not read (refused: --sweep, --json, --timeline, and
  * --hw, which is the case's hw=); a relative --requests or --model-file is taken
- * from the case file's folder, as hw= is. The figure is the first --kv
- * scheme's (paged by default). A moe-layer case takes the model, --tp
+ * from the case file's folder, as hw= is. The figure is one run's, of one
+ * --kv scheme (paged by default; a list or all is refused). A moe-layer case takes the model, --tp
  * and --attention-dp from the same options and times one MoE layer's
  * fused routed experts on its tokens (serve_cost.h), with no stream; a
  * decode-attention case, one layer's attention over its decodes, with
@@ -125,6 +125,44 @@ static void from_case_dir(char **path, const char *where)
     g_free(file);
 }
 
+/* Whether the option e writes was given (strata_serve_args_entries sets its integers to STRATA_SERVE_UNSET). */
+static bool entry_given(const GOptionEntry *e)
+{
+    switch (e->arg) {
+    case G_OPTION_ARG_NONE:
+        return *(gboolean *)e->arg_data;
+    case G_OPTION_ARG_INT:
+        return *(gint *)e->arg_data != STRATA_SERVE_UNSET;
+    case G_OPTION_ARG_STRING_ARRAY:
+    case G_OPTION_ARG_FILENAME_ARRAY:
+        return *(char ***)e->arg_data != NULL;
+    default:
+        return *(char **)e->arg_data != NULL;
+    }
+}
+
+/* A moe-layer or decode-attention case is one cost model's figure (cost_child): it reads the model (--model,
+ * --model-file, --config, --set), --tp, --attention-dp and --hw-set, and a decode-attention case --engine's
+ * decode kernel; --requests and --poisson are refused by cost_child, -q prints nothing either way. Any other
+ * option was parsed and dropped at exit 0 (--clock peak, --engine-release 0.6.6, --kv all, --concurrency 3: the
+ * same figure); refused, named. Options added to `strata serve` later are refused here until read. */
+static bool cost_case_options(const strata_published_case *c, const GOptionEntry *entries, GError **err)
+{
+    static const char *const read[] = {"model", "model-file", "config", "set", "tp", "attention-dp", "hw-set",
+                                       "requests", "poisson", "quiet", NULL};
+    bool decode = c->metric == STRATA_PUBLISHED_DECODE_ATTENTION;
+    for (const GOptionEntry *e = entries; e->long_name; e++) {
+        if (!entry_given(e) || g_strv_contains(read, e->long_name) || (decode && !strcmp(e->long_name, "engine")))
+            continue;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--%s: a %s case is one cost model's figure, no "
+                    "serving run: expected only --model, --model-file, --config, --set, --tp, --attention-dp"
+                    "%s, which it reads", e->long_name, decode ? "decode-attention" : "moe-layer",
+                    decode ? ", --hw-set and --engine (its decode kernel)" : " and --hw-set");
+        return false;
+    }
+    return true;
+}
+
 static bool parse_options(const strata_published_case *c, strata_serve_args *a, GError **err)
 {
     char **words = NULL;
@@ -161,6 +199,9 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
                     "file: expected no --sweep, --json, --timeline or --hw", unread);
         ok = false;
     }
+    bool cost = c->metric == STRATA_PUBLISHED_MOE_LAYER || c->metric == STRATA_PUBLISHED_DECODE_ATTENTION;
+    if (ok && cost)
+        ok = cost_case_options(c, entries, err);
     g_option_context_free(ctx);
     g_free(entries);
     g_strfreev(argv);
@@ -232,8 +273,13 @@ char *strata_published_serve_child(const strata_published_case *c)
     if (c->metric == STRATA_PUBLISHED_MOE_LAYER || c->metric == STRATA_PUBLISHED_DECODE_ATTENTION) {
         line = parse_options(c, &a, &err) ? cost_child(c, &a) : NULL;
     } else if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
-        r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0), NULL,
-                             &err);
+        /* one run, the first scheme's: --kv all or a list ran no other (each parsed, dropped at exit 0) */
+        if (set.schemes->len > 1)
+            g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv %s: a case is one run: expected one KV "
+                        "scheme, got %u", a.kv, set.schemes->len);
+        else
+            r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0),
+                                 NULL, &err);
         if (r)
             strata_serve_report_refused(stderr, c->where, r, set.stream, &set.config, set.model.max_model_len);
         double v = r ? metric_value(c->metric, r) : NAN;
