@@ -108,7 +108,9 @@ char *strata_serve_model_presets(void)
 
 bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *value, GError **err)
 {
-    return serve_field_set(keys, m, "model key", key, value, err);
+    bool ok = serve_field_set(keys, m, "model key", key, value, err);
+    m->max_model_len_given |= ok && strcmp(key, "max_model_len") == 0;
+    return ok;
 }
 
 /* "k=v k=v" into m (presets: a bad one is a bug). */

@@ -55,6 +55,7 @@ typedef struct strata_serve_model {
     uint32_t weight_block;          /* under an 8-bit dtype, block-scaled FP8 weights: the scale block's side (128:
                                      * 128 x 128 weight and 1 x 128 activation scales); 0: one scale a tensor */
     uint32_t max_model_len;         /* longest sequence served */
+    bool max_model_len_given;       /* a preset, model file or --set gave max_model_len (false: the default 8192) */
     uint32_t max_positions;         /* a config.json's max_position_embeddings where vLLM derives max_model_len
                                      * from it (model_config.h strata_model_config_max_positions): max_model_len
                                      * at most this (0: no bound) */

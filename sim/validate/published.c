@@ -46,6 +46,7 @@ static void case_free(gpointer p)
     g_free(c->set_where);
     g_free(c->serve);
     g_free(c->serve_where);
+    g_free(c->context_where);
     g_free(c);
 }
 
@@ -422,19 +423,19 @@ static bool add_case(strata_published *set, strata_published_case *c, GError **e
     return true;
 }
 
-/* A whole number from 1 to 2^32 - 1 under key, required when `wanted`,
- * refused (`only` saying which metrics take it) when not. */
+/* A whole number from 1 to max (its name: bound) under key, required when
+ * `wanted`, refused (`only` saying which metrics take it) when not. */
 static bool case_count(const strata_keyfile *kf, const char *group, const char *key, bool wanted, const char *only,
-                       uint64_t *value, GError **err)
+                       uint64_t max, const char *bound, uint64_t *value, GError **err)
 {
     if (!wanted)
         return !strata_keyfile_has_key(kf, group, key) || bad_key(kf, group, key, only, err);
     char *text = required(kf, group, key, err);
     bool ok = text != NULL;
-    if (ok && !(strata_parse_u64(text, value, NULL) && *value > 0 && *value <= UINT32_MAX)) {
+    if (ok && !(strata_parse_u64(text, value, NULL) && *value > 0 && *value <= max)) {
         /* the bound and the value named (tokens = 99999999999 was told "from 1") */
-        char *what = g_strdup_printf("expected a whole number of tokens from 1 to 4294967295 (2^32 - 1), got '%s'",
-                                     text);
+        char *what = g_strdup_printf("expected a whole number of tokens from 1 to %" G_GUINT64_FORMAT " (%s), got "
+                                     "'%s'", max, bound, text);
         ok = bad_key(kf, group, key, what, err);
         g_free(what);
     }
@@ -443,13 +444,23 @@ static bool case_count(const strata_keyfile *kf, const char *group, const char *
 }
 
 /* tokens= of a moe-layer or decode-attention case, context= of the
- * latter (and of no other). */
+ * latter (and of no other). tokens at most 2^24 (16,777,216): a
+ * decode-attention case holds a 16 B chunk a decode (published_serve.c
+ * decode_attention: 2^24 are 256 MiB; 2^32 - 1 were 64 GiB, g_new's abort,
+ * not exit 2), the bound --kv-blocks takes (serve_args.c); a moe-layer
+ * case's tokens are one forward pass's, far below it (the shipped cases
+ * reach 16,384). context: at most 2^32 - 1 (the cost model's uint32 chunk
+ * length), and at most the model's max_model_len where the model gives
+ * one (published_serve.c cost_child, once serve= has named the model). */
 static bool case_tokens(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
 {
     bool decode = c->metric == STRATA_PUBLISHED_DECODE_ATTENTION;
+    if (decode && strata_keyfile_has_key(kf, group, "context"))
+        c->context_where = strata_keyfile_where(kf, group, "context");
     return case_count(kf, group, "tokens", decode || c->metric == STRATA_PUBLISHED_MOE_LAYER,
-                      "only metrics moe-layer and decode-attention take tokens", &c->tokens, err) &&
-           case_count(kf, group, "context", decode, "only metric decode-attention takes context", &c->context, err);
+                      "only metrics moe-layer and decode-attention take tokens", 1u << 24, "2^24", &c->tokens, err) &&
+           case_count(kf, group, "context", decode, "only metric decode-attention takes context", UINT32_MAX,
+                      "2^32 - 1", &c->context, err);
 }
 
 static bool case_read(strata_published *set, const strata_keyfile *kf, const char *group, const char *name,

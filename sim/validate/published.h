@@ -38,9 +38,11 @@
  *              strata_serve_cost_attention), the decode kernel that of
  *              serve='s --engine (serve_decode.h), no request stream
  *   tokens   = the tokens of a moe-layer case, the decodes of a
- *              decode-attention case (required there, refused elsewhere)
+ *              decode-attention case (required there, refused elsewhere;
+ *              1 to 2^24)
  *   context  = each decode's context in a decode-attention case (required
- *              there, refused elsewhere)
+ *              there, refused elsewhere; 1 to 2^32 - 1, and at most the
+ *              max_model_len the model gives, where it gives one)
  *   set      = optional: overrides of the hardware model, as `--set` takes
  *              them, separated by spaces ("hardware.devices=32
  *              interconnect.nvlink.nccl_algo=Ring"): a run's configuration
@@ -114,6 +116,7 @@ typedef struct strata_published_case {
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */
     uint64_t tokens;             /* moe-layer: the layer's tokens; decode-attention: its decodes */
     uint64_t context;            /* decode-attention only: each decode's context */
+    char *context_where;         /* "FILE:LINE" of context=, or NULL: the model's bound on it names it */
     double measured;             /* SI: seconds or bytes per second */
     double simulated;            /* same unit; NAN until simulated (and when out of memory) */
     bool out_of_memory;          /* the model ran out of memory: a result, no error figure */

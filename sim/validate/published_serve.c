@@ -230,6 +230,21 @@ static double decode_attention(const strata_published_case *c, const strata_serv
     return v;
 }
 
+/* A decode-attention case's context past the model's longest sequence, the error line naming context='s line;
+ * NULL when within it or when the model gives none. The bound: the max_model_len its preset, model file or --set
+ * gives, else a config.json's derived length (max_position_embeddings, serve_model.h max_positions); strata's
+ * serving default 8192 is no model's: the shipped Llama 3.x cases (decode-attention*.ini, presets without
+ * max_model_len) decode at up to 131,072 tokens, Llama 3.1's context. */
+static char *context_past_model(const strata_published_case *c, const strata_serve_model *m)
+{
+    uint32_t limit = m->max_model_len_given ? m->max_model_len : m->max_positions;
+    if (c->metric != STRATA_PUBLISHED_DECODE_ATTENTION || !limit || c->context <= limit)
+        return NULL;
+    return g_strdup_printf("error %s: [case %s] context: expected at most %u tokens, the max_model_len of %s (serve= "
+                           "on %s), got %" G_GUINT64_FORMAT, c->context_where, c->name, limit, m->name,
+                           c->serve_where, c->context);
+}
+
 /* A moe-layer case (one MoE layer's routed experts on c->tokens tokens)
  * or a decode-attention case: a cost model's figure, no request stream. */
 static char *cost_child(const strata_published_case *c, const strata_serve_args *a)
@@ -245,6 +260,7 @@ static char *cost_child(const strata_published_case *c, const strata_serve_args 
         line = g_strdup_printf("error %s: serve: a %s case takes no request stream (--requests, --poisson)", c->serve_where,
                                moe ? "moe-layer" : "decode-attention");
     else if (strata_serve_args_tp(a, &tp, &err) && strata_serve_args_model(a, &m, &err) &&
+             !(line = context_past_model(c, &m)) &&
              (hw = strata_hw_load(c->hw, (const char *const *)a->hw_sets, &err)) &&
              (cost = strata_serve_cost_new(hw, &m, tp, a->attention_dp, 0, &err))) {
         double v = moe ? strata_serve_cost_moe_experts(cost, c->tokens, NULL) : decode_attention(c, a, cost, &err);
