@@ -120,9 +120,12 @@ typedef struct strata_coll_step {
     uint32_t conn_lane;
     /* With a connection's lane: the proxy's work a step of the connection
      * (coll_kit.h coll_wire net_proxy_s, hw/nccl_proxy_floor.h), run on
-     * that lane before the step's own fixed cost and without waiting for
-     * the step's source, so the connection's steps start at least proxy_s
-     * apart and a step whose data comes later pays nothing; 0: none */
+     * that lane without waiting for the step's source (a step with a fixed
+     * cost: then for its source), recorded as the step's post, so the
+     * connection's posts are at least proxy_s apart and a step whose data
+     * comes later pays nothing; the step's own fixed cost then runs on
+     * its lane after the post, beside the next posts (wave 47); a phase's
+     * round lasts at least proxy_s (spmd_phase.c); 0: none */
     double proxy_s;
     /* A slotted step that waits for its own ring only (NCCL's ring
      * all-reduce on LL and LL128 across domains under nccl_ring_wait =

@@ -28,13 +28,31 @@
  * while the NIC moves earlier steps: it paces the steps, it does not add
  * to a step that waits for its data anyway.
  *
- * Scope: the floor is computed for every protocol and ring or tree, but
- * the schedule applies it only where a step has a connection lane: the
- * LL and LL128 ring all-reduce across nodes (coll_kit_tiers.c); Simple
- * rings, trees, all-gather and reduce-scatter rings are not paced. The
- * pace runs before the step's own fixed cost on the lane (spmd.c), which
- * already holds the proxy's posting (net_step_s): a few us counted twice
- * on the forced 2 x 8 ring (200.2 us at 1 MiB against 14 + 30 x 6 = 194).
+ * The pace spaces a connection's posts, not its deliveries (wave 47): the
+ * thread isends a step and moves on (net.cc v2.27.7-1 l. 1210-1214,
+ * `transmitted` advances; the step's completion is tested on a later
+ * pass, l. 1222-1233, with up to NCCL_STEPS in flight, l. 1162), so a
+ * step's flight (its fixed cost, net_step_s) runs beside the posts of the
+ * steps after it, as NCCL's model takes a step as max(intraLat,
+ * netOverhead), not their sum (tuning.cc l. 347-355). spmd.c fixed_cost
+ * runs the pace on the connection's lane and the step's fixed cost on its
+ * own lane after the post (wave 46 ran both on the connection's lane:
+ * 200.2 us on the forced 2 x 8 ring at 1 MiB, now 198.2 against 14 + 30 x
+ * 6 + 2 = 196).
+ *
+ * Scope: the same thread progresses every network connection, whatever
+ * the pattern (proxy.cc v2.27.7-1 ncclProxySaveOp l. 577-704: rings,
+ * trees up and down, PAT, p2p; l. 417 each op's progress is its
+ * connection's transport's, net.cc l. 1749-1750 sendProxyProgress and
+ * recvProxyProgress for every network connection), and RCCL's is the
+ * same code (ROCm/rccl @0cbce2a7 src/transport/net.cc sendProxyProgress
+ * l. 1123-1340, window l. 1181, isend l. 1226, test l. 1254-1263; its
+ * tuning.cc getNetOverhead l. 294-301, the ring's floor l. 446-452). The
+ * floor is computed for every protocol and ring or tree, but the schedule
+ * applies it only where a step has a connection lane: the LL and LL128
+ * ring all-reduce across nodes (coll_kit_tiers.c); Simple rings, trees,
+ * all-gather and reduce-scatter rings, and RCCL's rings, have no
+ * connection lane and are not paced (docs/clusters.md, wave 47).
  *
  * Invariant: a pure function; 0 for one node.
  */

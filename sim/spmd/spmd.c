@@ -293,7 +293,12 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
  * connection's steps in order), on that lane, once p has received what
  * the step forwards, after the connection's earlier costs, then recorded;
  * and the copy of every step of the connection waits for the latest such
- * record (the collective's start records it first). */
+ * record (the collective's start records it first). A paced connection
+ * (proxy_s) holds its proxy's posts on that lane instead: the pace, then
+ * (a step with a fixed cost) the wait for p, recorded as the step's post;
+ * its fixed cost (the flight after the post) runs on the step's own lane
+ * once posted, so the next post follows this one by the pace, not by the
+ * pace and the flight (coll_sched.h proxy_s, docs/clusters.md wave 47). */
 static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t p, bool charged)
 {
     uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
@@ -301,6 +306,16 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
     if (paced) {
         emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->proxy_s * 1e12)};
         g_array_append_val(s->emits, d);
+        if (st->delay_s > 0)
+            wait_source(s, q, lane, p, st, false);
+        push(s, EM_RECORD, q, lane, q, lane);
+        push(s, EM_WAIT, q, st->lane, q, lane);
+        if (st->delay_s > 0) {
+            emit f = {.kind = EM_DELAY, .device = q, .lane = st->lane,
+                      .bytes = (uint64_t)llround(st->delay_s * 1e12)};
+            g_array_append_val(s->emits, f);
+        }
+        return;
     }
     if (st->delay_s > 0 && charged) {
         if (st->conn_lane)
@@ -308,7 +323,7 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
         emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
         g_array_append_val(s->emits, d);
     }
-    if (st->conn_lane && ((st->delay_s > 0 && charged) || paced))
+    if (st->conn_lane && st->delay_s > 0 && charged)
         push(s, EM_RECORD, q, lane, q, lane);
     if (st->conn_lane)
         push(s, EM_WAIT, q, st->lane, q, lane);
