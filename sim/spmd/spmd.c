@@ -330,20 +330,19 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
  * NCCL's QP sends a connection's steps in post order (net.cc v2.27.7-1
  * l. 1210: one isend a step on the connection's comm), so a step's bytes
  * go on the wire before the next post's, not beside them; the lane's
- * end-of-round record covers copy and cost, and a fused reduction (lane
- * + 1) waits for both, as it waited for the cost before its copy. Where
- * the NIC is not shared the receipt comes as late as with the cost
- * first. */
+ * end-of-round record covers copy and cost, which the next step from q
+ * waits for (wait_source). A fused reduction (lane + 1) starts at the
+ * copy's end, beside the cost, and the step that forwards its result
+ * waits for both lanes: max(cost, reduction), which is main's figure
+ * where the NIC is not shared (holding the reduction after the cost
+ * needs a record mid-round, which later waits on this lane would bind
+ * to; docs/clusters.md wave 47). */
 static void flight_after_copy(spmd *s, const strata_coll_step *st, uint32_t q, bool charged)
 {
     if (!(st->conn_lane && st->proxy_s > 0 && charged && st->delay_s > 0))
         return;
     emit f = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
     g_array_append_val(s->emits, f);
-    if (st->reduce && st->fused) {
-        push(s, EM_RECORD, q, st->lane, q, st->lane);
-        push(s, EM_WAIT, q, st->lane + 1, q, st->lane);
-    }
 }
 
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
