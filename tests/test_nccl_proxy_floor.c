@@ -104,17 +104,21 @@ static double forced_ring_s(const char *bytes)
  * earliest and crosses the 2 us route (2 links of 1 us): >= 196 us. Its
  * 2.9 KB at 50 GB/s and the last hops' waits add a few us, not 10 (the
  * run without the floor took 84.3 us). Since wave 47 the pace spaces a
- * connection's posts, not its deliveries: a step on the critical chunk's
- * path (its fixed cost D = NCCL's 4 us hwLat[NET] LL128 less the 2 us
- * route) flies D after its post while the proxy posts the next step a pace
- * after it (net.cc v2.27.7-1 l. 1210-1214: isend, then `transmitted`
- * advances and the thread moves on; the test of its completion, l.
- * 1222-1233, comes on a later pass), so D no longer sits between two posts
- * of the connection: wave 46's 200.2 us (196 + D + 2.2 of the last hops)
- * is D lower, under 200 us. 8 MiB: a step's 23.3 KB (8 MiB /
+ * connection's posts, not its deliveries (net.cc v2.27.7-1 l. 1210-1214:
+ * isend, then `transmitted` advances and the thread moves on; the test of
+ * its completion, l. 1222-1233, comes on a later pass), and a step's fixed
+ * cost D (NCCL's 4 us hwLat[NET] LL128 less the 2 us route: 2 us) follows
+ * its copy on the step's lane (spmd.c flight_after_copy: the QP sends a
+ * connection's steps in post order). Upper bound by hand: the last post at
+ * 194 us (the data is there long before: 84.3 us without the floor), its
+ * copy 2.9 KB / 50 GB/s = 0.06 us plus the 2 us route, then D = 2 us:
+ * 198.06 us; what follows (the last reduction of 2.9 KB and the node's
+ * NVLink hops, at hundreds of GB/s) is well under 1 us, so < 200 us.
+ * Wave 46's order (D on the connection's lane between two posts) gave
+ * 200.2 us, which this bound rejects. 8 MiB: a step's 23.3 KB (8 MiB /
  * 384 x 128 / 120) three times on a NIC takes 1.4 us, below 6: the floor
- * still sets the pace, the time within 3 us of 1 MiB's (the run: 156.9 and
- * 177.8 us). */
+ * still sets the pace, and the last copy's 23.3 KB at 50 GB/s (0.47 us
+ * against 0.06) adds well under 3 us (the run: 198.2 and 199.4 us). */
 START_TEST(forced_ring_is_paced_by_the_proxy)
 {
     double one = forced_ring_s("1MiB"), eight = forced_ring_s("8MiB");

@@ -123,9 +123,11 @@ typedef struct strata_coll_step {
      * that lane without waiting for the step's source (a step with a fixed
      * cost: then for its source), recorded as the step's post, so the
      * connection's posts are at least proxy_s apart and a step whose data
-     * comes later pays nothing; the step's own fixed cost then runs on
-     * its lane after the post, beside the next posts (wave 47); a phase's
-     * round lasts at least proxy_s (spmd_phase.c); 0: none */
+     * comes later pays nothing; the step's copy follows its post and its
+     * own fixed cost follows the copy on its lane, beside the next posts
+     * (wave 47, spmd.c flight_after_copy); a phase does not fold paced
+     * steps on the shipped schedules (their lanes change every round) and
+     * would not pace them; 0: none */
     double proxy_s;
     /* A slotted step that waits for its own ring only (NCCL's ring
      * all-reduce on LL and LL128 across domains under nccl_ring_wait =

@@ -36,7 +36,8 @@
  * steps after it, as NCCL's model takes a step as max(intraLat,
  * netOverhead), not their sum (tuning.cc l. 347-355). spmd.c fixed_cost
  * runs the pace on the connection's lane and the step's fixed cost on its
- * own lane after the post (wave 46 ran both on the connection's lane:
+ * own lane after its copy, which follows the post, so a connection's copies
+ * reach the NIC in post order (wave 46 ran both on the connection's lane:
  * 200.2 us on the forced 2 x 8 ring at 1 MiB, now 198.2 against 14 + 30 x
  * 6 + 2 = 196).
  *

@@ -296,9 +296,11 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
  * record (the collective's start records it first). A paced connection
  * (proxy_s) holds its proxy's posts on that lane instead: the pace, then
  * (a step with a fixed cost) the wait for p, recorded as the step's post;
- * its fixed cost (the flight after the post) runs on the step's own lane
- * once posted, so the next post follows this one by the pace, not by the
- * pace and the flight (coll_sched.h proxy_s, docs/clusters.md wave 47). */
+ * its copy waits for the post and its fixed cost (the flight) follows the
+ * copy on the step's own lane (flight_after_copy), so the next post
+ * follows this one by the pace, not by the pace and the flight, and a
+ * connection's copies reach the NIC in post order (coll_sched.h proxy_s,
+ * docs/clusters.md wave 47). */
 static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t p, bool charged)
 {
     uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
@@ -310,12 +312,7 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
             wait_source(s, q, lane, p, st, false);
         push(s, EM_RECORD, q, lane, q, lane);
         push(s, EM_WAIT, q, st->lane, q, lane);
-        if (st->delay_s > 0) {
-            emit f = {.kind = EM_DELAY, .device = q, .lane = st->lane,
-                      .bytes = (uint64_t)llround(st->delay_s * 1e12)};
-            g_array_append_val(s->emits, f);
-        }
-        return;
+        return; /* the fixed cost follows the copy (flight_after_copy) */
     }
     if (st->delay_s > 0 && charged) {
         if (st->conn_lane)
@@ -327,6 +324,25 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
         push(s, EM_RECORD, q, lane, q, lane);
     if (st->conn_lane)
         push(s, EM_WAIT, q, st->lane, q, lane);
+}
+
+/* A paced step's fixed cost (fixed_cost), on its lane after its copy:
+ * NCCL's QP sends a connection's steps in post order (net.cc v2.27.7-1
+ * l. 1210: one isend a step on the connection's comm), so a step's bytes
+ * go on the wire before the next post's, not beside them; the lane's
+ * end-of-round record covers copy and cost, which the next step from q
+ * waits for (wait_source). A fused reduction (lane + 1) starts at the
+ * copy's end, beside the cost, and the step that forwards its result
+ * waits for both lanes: max(cost, reduction), which is main's figure
+ * where the NIC is not shared (holding the reduction after the cost
+ * needs a record mid-round, which later waits on this lane would bind
+ * to; docs/clusters.md wave 47). */
+static void flight_after_copy(spmd *s, const strata_coll_step *st, uint32_t q, bool charged)
+{
+    if (!(st->conn_lane && st->proxy_s > 0 && charged && st->delay_s > 0))
+        return;
+    emit f = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
+    g_array_append_val(s->emits, f);
 }
 
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
@@ -384,6 +400,7 @@ static void plan_round(spmd *s)
                 for (int trip = 0; trip < (st->polled ? 2 : 1); trip++) /* a polled one: there and back */
                     g_array_append_val(s->emits, flag);
             }
+            flight_after_copy(s, st, q, rounds == 1);
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
             if (st->reduce) {
                 e.kind = EM_REDUCE;

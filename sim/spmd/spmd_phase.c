@@ -442,14 +442,9 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
         phase->rounds = k;
         /* a step that stays on its device and waits (a kernel's pace) holds
          * each round at least that long, which no link's share says */
-        for (guint i = first; i < end; i++) {
+        for (guint i = first; i < end; i++)
             if (steps[i].src == steps[i].dst && steps[i].delay_s > 0)
                 phase->round_time_ps = MAX(phase->round_time_ps, (uint64_t)llround(steps[i].delay_s * 1e12));
-            /* nor the proxy's pace: a paced connection posts one step a
-             * round, each at least proxy_s after the last (coll_sched.h) */
-            if (steps[i].proxy_s > 0)
-                phase->round_time_ps = MAX(phase->round_time_ps, (uint64_t)llround(steps[i].proxy_s * 1e12));
-        }
         for (int t = 0; t < 2; t++)
             if (hs[t].rounds) {
                 hs[t].rounds = k;
