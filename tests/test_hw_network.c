@@ -246,6 +246,40 @@ START_TEST(socket_link_caps_the_port)
 }
 END_TEST
 
+/* What a NIC delivers of payload below its line rate ([network]
+ * payload_bandwidth, wave 47): every link of the network carries it in
+ * place of the 50 GB/s: a device's port 48 GB/s; with 2 NICs a device,
+ * 2 x 48 = 96 GB/s; a shared NIC's port to its leaf 48 GB/s; a rail's
+ * uplink its 2 hosts' NICs, 2 x 48 = 96 GB/s. NCCL's search keeps the
+ * NIC's 50 GB/s. Beside a Gen4 x16 PCIe link (25.988585 GB/s) the lower:
+ * the PCIe link's. */
+START_TEST(payload_bandwidth_caps_the_links)
+{
+    strata_hw *hw = cluster("payload_bandwidth = 48GB/s\n", NULL);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 48e9);
+    strata_hw_nics nics;
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert(nics.bandwidth == 50e9);
+    strata_hw_free(hw);
+    hw = cluster("payload_bandwidth = 48GB/s\nnics = 2\n", NULL);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 96e9);
+    strata_hw_free(hw);
+    hw = cluster("payload_bandwidth = 48GB/s\ndevices_per_nic = 2\n", NULL);
+    ck_assert(strata_test_link(hw, "ib.nic5")->bandwidth == 48e9);
+    ck_assert(strata_test_link(hw, "ib@11")->bandwidth == 48e9);
+    strata_hw_free(hw);
+    const char *const set[] = {"network.ib.payload_bandwidth=48GB/s", NULL};
+    hw = cluster("topology = rails\nhosts_per_leaf = 2\n", set);
+    ck_assert(strata_test_link(hw, "ib@12")->bandwidth == 48e9);
+    ck_assert(strata_test_link(hw, "ib.up3")->bandwidth == 2 * 48e9);
+    strata_hw_free(hw);
+    hw = cluster("payload_bandwidth = 48GB/s\npcie_generation = 4\npcie_lanes = 16\n", NULL);
+    ck_assert_msg(fabs(strata_test_link(hw, "ib@3")->bandwidth - 25.988585e9) < 1e3, "%.0f",
+                  strata_test_link(hw, "ib@3")->bandwidth);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static void fails(const char *more, const char *want)
 {
     char *head = g_strdup_printf(CLUSTER, "");
@@ -278,6 +312,8 @@ START_TEST(bad_input)
           "t.ini:25: [network ib] pcie_lanes: expected 1, 2, 4, 8, 16 or 32 lanes, got 12");
     fails("socket_link_bandwidth = 0GB/s\n", "t.ini:24: [network ib] socket_link_bandwidth: expected a positive "
           "bandwidth such as 16GB/s, got '0GB/s'");
+    fails("payload_bandwidth = 51GB/s\n", "t.ini:24: [network ib] payload_bandwidth: expected at most bandwidth "
+          "(5e+10 B/s: the payload a NIC delivers cannot exceed its line rate), got 5.1e+10 B/s");
     GError *err = NULL;
     char *text = g_strdup_printf(CLUSTER, "");
     const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
@@ -314,6 +350,7 @@ static Suite *suite(void)
     tcase_add_test(tc, shared_nics);
     tcase_add_test(tc, nic_pcie_link_caps_the_port);
     tcase_add_test(tc, socket_link_caps_the_port);
+    tcase_add_test(tc, payload_bandwidth_caps_the_links);
     tcase_add_test(tc, nics_on_hosts);
     tcase_add_test(tc, slices_and_overrides);
     tcase_add_test(tc, bad_input);

@@ -40,6 +40,13 @@
  * link and strata does not share it (review, wave 45: not modelled).
  * Volta/Ampere's nccl_gdr_flush is still charged with the key set
  * (NCCL flushes GDR receives only; Hopper has no flush).
+ * payload_bandwidth (wave 47): what one NIC delivers of payload a
+ * direction where a public measurement gives it below the line rate (the
+ * wire's framing, the NIC's host interface): every link of the network
+ * (a device's port, a shared NIC's port, the uplinks) carries it in place
+ * of `bandwidth`; NCCL's search still sees `bandwidth`, the port speed
+ * the NIC reports (NVIDIA/nccl src/graph/topo.cc counts a NIC at its
+ * speed / 8000).
  *
  * Site graph (hw_site.c): NIC vertices, then leaves, then the spine, as
  * switches. An uplink's edge costs one more than its link, so that traffic
@@ -82,6 +89,9 @@ const strata_key_def hw_network_keys[] = {
     {"nccl_ib_qps_per_connection", false, "queue pairs of each NCCL connection over this network "
                                           "(NCCL_IB_QPS_PER_CONNECTION), 1 to 16 (default 1): each a flow to ecmp"},
     {"qps_per_connection", false, "the old name of nccl_ib_qps_per_connection (read as it, with a note)"},
+    {"payload_bandwidth", false, "per NIC and direction, the payload one NIC delivers at most, a measured figure "
+                                 "below its line rate (framing, host interface), at most bandwidth; the network's "
+                                 "links carry it, NCCL's search still sees bandwidth (default: bandwidth)"},
     {"pcie_generation", false, "the PCIe generation of the link a device's (or host's) NICs sit on, 3 to 6 "
                                "(with pcie_lanes; default: none, the NICs' own bandwidth)"},
     {"pcie_lanes", false, "the width of that PCIe link: 1, 2, 4, 8, 16 or 32 lanes (with pcie_generation)"},
@@ -104,6 +114,7 @@ struct hw_network {
     uint32_t pcie_generation, pcie_lanes; /* 0, 0: no PCIe link given */
     double socket_link;                   /* socket_link_bandwidth; 0: none */
     double bandwidth, latency, oversubscription;
+    double payload;                       /* payload_bandwidth; 0: bandwidth */
 };
 
 /* NCCL_IB_QPS_PER_CONNECTION of the runs: nccl_ib_qps_per_connection, named as the nccl_* keys that give
@@ -151,11 +162,18 @@ static bool get_pcie(const hw_load_ctx *ctx, hw_network *n, GError **err)
     return true;
 }
 
-/* What a device's (or host's) NICs carry a direction: their bandwidth, or
+/* What a device's (or host's) NICs put on the wire a direction: their
+ * payload_bandwidth where given, else their bandwidth. */
+static double wire_rate(const hw_network *n)
+{
+    return (n->payload > 0 ? n->payload : n->bandwidth) * n->nics;
+}
+
+/* What a device's (or host's) NICs carry a direction: their wire rate, or
  * their PCIe link's data rate or the sockets' link where lower. */
 static double port_rate(const hw_network *n)
 {
-    double port = n->bandwidth * n->nics;
+    double port = wire_rate(n);
     if (n->socket_link > 0)
         port = MIN(port, n->socket_link);
     if (!n->pcie_generation)
@@ -163,6 +181,21 @@ static double port_rate(const hw_network *n)
     strata_pcie_config cfg = {.generation = n->pcie_generation, .lanes = n->pcie_lanes,
                               .max_payload = NIC_PCIE_MPS, .max_read_request = NIC_PCIE_MRRS};
     return MIN(port, strata_pcie_data_rate(&cfg));
+}
+
+/* payload_bandwidth: a bandwidth no higher than the NIC's line rate. */
+static bool get_payload(const hw_load_ctx *ctx, hw_network *n, GError **err)
+{
+    if (!strata_keyfile_has_key(ctx->k, n->group, "payload_bandwidth"))
+        return true;
+    if (!hw_get_bandwidth(ctx, n->group, "payload_bandwidth", &n->payload, err))
+        return false;
+    if (n->payload > n->bandwidth) {
+        hw_fail(ctx, err, n->group, "payload_bandwidth", "expected at most bandwidth (%g B/s: the payload a NIC "
+                "delivers cannot exceed its line rate), got %g B/s", n->bandwidth, n->payload);
+        return false;
+    }
+    return true;
 }
 
 static bool get_oversubscription(const hw_load_ctx *ctx, hw_network *n, GError **err)
@@ -246,7 +279,8 @@ static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_networ
         !get_qps(ctx, n, err) ||
         !get_oversubscription(ctx, n, err) || !get_routing(ctx, n, err) || !get_pcie(ctx, n, err) ||
         (strata_keyfile_has_key(ctx->k, n->group, "socket_link_bandwidth") &&
-         !hw_get_bandwidth(ctx, n->group, "socket_link_bandwidth", &n->socket_link, err)))
+         !hw_get_bandwidth(ctx, n->group, "socket_link_bandwidth", &n->socket_link, err)) ||
+        !get_payload(ctx, n, err))
         return false;
     return check_counts(ctx, hw, n, err);
 }
@@ -367,7 +401,7 @@ void hw_network_build(strata_hw *hw, const hw_network *n)
 {
     uint32_t per_host = nics_per_host(hw, n), leaves = leaf_count(hw, n);
     uint32_t groups = hw->hosts / n->hosts_per_leaf, spine = 0, nic = 0;
-    double port = n->bandwidth * n->nics, pcie_port = port_rate(n); /* a device's own link: its PCIe's cap */
+    double port = wire_rate(n), pcie_port = port_rate(n); /* a device's own link: its PCIe's cap */
     uint32_t *leaf_at = g_new(uint32_t, leaves);
     for (uint32_t l = 0; l < leaves; l++) {
         char *name = g_strdup_printf("%s.leaf%u", n->name, l);
