@@ -402,6 +402,14 @@ START_TEST(nccl_219_chunks_by_calc_p2p_chunk_size)
     ck_assert_uint_eq(beg, 64u << 10);
     ck_assert_uint_eq(end, 100u << 10);
     ck_assert(!strata_nccl_p2p_ll(&p, 100u << 10));
+    /* 80 KiB: max(64 KiB, 20 KiB) = 64 KiB: chunks of 64 KiB and 16 KiB.
+     * NCCL's addP2pToPlan decides LL per chunk (the 16 KiB tail LL);
+     * strata's one protocol for the send is its first chunk's: Simple
+     * (known difference (b), nccl_p2p.h) */
+    ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 80u << 10), 2);
+    strata_nccl_p2p_bounds(&p, 2, 1, 80u << 10, &beg, &end);
+    ck_assert_uint_eq(end - beg, 16u << 10);
+    ck_assert(!strata_nccl_p2p_ll(&p, 80u << 10));
     /* 16 KiB: one chunk of 16 KiB (min(bytes, 64 KiB)), at most 16384: LL */
     ck_assert_uint_eq(strata_nccl_p2p_parts(&p, 16u << 10), 1);
     ck_assert(strata_nccl_p2p_ll(&p, 16u << 10));

@@ -92,7 +92,9 @@ void strata_nccl_p2p_init(const strata_nccl_comm *c, uint32_t local_channels, st
     while ((uint64_t)out->min_channels * c->ranks > out->p2p_channels && out->min_channels > 1)
         out->min_channels /= 2;
     /* v2.19.3-1 enqueue.cc l. 626-627: on one node, nChannelsMax halved
-     * while x nRanks > 4 x p2pnChannels */
+     * while x nRanks > 4 x p2pnChannels. Its plan is modelled on one node
+     * only (nccl_p2p.h; coll_impl_nccl.c nccl_tune refuses 2.19 across
+     * nodes), where its nChannelsMin (l. 623-625) is the one above */
     if (c->version && c->version->p2p_rules == STRATA_NCCL_P2P_219 && nodes == 1) {
         uint32_t max = out->per_peer;
         while ((uint64_t)max * c->ranks > (uint64_t)out->p2p_channels * 4 && max > 1)
@@ -179,12 +181,11 @@ static bool chunked(const strata_nccl_p2p *p)
 /* RCCL's calcP2pChunkSize (enqueue.cc l. 941-949) with scheduleP2pTasksToPlan's
  * sizes (l. 1004-1005): at least minSize a channel over nChannelsMin,
  * channels doubled while above maxSize up to p2pnChannelsPerPeer, aligned
- * up to minSize. NCCL v2.19.3-1's the same (enqueue.cc l. 592-600,
- * 658-661) but for minSize, an eighth of a step across nodes too, and
- * nChannelsMax (max_channels). */
+ * up to minSize. NCCL v2.19.3-1's the same on one node (enqueue.cc
+ * l. 592-600, 658-661), up to nChannelsMax (max_channels). */
 static uint64_t rccl_chunk(const strata_nccl_p2p *p, uint64_t bytes)
 {
-    uint64_t step = p->step_bytes, min_part = p->nodes > 1 && p->rccl ? step / 2 : step / 8;
+    uint64_t step = p->step_bytes, min_part = p->nodes > 1 ? step / 2 : step / 8;
     uint64_t max_part = p->nodes > 1 ? step : step * 32;
     uint32_t n = p->min_channels, max_ch = p->max_channels ? p->max_channels : p->per_peer;
     uint64_t size = MAX(min_part, (bytes + n - 1) / n);
@@ -362,11 +363,11 @@ uint32_t strata_nccl_p2p_channel(const strata_nccl_p2p *p, uint32_t k, uint32_t 
          * 1) across nodes, the local step on one; channel =
          * (p2pChannels[base % p2pnChannels] + part) % p2pnChannels,
          * p2pChannels[c] = mirrorBits(c) (paths.cc l. 921-924). NCCL
-         * v2.19.3-1 channel.h l. 15-45 the same with p2pGroupSize 8: node
-         * delta + step / 8 across nodes */
+         * v2.19.3-1 channel.h l. 15-45 the same on one node (its plan is
+         * modelled there only: nccl_p2p.h) */
         uint32_t m = p->local_ranks, base = k % m;
         if (p->nodes > 1)
-            base = (p->rccl ? base : base / STRATA_NCCL_P2P_PER_BATCH) + rccl_node_delta(p->nodes, k / m, NULL);
+            base += rccl_node_delta(p->nodes, k / m, NULL);
         return (mirror(base % p->p2p_channels, p->p2p_channels) + i) % p->p2p_channels;
     }
     /* ncclP2pChannelBaseForRound: across nodes, a channel base per node

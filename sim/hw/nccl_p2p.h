@@ -31,17 +31,29 @@
  * plans by the rules RCCL kept (src/enqueue.cc scheduleP2pTasksToPlan
  * l. 602-705, calcP2pChunkSize l. 592-600, addP2pToPlan l. 289-330;
  * src/init.cc l. 1153-1195 the schedule; src/include/channel.h l. 15-45
- * the channel): chunks of calcP2pChunkSize (at least an eighth of a step
- * on one node and across), LL where the chunk is at most the threshold,
- * node deltas 0, +1, -1, ... with local steps in order, the channel
- * mirrorBits(base) + part with base the peer's local step (across
- * nodes the node delta + step / 8), the rank's copy to itself cut as any
- * send, and on one node nChannelsMax (max_channels) p2pnChannelsPerPeer
- * halved while x nRanks > 4 x p2pnChannels (l. 627: "Avoid overloading
- * channels with 8+ operations"). A work holds up to 8 sends and 8
- * receives of distinct peers (NCCL_MAX_WORK_ELEMENTS_P2P 16, device.h
- * l. 252; a new work every 8 rounds, enqueue.cc l. 636): 8 a batch, as
- * 2.27's.
+ * the channel). strata models it on ONE node only (hw/coll_impl_nccl.c
+ * nccl_tune refuses a 2.19 all-to-all across nodes; across nodes 2.19
+ * halves nChannelsMin only where nNodes == 1, enqueue.cc l. 623-625, and
+ * gives a network peer a fixed NCCL_NCHANNELS_PER_NET_PEER 2, paths.cc
+ * l. 669, 690, neither of which is modelled): chunks of calcP2pChunkSize
+ * (at least an eighth of a step), LL where the chunk is at most the
+ * threshold, local steps in order, the channel mirrorBits(step) + part,
+ * the rank's copy to itself cut as any send, and nChannelsMax
+ * (max_channels) p2pnChannelsPerPeer halved while x nRanks > 4 x
+ * p2pnChannels (l. 627: "Avoid overloading channels with 8+
+ * operations"). A work holds up to 8 sends and 8 receives of distinct
+ * peers (NCCL_MAX_WORK_ELEMENTS_P2P 16, device.h l. 252; a new work every
+ * 8 rounds, enqueue.cc l. 636): 8 a batch, as 2.27's. Known differences,
+ * not modelled: (a) 2.19's schedule walks steps = ALIGN_POWER(
+ * maxLocalRanks, 8) local steps, peer (localRank + s) % steps, a step
+ * past the node's ranks an empty slot (3 ranks: 4 steps, 6: 8), where
+ * strata walks the node's ranks, peer (local + s) % ranks: the two agree
+ * where ALIGN_POWER keeps the count (1, 2, 4, 8 ranks a node, multiples
+ * of 8), differ in rounds and channels elsewhere;
+ * (b) addP2pToPlan decides LL per chunk (80 KiB to a peer: a 64 KiB
+ * Simple chunk, a 16 KiB LL one; RCCL the same), strata the whole send's
+ * protocol by its first chunk (strata_nccl_p2p_ll), so a send above
+ * minSize with a tail of at most 16 KiB moves its tail in Simple.
  *
  * NCCL from v2.28.7-1 (nccl_rules, nccl_versions.h) walks groups of
  * p2pSchedGroupSize ranks (8 a group, fewer where a node's ranks are not
