@@ -98,8 +98,9 @@
  *   A100, ShareGPT, --ignore-eos): 1,211,959 tokens / 6000 requests = 202
  *   chunks a request (PR #17546's own count not read; whether it ignored EOS
  *   not read), 202 x 30 us = 6.060 ms, so intake 13.074 - 6.060 = 7.014 ms.
- * The intake's and the chunk's latency stay recv and emit (measured at low
- * load, the work inside them): the queue adds only the wait.
+ * A request reaches the scheduler at its intake's start + max(recv, intake)
+ * (not before the server has done it: serve_frontend_queue.h), a chunk the
+ * client at its start + emit.
  * sglang: 0 (its TokenizerManager is one process too; no figure read).
  *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
