@@ -8,7 +8,8 @@
 #include "testutil.h"
 
 /* vLLM V1's serial row (--serial-api-server; "vllm-v1" itself has none): PR #17546's one API server, 130.74 s /
- * 10000 requests = 13.074 ms a request, of which ShareGPT's 202 output chunks (PR #12287: 1,211,959 tokens / 6000 requests) at 30 us each (sglang #10186) = 6.060 ms, so
+ * 10000 requests = 13.074 ms a request (an upper bound: the benchmark's whole duration), of which ShareGPT's 202
+ * output chunks (PR #12287: 1,211,959 tokens / 6000 requests) at 30 us each (sglang #10186) = 6.060 ms, so
  * intake_s = 7.014 ms, chunk_s = 0.030 ms; recv(4) = 5.07984 ms (test_serve_frontend.c), shorter than the intake:
  * a request is handed on when its intake ends, max(5.07984, 7.014) = 7.014 ms after its intake's start.
  * A burst of 4 requests of 4 tokens sent at 0: taken at 0, 7.014, 14.028, 21.042 ms, each reaching the scheduler
