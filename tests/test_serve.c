@@ -1716,13 +1716,17 @@ START_TEST(sustained_and_peak_clocks)
     ck_assert_msg(slow > fast * 1.15 && slow <= fast * 1830.0 / 1455.0 + 1e-12, "%g against %g", slow, fast);
     /* the decode step of 4 requests streams weights: every op memory-bound, at the peak's clock either way */
     ck_assert_double_eq(serve_json("sustained", "decode_gpu_s", dir), serve_json("peak", "decode_gpu_s", dir));
-    /* --serial-api-server (serve_frontend_queue.h, intake 7.014 ms): the four are taken in at 0, 7.014, 14.028 and
-     * 21.042 ms and reach the scheduler recv(1024) = 5.07952 + 1024 x 0.08 us = 5.16144 ms later, at 5.161,
-     * 12.175, 19.189 and 26.203 ms. Step 0 is A's 1,024-token prefill alone, about 22 ms at the peak clock (a
-     * quarter of the 4,096 tokens' prefill time), so it ends after D's receipt at either clock; step 1 B, C and
-     * D's 3,072 prompt tokens beside A's decode (A done); step 2 the decode-only step of B, C and D. Three steps
-     * at either clock, the decode-only step the same three sequences, memory-bound: the same time. */
-    const char *burst = "n=4,rate=0,prompt=1024,output=2,dist=fixed";
+    /* --serial-api-server (serve_frontend_queue.h, intake 7.014 ms > recv(2048) = 5.07952 + 2048 x 0.08 us =
+     * 5.24336 ms: a request is handed on when its intake ends): the four are taken in at 0, 7.014, 14.028 and
+     * 21.042 ms and reach the scheduler at 7.014, 14.028, 21.042 and 28.056 ms. Step 0 is A's 2,048-token prefill
+     * alone, from 7.014 ms; D arrives 21.042 ms later. Step 0 lasts longer at either clock: its linear layers alone
+     * are 2 x 6.979e9 (32 layers x (4096 x 10240 + 3 x 4096 x 14336), the parameters outside the embedding and the
+     * LM head, which a prefill runs for its last token only) x 2048 = 2.859e13 FLOP, at least 28.9 ms at the
+     * H100's 989.5 TFLOP/s (configs/hw/h100.ini, the peak's rate: no op runs faster), 7.9 ms past 21.042 ms. Step 1
+     * B, C and D's 6,144 prompt tokens beside A's decode (6,145 <= max_num_batched_tokens 8,192; A done); step 2 the
+     * decode-only step of B, C and D. Three steps at either clock, the decode-only step the same three sequences,
+     * memory-bound: the same time. */
+    const char *burst = "n=4,rate=0,prompt=2048,output=2,dist=fixed";
     for (int k = 0; k < 2; k++)
         ck_assert(serve_json_with(k ? "peak" : "sustained", "steps", dir, burst, "--serial-api-server") == 3);
     ck_assert_double_eq(serve_json_with("sustained", "decode_gpu_s", dir, burst, "--serial-api-server"),

@@ -130,18 +130,19 @@ START_TEST(closed_loop_round_trip_keeps_the_replacement_out)
 END_TEST
 
 /* The serial API server with both halves (serve_frontend_queue.h), vLLM V1's "vllm-v1-serial": intake 7.014 ms, a chunk
- * 0.030 ms (test_serve_frontend_queue.c); recv(4) = 5.07984 ms, emit 5.07952 ms; steps of 1 to 2 ms. A(4, 2) and
- * B(4, 2) sent at 0: A taken 0-7.014 ms, received 5.07984; B taken 7.014-14.028 ms, received 12.09384. Step 0 (at
- * 5.07984) A's prompt alone; its chunk, ready at step 0's end, queues behind B's intake (sent at 0, ready first):
- * written from 14.028 ms. Step 1 A's decode (ends before 9.08 ms; A done): its chunk from 14.058 ms. The loop idles
- * to 12.09384: step 2 B's prompt, its chunk from max(step 2's end, 14.088 ms); step 3 B's decode, its chunk from
- * step 3's end (later than the first's end). TTFT A = 14.028 + emit = 19.10752 ms (the pure delays' run: step 0's
- * end + emit, about 11-12 ms), its TPOT 0.030 ms: its two chunks leave back to back; B's TTFT = max(end 2, 14.088)
- * + emit, its TPOT end 3 - max(end 2, 14.088). The GPU's steps are where they would be with recv delayed alone. */
+ * 0.030 ms (test_serve_frontend_queue.c); recv(4) = 5.07984 ms, emit 5.07952 ms; steps of 1 to 2 ms. A request is
+ * handed on when its intake ends (intake 7.014 ms > recv). A(4, 2) and B(4, 2) sent at 0: A taken 0-7.014 ms,
+ * received 7.014; B taken 7.014-14.028 ms, received 14.028. Step 0 (at 7.014) A's prompt alone; its chunk, ready at
+ * step 0's end, queues behind B's intake (sent at 0, ready first): written from 14.028 ms. Step 1 A's decode (ends
+ * before 11.1 ms; A done): its chunk from 14.058 ms. The loop idles to 14.028: step 2 B's prompt, its chunk from
+ * max(step 2's end, 14.088 ms); step 3 B's decode, its chunk from step 3's end (later than the first's end). TTFT A =
+ * 14.028 + emit = 19.10752 ms, its TPOT and its ITL 0.030 ms: its two chunks leave back to back (the client's gap,
+ * not the engine's steps'); B's TTFT = max(end 2, 14.088) + emit, its TPOT and ITL end 3 - max(end 2, 14.088). The
+ * GPU's steps are where they would be with recv delayed alone. */
 START_TEST(serial_server_queues_chunks_behind_intake)
 {
     strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
-    const double recv = 5.07984e-3, emit = 5.07952e-3;
+    const double emit = 5.07952e-3;
     strata_serve_engine serial = *strata_serve_engine_row(NULL); /* what --serial-api-server runs */
     serial.frontend = "vllm-v1-serial";
     strata_serve_result *r = run_v1_loop(&serial, req, 2);
@@ -149,13 +150,14 @@ START_TEST(serial_server_queues_chunks_behind_intake)
     double end[4];
     for (guint i = 0; i < 4; i++)
         end[i] = step(r, i)->t + step(r, i)->dt;
-    ck_assert_double_eq_tol(step(r, 0)->t, recv, 1e-15);
-    ck_assert(step(r, 0)->tokens == 4 && step(r, 1)->tokens == 1 && end[1] < 12.09384e-3);
-    ck_assert_double_eq_tol(step(r, 2)->t, 12.09384e-3, 1e-15);
+    ck_assert_double_eq_tol(step(r, 0)->t, 7.014e-3, 1e-15);
+    ck_assert(step(r, 0)->tokens == 4 && step(r, 1)->tokens == 1 && end[1] < 14.028e-3);
+    ck_assert_double_eq_tol(step(r, 2)->t, 14.028e-3, 1e-15);
     double b_first = fmax(end[2], 14.088e-3);
     ck_assert(end[3] > b_first + 30e-6);
     ck_assert_double_eq_tol(r->ttft.mean, (14.028e-3 + emit + b_first + emit) / 2, 1e-12);
     ck_assert_double_eq_tol(r->tpot.mean, (30e-6 + end[3] - b_first) / 2, 1e-12);
+    ck_assert_double_eq_tol(r->itl.mean, (30e-6 + end[3] - b_first) / 2, 1e-12);
     ck_assert_uint_eq(r->completed, 2);
     strata_serve_result_free(r);
 }

@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_fp8_linear.h"
+#include "serve/serve_frontend_queue.h"
 #include "serve/serve_release.h"
 #include "serve/serve_stream.h"
 #include "trace/check.h"
@@ -590,6 +591,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (!strata_serve_release_apply(a->engine_release, a->engine != NULL, a->scheduler != NULL, c, err))
         return false; /* serve_release.h */
     c->offline = a->offline, c->serial_api_server = a->serial_api_server;
+    if (!strata_serve_frontend_serial_check(c, err)) /* the option would change nothing: refused */
+        return false;
     if (a->fp8_linear_rocm && !(c->fp8_linear_rocm = strata_serve_fp8_linear_option(a->fp8_linear_rocm, err)))
         return false;
     if (c->fp8_linear_rocm && (!c->engine || !c->engine->fp8_linear_rocm)) /* the row would change nothing */

@@ -85,9 +85,12 @@
  *   which added --api-server-count; its motivation, issue #12705: "the API
  *   server runs in a single process, utilizing a single CPU"), "DP=2
  *   before": 2xA100, llama-3.2-1B, ShareGPT offered at 120 requests/s, one
- *   API server: 10000 requests in 130.74 s, 13.074 ms of the server a
- *   request (two engines a 1B model leaves far from busy), its output
- *   chunks included. The host CPU is not named (not corrected).
+ *   API server: 10000 requests in 130.74 s. 130.74 s / 10000 = 13.074 ms
+ *   is an UPPER BOUND on the server's time a request, not its service
+ *   time: the benchmark's whole duration, which holds the drain of the
+ *   last requests after the sends stop (sending 10000 at 120 requests/s
+ *   takes 83.3 s) and the pace of the one-process benchmark client; its
+ *   output chunks included. The host CPU is not named (not corrected).
  * - A chunk: sgl-project/sglang issue #10186 (2025-09-09): the OpenAI API's
  *   output conversion in the TokenizerManager (one process, as vLLM's API
  *   server), "30us taken for each token" (a Kunpeng CPU). vLLM's chunk
@@ -96,10 +99,14 @@
  *   write) is the same kind of work; no vLLM figure read: 30 us, ESTIMATE.
  * - The split: ShareGPT's outputs, PR #12287 (njhill, the same 1B model on
  *   A100, ShareGPT, --ignore-eos): 1,211,959 tokens / 6000 requests = 202
- *   chunks a request (PR #17546's own count not read; whether it ignored EOS
- *   not read), 202 x 30 us = 6.060 ms, so intake 13.074 - 6.060 = 7.014 ms.
- * The intake's and the chunk's latency stay recv and emit (measured at low
- * load, the work inside them): the queue adds only the wait.
+ *   chunks a request, 202 x 30 us = 6.060 ms, so intake 13.074 - 6.060 =
+ *   7.014 ms (an upper bound too). PR #17546's own "Total generated tokens"
+ *   (the line after its "Total input tokens: 2206428") was not readable
+ *   here (the stored text of its body stops at that line), so PR #12287's
+ *   202 stands; whether #17546 ignored EOS is not read.
+ * A request reaches the scheduler at its intake's start + max(recv, intake)
+ * (not before the server has done it: serve_frontend_queue.h), a chunk the
+ * client at its start + emit.
  * sglang: 0 (its TokenizerManager is one process too; no figure read).
  *
  * Not priced (no row): vLLM V0, TensorRT-LLM, NIM and TurboMind (no figure
@@ -117,7 +124,7 @@
 #define VLLM_HOPS_S ((8.4e-3 + 12.0e-3) / 2.0 - 512 * HF_TOKENIZE_S) /* PR #54628's `openai` rows less 512 tokens' */
 #define VLLM_RECV_S (VLLM_HOPS_S / 2.0)
 #define VLLM_EMIT_S (VLLM_HOPS_S / 2.0)
-#define VLLM_SERIAL_S (130.74 / 10000) /* PR #17546: one API server's 10000 requests in 130.74 s */
+#define VLLM_SERIAL_S (130.74 / 10000) /* PR #17546: 10000 requests in 130.74 s, one API server: an upper bound */
 #define VLLM_CHUNK_S 30e-6                /* sglang issue #10186: an output token's OpenAI chunk, 30 us */
 #define SHAREGPT_OUTPUT 202.0             /* vllm PR #12287: ShareGPT's 1,211,959 output tokens / 6000 requests */
 #define VLLM_INTAKE_S (VLLM_SERIAL_S - SHAREGPT_OUTPUT * VLLM_CHUNK_S)

@@ -376,18 +376,22 @@ static void itl_add(serve_state *st, double gap)
 
 void serve_token_sampled(serve_state *st, serve_req *q)
 {
-    if (strata_serve_frontend_serial(st->front)) { /* the intakes sent before this step's end, then its chunk */
+    bool serial = strata_serve_frontend_serial(st->front);
+    if (serial) { /* the intakes sent before this step's end, then its chunk; ITL the client's: chunk to chunk */
         front_take(st, st->now, false);
+        double previous = q->client_last;
         q->client_last = strata_serve_frontend_chunk(st->front, &st->front_free, st->now);
         if (!q->generated)
             q->client_first = q->client_last;
+        else
+            itl_add(st, q->client_last - previous);
     }
     if (++q->generated == 1)
         q->first_token = st->now;
     else if (st->in_run) {
         q->undelivered = true;
         return;
-    } else
+    } else if (!serial)
         itl_add(st, st->now - q->last_token);
     q->last_token = st->now;
 }
@@ -396,7 +400,8 @@ void serve_token_delivered(serve_state *st, serve_req *q)
 {
     if (!q->undelivered)
         return;
-    itl_add(st, st->now - q->last_token);
+    if (!strata_serve_frontend_serial(st->front)) /* a serial server's ITL taken at its chunk */
+        itl_add(st, st->now - q->last_token);
     q->last_token = st->now;
     q->undelivered = false;
 }
