@@ -65,13 +65,27 @@ START_TEST(a_proj_split_adds)
 {
     strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
     strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
-    double rocm = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6);
+    double rocm = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128);
     ck_assert_double_eq_tol(rocm, 7e-6, 1e-12);
-    double cuda = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6);
+    double cuda = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 128);
     ck_assert_double_eq_tol(cuda, 211.8e-6, 211.8e-6 * 0.01);
-    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6),
+    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6, 128),
                         0.0);
     strata_hw_free(amd);
+    strata_hw_free(h200);
+}
+END_TEST
+
+/* The Triton kernel is block-FP8's (apply_w8a8_block_fp8_linear): a BF16, per-tensor FP8 or AWQ DeepSeek
+ * (weight_block 0) on the H200 runs kv_a as the caller's linear, so with flops_linear (additive in n) the split adds
+ * only the quantization given: 7 us back, not the 211.8 us above. */
+START_TEST(a_proj_triton_only_for_block_fp8)
+{
+    strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
+    double s = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 0);
+    ck_assert_double_eq_tol(s, 7e-6, 1e-12);
+    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 0, 0),
+                        0.0);
     strata_hw_free(h200);
 }
 END_TEST
@@ -113,6 +127,7 @@ int main(void)
     tcase_add_test(tc, kv_a_tile_by_key);
     tcase_add_test(tc, kv_a_triton_waves_on_h200);
     tcase_add_test(tc, a_proj_split_adds);
+    tcase_add_test(tc, a_proj_triton_only_for_block_fp8);
     tcase_add_test(tc, prefill_passes_bytes);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

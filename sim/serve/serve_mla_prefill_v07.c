@@ -50,12 +50,14 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
 
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s)
+                                           double quant_s, uint32_t weight_block)
 {
     if (!t || !q_lora || !kv_a)
         return 0;
     double kv = linear(ctx, t, hidden, kv_a);
-    if (!strata_hw_rocm(hw)) { /* CUDA: CUTLASS for q_a (both dimensions multiples of 128), Triton for kv_a */
+    /* CUDA, block-FP8 weights only (apply_w8a8_block_fp8_linear): CUTLASS for q_a (both dimensions multiples of
+     * 128), Triton for kv_a; BF16, per-tensor FP8 or AWQ weights run their own Linear, the caller's */
+    if (weight_block > 0 && !strata_hw_rocm(hw)) {
         strata_serve_triton_moe_tile tile;
         strata_serve_mla_v07_kv_a_tile(t, strata_hw_device_name(hw), &tile);
         kv = fmax(kv, strata_serve_mla_v07_triton_gemm_s(&tile, hw, unit, t, hidden, kv_a));

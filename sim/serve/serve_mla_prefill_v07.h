@@ -58,11 +58,12 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
                                           uint32_t unit, uint64_t m, uint64_t k, uint64_t n);
 
 /* What one layer's q_a_proj and kv_a_proj_with_mqa add on t prefill tokens (hidden wide; q_lora, and kv_a = kv_lora
- * + rope) against one fused GEMM and one quantization: q_a's and kv_a's GEMMs (kv_a as the Triton kernel on CUDA)
- * less the fused one, and the second per-token-group quantization (quant_s, the caller's time for it). */
+ * + rope) against one fused GEMM and one quantization: q_a's and kv_a's GEMMs (kv_a as the Triton kernel on CUDA
+ * where the weights are block-FP8, weight_block > 0; any other weights: the caller's linear) less the fused one, and
+ * the second per-token-group quantization (quant_s, the caller's time for it; 0 where there is none). */
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s);
+                                           double quant_s, uint32_t weight_block);
 
 /* One layer's prefill kernels beyond serve_cost.c's on t prefill tokens over `context` keys in all (the chunks'
  * sum; V0 prefills whole prompts, context == t), heads a rank, widths nope, rope and v, act bytes an element:
