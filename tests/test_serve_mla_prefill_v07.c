@@ -113,10 +113,32 @@ static double one_pass(const void *ctx, uint64_t elements, double bytes)
  * 3 + 5 + 5 + 1 + 3 = 17 kernels. */
 START_TEST(prefill_passes_bytes)
 {
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
                             38400.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0), 17.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0), 0.0);
+    /* unpadded (0.8's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
+                            29184.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
+}
+END_TEST
+
+/* _pad_v: 0.7.x's row ("always") and no release pad everywhere; 0.8's ("unless-fa3-hopper") does not on an H200
+ * (compute_capability 9.0: FA3), does on an A100 (8.0: FA2) and on ROCm (mi300x-8: no vllm_flash_attn). */
+START_TEST(pads_v_by_release_and_part)
+{
+    strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
+    strata_hw *a100 = strata_test_load_hw("a100-8", NULL);
+    strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
+    ck_assert(strata_serve_mla_v07_pads_v(NULL, h200));
+    ck_assert(strata_serve_mla_v07_pads_v("always", h200));
+    ck_assert(!strata_serve_mla_v07_pads_v("unless-fa3-hopper", h200));
+    ck_assert(strata_serve_mla_v07_pads_v("unless-fa3-hopper", a100));
+    ck_assert(strata_serve_mla_v07_pads_v("unless-fa3-hopper", amd));
+    strata_hw_free(h200);
+    strata_hw_free(a100);
+    strata_hw_free(amd);
 }
 END_TEST
 
@@ -129,6 +151,7 @@ int main(void)
     tcase_add_test(tc, a_proj_split_adds);
     tcase_add_test(tc, a_proj_triton_only_for_block_fp8);
     tcase_add_test(tc, prefill_passes_bytes);
+    tcase_add_test(tc, pads_v_by_release_and_part);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -68,7 +68,7 @@ double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const 
 
 double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const void *ctx, uint64_t t,
                                              uint64_t context, uint64_t heads, uint64_t nope, uint64_t rope,
-                                             uint64_t v, double act)
+                                             uint64_t v, double act, bool pad_v)
 {
     if (!t)
         return 0;
@@ -89,9 +89,18 @@ double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const vo
     s += pass(ctx, rq, 2.0 * (double)rq * act); /* q[..., nope:] = the rotated q_pe */
     /* k = cat(k_nope, k_pe.expand): reads kv x nope and context x rope, writes kv x (nope + rope) */
     s += pass(ctx, kv * qk, ((double)(kv * nope) + (double)(context * rope) + (double)(kv * qk)) * act);
+    if (!pad_v) /* v at its own width: no padding, and the output is contiguous (no slice copy) */
+        return s;
     /* v padded to q's width: reads kv x v, writes kv x (nope + rope) */
     s += pass(ctx, kv * qk, ((double)(kv * v) + (double)(kv * qk)) * act);
     /* the output's [..., :v] slice reshaped: a copy of t x heads x v */
     s += pass(ctx, out, 2.0 * (double)out * act);
     return s;
+}
+
+bool strata_serve_mla_v07_pads_v(const char *release_row, const strata_hw *hw)
+{
+    if (!release_row || strcmp(release_row, "unless-fa3-hopper") != 0 || strata_hw_rocm(hw))
+        return true;
+    return strata_hw_compute_capability(hw) / 10 != 9;
 }

@@ -40,6 +40,7 @@
 #ifndef STRATA_SERVE_MLA_PREFILL_V07_H
 #define STRATA_SERVE_MLA_PREFILL_V07_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
 #include "serve/serve_pass.h"
@@ -67,9 +68,18 @@ double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const 
 
 /* One layer's prefill kernels beyond serve_cost.c's on t prefill tokens over `context` keys in all (the chunks'
  * sum; V0 prefills whole prompts, context == t), heads a rank, widths nope, rope and v, act bytes an element:
- * the RoPE's 14 kernels, the k concatenation, v's padding and the output's slice copy. */
+ * the RoPE's 14 kernels, the k concatenation, and where pad_v v's padding and the output's slice copy. */
 double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const void *ctx, uint64_t t,
                                              uint64_t context, uint64_t heads, uint64_t nope, uint64_t rope,
-                                             uint64_t v, double act);
+                                             uint64_t v, double act, bool pad_v);
+
+/* Whether the V0 MLA backend pads v to q's width on hw, given --engine-release's "mla_pad_v" row (serve_release.h;
+ * NULL: no release given). 0.7.x's MLACommonImpl pads always (attention/backends/mla/utils.py:497-498); from 0.8.0
+ * (row "unless-fa3-hopper") vllm/attention/backends/mla/common.py MLACommonImpl.__init__ sets _pad_v =
+ * vllm_flash_attn_version is None or not (vllm_flash_attn_version == 3 and get_device_capability()[0] == 9): no
+ * padding, the PV at v's width, on CUDA hardware whose [hardware] compute_capability is 9.x (get_flash_attn_version
+ * picks FA3 there); ROCm (no vllm_flash_attn) or a part whose capability is not said pads. No release: pads (the
+ * behaviour before --engine-release was read here; docs/serving.md). */
+bool strata_serve_mla_v07_pads_v(const char *release_row, const strata_hw *hw);
 
 #endif
