@@ -65,12 +65,14 @@ START_TEST(a_proj_split_adds)
 {
     strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
     strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
-    double rocm = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128);
+    double rocm =
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128, NULL);
     ck_assert_double_eq_tol(rocm, 7e-6, 1e-12);
-    double cuda = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 128);
+    double cuda =
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 128, NULL);
     ck_assert_double_eq_tol(cuda, 211.8e-6, 211.8e-6 * 0.01);
-    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6, 128),
-                        0.0);
+    ck_assert_double_eq(
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6, 128, NULL), 0.0);
     strata_hw_free(amd);
     strata_hw_free(h200);
 }
@@ -82,11 +84,33 @@ END_TEST
 START_TEST(a_proj_triton_only_for_block_fp8)
 {
     strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
-    double s = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 0);
+    double s = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 0, NULL);
     ck_assert_double_eq_tol(s, 7e-6, 1e-12);
-    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 0, 0),
-                        0.0);
+    ck_assert_double_eq(
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 0, 0, NULL), 0.0);
     strata_hw_free(h200);
+}
+END_TEST
+
+/* flops_linear that also counts its FLOPs into the work ctx points to, as serve_cost.c's linear does. */
+static double counting_linear(const void *ctx, uint64_t m, uint64_t k, uint64_t n)
+{
+    strata_serve_work *w = (strata_serve_work *)(uintptr_t)ctx;
+    w->flops += 2.0 * (double)m * (double)k * (double)n;
+    return flops_linear(NULL, m, k, n);
+}
+
+/* The split's GEMMs are the fused one's products (2 x 12800 x 7168 x (1536 + 576)), which serve_cost.c counts once:
+ * the work count is left as it was (5 and 6), and the time is flops_linear's as without a count (7 us, mi300x-8). */
+START_TEST(a_proj_split_counts_nothing_more)
+{
+    strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
+    strata_serve_work w = {5.0, 6.0};
+    double s = strata_serve_mla_v07_a_proj_extra_s(counting_linear, &w, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128, &w);
+    ck_assert_double_eq_tol(s, 7e-6, 1e-12);
+    ck_assert_double_eq(w.flops, 5.0);
+    ck_assert_double_eq(w.bytes, 6.0);
+    strata_hw_free(amd);
 }
 END_TEST
 
@@ -150,6 +174,7 @@ int main(void)
     tcase_add_test(tc, kv_a_triton_waves_on_h200);
     tcase_add_test(tc, a_proj_split_adds);
     tcase_add_test(tc, a_proj_triton_only_for_block_fp8);
+    tcase_add_test(tc, a_proj_split_counts_nothing_more);
     tcase_add_test(tc, prefill_passes_bytes);
     tcase_add_test(tc, pads_v_by_release_and_part);
     suite_add_tcase(s, tc);

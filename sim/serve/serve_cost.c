@@ -566,7 +566,7 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
                       : 0;
     return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
            block_quant(c, e, heads * v) + folded + (c->mla_absorb ? strata_serve_mla_v07_a_proj_extra_s(linear_cb, c,
-           c->hw, c->unit, e, m->hidden, lq, lkv + r, block_quant(c, e, m->hidden), m->weight_block) : 0); /* v07.h */
+           c->hw, c->unit, e, m->hidden, lq, lkv + r, block_quant(c, e, m->hidden), m->weight_block, c->work) : 0);
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens through the attention projections, norms and the

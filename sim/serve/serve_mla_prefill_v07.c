@@ -50,10 +50,11 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
 
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s, uint32_t weight_block)
+                                           double quant_s, uint32_t weight_block, strata_serve_work *work)
 {
     if (!t || !q_lora || !kv_a)
         return 0;
+    strata_serve_work counted = work ? *work : (strata_serve_work){0}; /* linear counts into work: undone below */
     double kv = linear(ctx, t, hidden, kv_a);
     /* CUDA, block-FP8 weights only (apply_w8a8_block_fp8_linear): CUTLASS for q_a (both dimensions multiples of
      * 128), Triton for kv_a; BF16, per-tensor FP8 or AWQ weights run their own Linear, the caller's */
@@ -63,6 +64,8 @@ double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const 
         kv = fmax(kv, strata_serve_mla_v07_triton_gemm_s(&tile, hw, unit, t, hidden, kv_a));
     }
     double extra = linear(ctx, t, hidden, q_lora) + kv + quant_s - linear(ctx, t, hidden, q_lora + kv_a);
+    if (work) /* the split's products are the fused GEMM's, which the caller counts */
+        *work = counted;
     return fmax(extra, 0.0);
 }
 

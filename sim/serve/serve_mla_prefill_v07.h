@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_cost.h"
 #include "serve/serve_pass.h"
 #include "serve/serve_triton_moe.h"
 
@@ -61,10 +62,12 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
 /* What one layer's q_a_proj and kv_a_proj_with_mqa add on t prefill tokens (hidden wide; q_lora, and kv_a = kv_lora
  * + rope) against one fused GEMM and one quantization: q_a's and kv_a's GEMMs (kv_a as the Triton kernel on CUDA
  * where the weights are block-FP8, weight_block > 0; any other weights: the caller's linear) less the fused one, and
- * the second per-token-group quantization (quant_s, the caller's time for it; 0 where there is none). */
+ * the second per-token-group quantization (quant_s, the caller's time for it, its work the caller's; 0 where there
+ * is none). work (NULL: none), the caller's count, is left as it was: the split's products are the fused GEMM's
+ * (2 t hidden q_lora + 2 t hidden kv_a), which the caller counts once, and nothing more is counted for them. */
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s, uint32_t weight_block);
+                                           double quant_s, uint32_t weight_block, strata_serve_work *work);
 
 /* One layer's prefill kernels beyond serve_cost.c's on t prefill tokens over `context` keys in all (the chunks'
  * sum; V0 prefills whole prompts, context == t), heads a rank, widths nope, rope and v, act bytes an element:
