@@ -46,15 +46,17 @@ END_TEST
 
 /* A prefill keeps q_proj, kv_b_proj and o_proj (V0's forward runs prefill_q = self.q_proj(...)), and under the
  * same flag takes 0.7.3's MLA prefill kernels (serve_mla_prefill_v07.h). One prompt of 3,200 tokens, DeepSeek-V3
- * at TP8 (16 heads a rank), in the work count's one layer of each op: q_a_proj 2 x 3200 x 7168 x 1536 =
- * 70,464,307,200 and kv_a_proj_with_mqa 2 x 3200 x 7168 x 576 = 26,424,115,200 priced apart, and the fused GEMM
- * they replace priced again to be taken off the time (the work count adds every product it prices: 2 x 3200 x 7168
- * x 2112 = 96,888,422,400); the second quantization, 3200 x 7168 = 22,937,600 elements (one FLOP each, the
- * elementwise row); the passes, 3 x 3200 x 64 (cos/sin) + 4.5 x 3200 x 16 x 64 (q_pe: five kernels, -x2 on half)
- * + 4.5 x 3200 x 64 (k_pe) + 3200 x 16 x 64 (written back) + 2 x 3200 x 16 x 192 (k's concatenation, v padded) +
- * 3200 x 16 x 128 (the output's slice) = 614,400 + 14,745,600 + 921,600 + 3,276,800 + 19,660,800 + 6,553,600 =
- * 45,772,800; the flash op at head width 192 instead of (192 + 128) / 2 = 160: 4 x 16 x (3200 x 3200 / 2) x 32 =
- * 10,485,760,000. In all 204,331,315,200 FLOPs more, and a longer step. */
+ * at TP8 (16 heads a rank), in the work count's one layer of each op: q_a_proj (2 x 3200 x 7168 x 1536) and
+ * kv_a_proj_with_mqa (2 x 3200 x 7168 x 576) apart are the fused GEMM's products (2 x 3200 x 7168 x 2112 =
+ * 96,888,422,400), counted once: nothing more; the second quantization, 3200 x 7168 = 22,937,600 elements (one
+ * FLOP each, the elementwise row); the passes, 3 x 3200 x 64 (cos/sin) + 4.5 x 3200 x 16 x 64 (q_pe: five kernels,
+ * -x2 on half) + 4.5 x 3200 x 64 (k_pe) + 3200 x 16 x 64 (written back) + 2 x 3200 x 16 x 192 (k's
+ * concatenation, v padded) + 3200 x 16 x 128 (the output's slice) = 614,400 + 14,745,600 + 921,600 + 3,276,800 +
+ * 19,660,800 + 6,553,600 = 45,772,800; the flash op at head width 192 instead of (192 + 128) / 2 = 160: 4 x 16 x
+ * (3200 x 3200 / 2) x 32 = 10,485,760,000. In all 22,937,600 + 45,772,800 + 10,485,760,000 = 10,554,470,400 FLOPs
+ * more, and a longer step. Unpadded (0.8.0 on, FA3 on Hopper: strata_serve_cost_set_mla_pad_v off): no padding
+ * (3200 x 16 x 192 = 9,830,400) nor slice (6,553,600), the flash op at 160: 22,937,600 + 45,772,800 - 9,830,400 -
+ * 6,553,600 = 52,326,400 FLOPs more, and a step between the two. */
 START_TEST(prefill_takes_v07_kernels)
 {
     strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
@@ -65,8 +67,14 @@ START_TEST(prefill_takes_v07_kernels)
     double t_plain = strata_serve_cost_step_work(c, &p, 1, &plain);
     strata_serve_cost_set_mla_absorb(c, true);
     double t_folded = strata_serve_cost_step_work(c, &p, 1, &folded);
-    ck_assert_double_eq_tol(folded.flops - plain.flops, 204331315200.0, 1.0);
+    ck_assert_double_eq_tol(folded.flops - plain.flops, 10554470400.0, 1.0);
     ck_assert_double_gt(t_folded, t_plain);
+    strata_serve_work unpadded;
+    strata_serve_cost_set_mla_pad_v(c, false);
+    double t_unpadded = strata_serve_cost_step_work(c, &p, 1, &unpadded);
+    ck_assert_double_eq_tol(unpadded.flops - plain.flops, 52326400.0, 1.0);
+    ck_assert_double_gt(t_unpadded, t_plain);
+    ck_assert_double_lt(t_unpadded, t_folded);
     strata_serve_cost_free(c);
     strata_hw_free(hw);
 }

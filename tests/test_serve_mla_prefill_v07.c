@@ -65,14 +65,52 @@ START_TEST(a_proj_split_adds)
 {
     strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
     strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
-    double rocm = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6);
+    double rocm =
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128, NULL);
     ck_assert_double_eq_tol(rocm, 7e-6, 1e-12);
-    double cuda = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6);
+    double cuda =
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 128, NULL);
     ck_assert_double_eq_tol(cuda, 211.8e-6, 211.8e-6 * 0.01);
-    ck_assert_double_eq(strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6),
-                        0.0);
+    ck_assert_double_eq(
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 0, 7168, 1536, 576, 7e-6, 128, NULL), 0.0);
     strata_hw_free(amd);
     strata_hw_free(h200);
+}
+END_TEST
+
+/* The Triton kernel is block-FP8's (apply_w8a8_block_fp8_linear): a BF16, per-tensor FP8 or AWQ DeepSeek
+ * (weight_block 0) on the H200 runs kv_a as the caller's linear, so with flops_linear (additive in n) the split adds
+ * only the quantization given: 7 us back, not the 211.8 us above. */
+START_TEST(a_proj_triton_only_for_block_fp8)
+{
+    strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
+    double s = strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 7e-6, 0, NULL);
+    ck_assert_double_eq_tol(s, 7e-6, 1e-12);
+    ck_assert_double_eq(
+        strata_serve_mla_v07_a_proj_extra_s(flops_linear, NULL, h200, 0, 12800, 7168, 1536, 576, 0, 0, NULL), 0.0);
+    strata_hw_free(h200);
+}
+END_TEST
+
+/* flops_linear that also counts its FLOPs into the work ctx points to, as serve_cost.c's linear does. */
+static double counting_linear(const void *ctx, uint64_t m, uint64_t k, uint64_t n)
+{
+    strata_serve_work *w = (strata_serve_work *)(uintptr_t)ctx;
+    w->flops += 2.0 * (double)m * (double)k * (double)n;
+    return flops_linear(NULL, m, k, n);
+}
+
+/* The split's GEMMs are the fused one's products (2 x 12800 x 7168 x (1536 + 576)), which serve_cost.c counts once:
+ * the work count is left as it was (5 and 6), and the time is flops_linear's as without a count (7 us, mi300x-8). */
+START_TEST(a_proj_split_counts_nothing_more)
+{
+    strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
+    strata_serve_work w = {5.0, 6.0};
+    double s = strata_serve_mla_v07_a_proj_extra_s(counting_linear, &w, amd, 0, 12800, 7168, 1536, 576, 7e-6, 128, &w);
+    ck_assert_double_eq_tol(s, 7e-6, 1e-12);
+    ck_assert_double_eq(w.flops, 5.0);
+    ck_assert_double_eq(w.bytes, 6.0);
+    strata_hw_free(amd);
 }
 END_TEST
 
@@ -99,10 +137,32 @@ static double one_pass(const void *ctx, uint64_t elements, double bytes)
  * 3 + 5 + 5 + 1 + 3 = 17 kernels. */
 START_TEST(prefill_passes_bytes)
 {
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
                             38400.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0), 17.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0), 0.0);
+    /* unpadded (0.8's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
+                            29184.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
+}
+END_TEST
+
+/* _pad_v: 0.7.x's row ("always") and no release pad everywhere; 0.8's ("unless-fa3-hopper") does not on an H200
+ * (compute_capability 9.0: FA3), does on an A100 (8.0: FA2) and on ROCm (mi300x-8: no vllm_flash_attn). */
+START_TEST(pads_v_by_release_and_part)
+{
+    strata_hw *h200 = strata_test_load_hw("hgx-h200", NULL);
+    strata_hw *a100 = strata_test_load_hw("a100-8", NULL);
+    strata_hw *amd = strata_test_load_hw("mi300x-8", NULL);
+    ck_assert(strata_serve_mla_v07_pads_v(NULL, h200));
+    ck_assert(strata_serve_mla_v07_pads_v("always", h200));
+    ck_assert(!strata_serve_mla_v07_pads_v("unless-fa3-hopper", h200));
+    ck_assert(strata_serve_mla_v07_pads_v("unless-fa3-hopper", a100));
+    ck_assert(strata_serve_mla_v07_pads_v("unless-fa3-hopper", amd));
+    strata_hw_free(h200);
+    strata_hw_free(a100);
+    strata_hw_free(amd);
 }
 END_TEST
 
@@ -113,7 +173,10 @@ int main(void)
     tcase_add_test(tc, kv_a_tile_by_key);
     tcase_add_test(tc, kv_a_triton_waves_on_h200);
     tcase_add_test(tc, a_proj_split_adds);
+    tcase_add_test(tc, a_proj_triton_only_for_block_fp8);
+    tcase_add_test(tc, a_proj_split_counts_nothing_more);
     tcase_add_test(tc, prefill_passes_bytes);
+    tcase_add_test(tc, pads_v_by_release_and_part);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -65,6 +65,7 @@ typedef struct strata_serve_config {
     const struct strata_serve_fp8_linear *fp8_linear_rocm; /* --fp8-linear-rocm (serve_fp8_linear.h; NULL: the
                                                              * engine's ROCm default) */
     const struct strata_serve_fp8_linear *release_fp8_linear_rocm; /* --engine-release's (serve_release.h; NULL) */
+    const char *release_mla_pad_v;    /* --engine-release's mla_pad_v row (serve_release.h; NULL: none given) */
     bool offline;                     /* --offline: no server between client and engine (serve_frontend.h) */
     bool serial_api_server;           /* --serial-api-server: the row's serial server (serve_frontend_queue.h) */
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware

@@ -45,7 +45,7 @@ struct strata_serve_cost {
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
     const strata_serve_mla_kernels *mla_k;    /* the engine's MLA-layer kernels beyond these ops (NULL: none) */
-    bool mla_absorb;                          /* MLA decodes through vLLM V0's absorbed weights (serve_cost.h) */
+    bool mla_absorb, pad_v;                   /* V0's absorbed MLA weights; its MLA prefill's v padded (serve_cost.h) */
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
@@ -302,7 +302,8 @@ void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_samp
 void strata_serve_cost_set_moe_gate(strata_serve_cost *c, const strata_serve_moe_gate *g)
 { c->gate = g; forget_dense(c); }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
-void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = on; forget_dense(c); }
+void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = c->pad_v = on; forget_dense(c); }
+void strata_serve_cost_set_mla_pad_v(strata_serve_cost *c, bool on) { c->pad_v = c->mla_absorb && on; }
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 { c->ar = a; forget_dense(c); } /* they hold the all-reduces */
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
@@ -565,7 +566,7 @@ static double projections(const strata_serve_cost *c, uint64_t t, uint64_t a)
                       : 0;
     return down + elementwise(c, t * (lq + lkv)) + linear(c, e, heads * v, m->hidden) + block_quant(c, t, lq) +
            block_quant(c, e, heads * v) + folded + (c->mla_absorb ? strata_serve_mla_v07_a_proj_extra_s(linear_cb, c,
-           c->hw, c->unit, e, m->hidden, lq, lkv + r, block_quant(c, e, m->hidden)) : 0); /* serve_mla_prefill_v07.h */
+           c->hw, c->unit, e, m->hidden, lq, lkv + r, block_quant(c, e, m->hidden), m->weight_block, c->work) : 0);
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens through the attention projections, norms and the
@@ -618,10 +619,10 @@ static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *
 {
     const strata_model_shape *s = &c->s;
     uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
-    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + (c->mla_absorb ? nope + r : v)) / 2, heads};
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + (c->pad_v ? nope + r : v)) / 2, heads};
     return linear(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, 1) +
            (c->mla_absorb ? strata_serve_mla_v07_prefill_passes_s(pass_cb, c, ch->tokens, ch->context, heads, nope, r,
-                                                                  v, act_bytes(c)) : 0); /* serve_mla_prefill_v07.h */
+                                                                  v, act_bytes(c), c->pad_v) : 0); /* v07.h */
 }
 
 static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
@@ -861,8 +862,7 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
                            vocab_collectives(c, tokens, sampled) + sampler_time(c, sampled), decodes);
 }
 
-/* The time of one layer's attention or of the whole step, its ops' work
- * counted into work. */
+/* The time of one layer's attention or of the whole step, its ops' work counted into work. */
 static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint64_t window,
                       strata_serve_work *work, bool whole_step)
 {

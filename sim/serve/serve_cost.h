@@ -187,6 +187,10 @@ void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_
  * Triton block GEMM on CUDA) with a quantization each, the PyTorch RoPE, k's concatenation, v padded to q's width
  * for the flash op (its PV at nope + rope wide) and the output's slice copied, on the prefill tokens. */
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on);
+/* Whether that prefill pads v to q's width (its PV at nope + rope wide, the output's slice copied): on with
+ * set_mla_absorb (0.7.3's MLA backend always pads), off where the release's backend runs FlashAttention 3 on Hopper
+ * (serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v). Only under mla_absorb; set it after set_mla_absorb. */
+void strata_serve_cost_set_mla_pad_v(strata_serve_cost *c, bool on);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost
  * models of one run (the peak's and the sustained clock's) simulates each

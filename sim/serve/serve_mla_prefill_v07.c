@@ -50,23 +50,28 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
 
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s)
+                                           double quant_s, uint32_t weight_block, strata_serve_work *work)
 {
     if (!t || !q_lora || !kv_a)
         return 0;
+    strata_serve_work counted = work ? *work : (strata_serve_work){0}; /* linear counts into work: undone below */
     double kv = linear(ctx, t, hidden, kv_a);
-    if (!strata_hw_rocm(hw)) { /* CUDA: CUTLASS for q_a (both dimensions multiples of 128), Triton for kv_a */
+    /* CUDA, block-FP8 weights only (apply_w8a8_block_fp8_linear): CUTLASS for q_a (both dimensions multiples of
+     * 128), Triton for kv_a; BF16, per-tensor FP8 or AWQ weights run their own Linear, the caller's */
+    if (weight_block > 0 && !strata_hw_rocm(hw)) {
         strata_serve_triton_moe_tile tile;
         strata_serve_mla_v07_kv_a_tile(t, strata_hw_device_name(hw), &tile);
         kv = fmax(kv, strata_serve_mla_v07_triton_gemm_s(&tile, hw, unit, t, hidden, kv_a));
     }
     double extra = linear(ctx, t, hidden, q_lora) + kv + quant_s - linear(ctx, t, hidden, q_lora + kv_a);
+    if (work) /* the split's products are the fused GEMM's, which the caller counts */
+        *work = counted;
     return fmax(extra, 0.0);
 }
 
 double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const void *ctx, uint64_t t,
                                              uint64_t context, uint64_t heads, uint64_t nope, uint64_t rope,
-                                             uint64_t v, double act)
+                                             uint64_t v, double act, bool pad_v)
 {
     if (!t)
         return 0;
@@ -87,9 +92,18 @@ double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const vo
     s += pass(ctx, rq, 2.0 * (double)rq * act); /* q[..., nope:] = the rotated q_pe */
     /* k = cat(k_nope, k_pe.expand): reads kv x nope and context x rope, writes kv x (nope + rope) */
     s += pass(ctx, kv * qk, ((double)(kv * nope) + (double)(context * rope) + (double)(kv * qk)) * act);
+    if (!pad_v) /* v at its own width: no padding, and the output is contiguous (no slice copy) */
+        return s;
     /* v padded to q's width: reads kv x v, writes kv x (nope + rope) */
     s += pass(ctx, kv * qk, ((double)(kv * v) + (double)(kv * qk)) * act);
     /* the output's [..., :v] slice reshaped: a copy of t x heads x v */
     s += pass(ctx, out, 2.0 * (double)out * act);
     return s;
+}
+
+bool strata_serve_mla_v07_pads_v(const char *release_row, const strata_hw *hw)
+{
+    if (!release_row || strcmp(release_row, "unless-fa3-hopper") != 0 || strata_hw_rocm(hw))
+        return true;
+    return strata_hw_compute_capability(hw) / 10 != 9;
 }

@@ -40,8 +40,10 @@
 #ifndef STRATA_SERVE_MLA_PREFILL_V07_H
 #define STRATA_SERVE_MLA_PREFILL_V07_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_cost.h"
 #include "serve/serve_pass.h"
 #include "serve/serve_triton_moe.h"
 
@@ -58,17 +60,29 @@ double strata_serve_mla_v07_triton_gemm_s(const strata_serve_triton_moe_tile *ti
                                           uint32_t unit, uint64_t m, uint64_t k, uint64_t n);
 
 /* What one layer's q_a_proj and kv_a_proj_with_mqa add on t prefill tokens (hidden wide; q_lora, and kv_a = kv_lora
- * + rope) against one fused GEMM and one quantization: q_a's and kv_a's GEMMs (kv_a as the Triton kernel on CUDA)
- * less the fused one, and the second per-token-group quantization (quant_s, the caller's time for it). */
+ * + rope) against one fused GEMM and one quantization: q_a's and kv_a's GEMMs (kv_a as the Triton kernel on CUDA
+ * where the weights are block-FP8, weight_block > 0; any other weights: the caller's linear) less the fused one, and
+ * the second per-token-group quantization (quant_s, the caller's time for it, its work the caller's; 0 where there
+ * is none). work (NULL: none), the caller's count, is left as it was: the split's products are the fused GEMM's
+ * (2 t hidden q_lora + 2 t hidden kv_a), which the caller counts once, and nothing more is counted for them. */
 double strata_serve_mla_v07_a_proj_extra_s(strata_serve_linear_fn linear, const void *ctx, const strata_hw *hw,
                                            uint32_t unit, uint64_t t, uint64_t hidden, uint64_t q_lora, uint64_t kv_a,
-                                           double quant_s);
+                                           double quant_s, uint32_t weight_block, strata_serve_work *work);
 
 /* One layer's prefill kernels beyond serve_cost.c's on t prefill tokens over `context` keys in all (the chunks'
  * sum; V0 prefills whole prompts, context == t), heads a rank, widths nope, rope and v, act bytes an element:
- * the RoPE's 14 kernels, the k concatenation, v's padding and the output's slice copy. */
+ * the RoPE's 14 kernels, the k concatenation, and where pad_v v's padding and the output's slice copy. */
 double strata_serve_mla_v07_prefill_passes_s(strata_serve_pass_fn pass, const void *ctx, uint64_t t,
                                              uint64_t context, uint64_t heads, uint64_t nope, uint64_t rope,
-                                             uint64_t v, double act);
+                                             uint64_t v, double act, bool pad_v);
+
+/* Whether the V0 MLA backend pads v to q's width on hw, given --engine-release's "mla_pad_v" row (serve_release.h;
+ * NULL: no release given). 0.7.x's MLACommonImpl pads always (attention/backends/mla/utils.py:497-498); from 0.8.0
+ * (row "unless-fa3-hopper") vllm/attention/backends/mla/common.py MLACommonImpl.__init__ sets _pad_v =
+ * vllm_flash_attn_version is None or not (vllm_flash_attn_version == 3 and get_device_capability()[0] == 9): no
+ * padding, the PV at v's width, on CUDA hardware whose [hardware] compute_capability is 9.x (get_flash_attn_version
+ * picks FA3 there); ROCm (no vllm_flash_attn) or a part whose capability is not said pads. No release: pads (the
+ * behaviour before --engine-release was read here; docs/serving.md). */
+bool strata_serve_mla_v07_pads_v(const char *release_row, const strata_hw *hw);
 
 #endif

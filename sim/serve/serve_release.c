@@ -57,6 +57,8 @@ static const release_row rows[] = {
     {"fp8_linear_rocm", {0, 7, 3}, "vllm-rocm-fork"},     /* ROCm/vllm PR #411, 955ba648 */
     {"async_scheduling", {0, 4, 0}, NULL},
     {"async_scheduling", {0, 14, 0}, "on"}, /* PR #27614 */
+    {"mla_pad_v", {0, 4, 0}, "always"},                /* v0.7.3 attention/backends/mla/utils.py:497-498 */
+    {"mla_pad_v", {0, 8, 0}, "unless-fa3-hopper"},     /* v0.8.0 attention/backends/mla/common.py MLACommonImpl */
     {NULL, {0, 0, 0}, NULL},
 };
 
@@ -148,6 +150,7 @@ bool strata_serve_release_apply(const char *text, bool engine_given, bool schedu
         return false;
     if (!engine_given && !scheduler_given && !c->engine && strata_serve_release_row(&r, "async_scheduling"))
         c->async_scheduling = true;
+    c->release_mla_pad_v = strata_serve_release_row(&r, "mla_pad_v");
     const char *fp8 = strata_serve_release_row(&r, "fp8_linear_rocm");
     c->release_fp8_linear_rocm = fp8 ? strata_serve_fp8_linear_find(fp8, err) : NULL;
     return !fp8 || c->release_fp8_linear_rocm;

@@ -14,7 +14,10 @@
  *                     is not given and the hardware's collectives are
  *                     RCCL's;
  *   async_scheduling  vLLM V1's async scheduling (0.14.0 on), where neither
- *                     --engine nor --scheduler is given.
+ *                     --engine nor --scheduler is given;
+ *   mla_pad_v         the V0 MLA prefill's v padded to q's width: always
+ *                     (0.4.0-0.7.x), unless FA3 on Hopper (0.8.0 on;
+ *                     serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v).
  * An option the user gives (--engine, --fp8-linear-rocm, --scheduler) wins
  * over the release's row.
  *
