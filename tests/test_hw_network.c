@@ -5,6 +5,7 @@
  * and bad input with its FILE:LINE. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
@@ -306,6 +307,31 @@ static void override_refused(const char *set, const char *want)
     g_free(text);
 }
 
+/* A derived file (base =) restating bandwidth alone beside its base's
+ * payload_bandwidth: refused at the derived file's line 4. */
+START_TEST(derived_bandwidth_needs_payload)
+{
+    char *dir = g_dir_make_tmp("hwnet-XXXXXX", NULL);
+    ck_assert_ptr_nonnull(dir);
+    char *base = g_build_filename(dir, "base.ini", NULL), *derived = g_build_filename(dir, "d.ini", NULL);
+    char *text = g_strdup_printf(CLUSTER, "payload_bandwidth = 48GB/s\n");
+    ck_assert(g_file_set_contents(base, text, -1, NULL));
+    ck_assert(g_file_set_contents(derived, "[hardware]\nbase = base.ini\n[network ib]\nbandwidth = 60GB/s\n", -1, NULL));
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_hw_load(derived, NULL, &err));
+    ck_assert_msg(err && strstr(err->message, "d.ini:4): [network ib] bandwidth: set to 60.00 GB/s here while "
+                                "payload_bandwidth stays 48.00 GB/s"), "%s", err ? err->message : "(no error)");
+    g_clear_error(&err);
+    g_remove(base);
+    g_remove(derived);
+    g_rmdir(dir);
+    g_free(text);
+    g_free(base);
+    g_free(derived);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(bandwidth_override_needs_payload)
 {
     override_refused("network.ib.bandwidth=60GB/s", "t.ini (override network.ib.bandwidth=60GB/s): [network ib] "
@@ -387,6 +413,7 @@ static Suite *suite(void)
     tcase_add_test(tc, socket_link_caps_the_port);
     tcase_add_test(tc, payload_bandwidth_caps_the_links);
     tcase_add_test(tc, bandwidth_override_needs_payload);
+    tcase_add_test(tc, derived_bandwidth_needs_payload);
     tcase_add_test(tc, nics_on_hosts);
     tcase_add_test(tc, slices_and_overrides);
     tcase_add_test(tc, bad_input);
