@@ -316,7 +316,8 @@ START_TEST(derived_bandwidth_needs_payload)
     char *base = g_build_filename(dir, "base.ini", NULL), *derived = g_build_filename(dir, "d.ini", NULL);
     char *text = g_strdup_printf(CLUSTER, "payload_bandwidth = 48GB/s\n");
     ck_assert(g_file_set_contents(base, text, -1, NULL));
-    ck_assert(g_file_set_contents(derived, "[hardware]\nbase = base.ini\n[network ib]\nbandwidth = 60GB/s\n", -1, NULL));
+    const char *derived_text = "[hardware]\nbase = base.ini\n[network ib]\nbandwidth = 60GB/s\n";
+    ck_assert(g_file_set_contents(derived, derived_text, -1, NULL));
     GError *err = NULL;
     ck_assert_ptr_null(strata_hw_load(derived, NULL, &err));
     ck_assert_msg(err && strstr(err->message, "d.ini:4): [network ib] bandwidth: set to 60.00 GB/s here while "
