@@ -5,6 +5,7 @@
  * and bad input with its FILE:LINE. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
@@ -277,6 +278,67 @@ START_TEST(payload_bandwidth_caps_the_links)
     ck_assert_msg(fabs(strata_test_link(hw, "ib@3")->bandwidth - 25.988585e9) < 1e3, "%.0f",
                   strata_test_link(hw, "ib@3")->bandwidth);
     strata_hw_free(hw);
+    /* below the PCIe link's 25.988585 GB/s the payload rate: 20 GB/s */
+    hw = cluster("payload_bandwidth = 20GB/s\npcie_generation = 4\npcie_lanes = 16\n", NULL);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 20e9);
+    strata_hw_free(hw);
+    /* --set restating both: the wire 58 GB/s, NCCL's search 60 GB/s */
+    const char *const both[] = {"network.ib.bandwidth=60GB/s", "network.ib.payload_bandwidth=58GB/s", NULL};
+    hw = cluster("payload_bandwidth = 48GB/s\n", both);
+    ck_assert(strata_test_link(hw, "ib@3")->bandwidth == 58e9);
+    ck_assert(strata_hw_network_nics(hw, &nics));
+    ck_assert(nics.bandwidth == 60e9);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* --set bandwidth alone beside the file's payload_bandwidth: raised, the
+ * wire would silently stay at 48 GB/s; lowered, below it. Both refused at
+ * the override, naming payload_bandwidth's line (t.ini:24). */
+static void override_refused(const char *set, const char *want)
+{
+    GError *err = NULL;
+    char *text = g_strdup_printf(CLUSTER, "payload_bandwidth = 48GB/s\n");
+    const char *const overrides[] = {set, NULL};
+    ck_assert_ptr_null(strata_placement_hw_load_data(text, "t.ini", overrides, &err));
+    ck_assert_msg(strstr(err->message, want), "%s", err->message);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    g_clear_error(&err);
+    g_free(text);
+}
+
+/* A derived file (base =) restating bandwidth alone beside its base's
+ * payload_bandwidth: refused at the derived file's line 4. */
+START_TEST(derived_bandwidth_needs_payload)
+{
+    char *dir = g_dir_make_tmp("hwnet-XXXXXX", NULL);
+    ck_assert_ptr_nonnull(dir);
+    char *base = g_build_filename(dir, "base.ini", NULL), *derived = g_build_filename(dir, "d.ini", NULL);
+    char *text = g_strdup_printf(CLUSTER, "payload_bandwidth = 48GB/s\n");
+    ck_assert(g_file_set_contents(base, text, -1, NULL));
+    const char *derived_text = "[hardware]\nbase = base.ini\n[network ib]\nbandwidth = 60GB/s\n";
+    ck_assert(g_file_set_contents(derived, derived_text, -1, NULL));
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_hw_load(derived, NULL, &err));
+    ck_assert_msg(err && strstr(err->message, "d.ini:4): [network ib] bandwidth: set to 60.00 GB/s here while "
+                                "payload_bandwidth stays 48.00 GB/s"), "%s", err ? err->message : "(no error)");
+    g_clear_error(&err);
+    g_remove(base);
+    g_remove(derived);
+    g_rmdir(dir);
+    g_free(text);
+    g_free(base);
+    g_free(derived);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(bandwidth_override_needs_payload)
+{
+    override_refused("network.ib.bandwidth=60GB/s", "t.ini (override network.ib.bandwidth=60GB/s): [network ib] "
+                     "bandwidth: set to 60.00 GB/s here while payload_bandwidth stays 48.00 GB/s (t.ini:24)");
+    override_refused("network.ib.bandwidth=40GB/s", "t.ini (override network.ib.bandwidth=40GB/s): [network ib] "
+                     "bandwidth: set to 40.00 GB/s here while payload_bandwidth stays 48.00 GB/s (t.ini:24)");
 }
 END_TEST
 
@@ -313,7 +375,7 @@ START_TEST(bad_input)
     fails("socket_link_bandwidth = 0GB/s\n", "t.ini:24: [network ib] socket_link_bandwidth: expected a positive "
           "bandwidth such as 16GB/s, got '0GB/s'");
     fails("payload_bandwidth = 51GB/s\n", "t.ini:24: [network ib] payload_bandwidth: expected at most bandwidth "
-          "(5e+10 B/s: the payload a NIC delivers cannot exceed its line rate), got 5.1e+10 B/s");
+          "(50.00 GB/s, t.ini:22: the payload a NIC delivers cannot exceed its line rate), got 51.00 GB/s");
     GError *err = NULL;
     char *text = g_strdup_printf(CLUSTER, "");
     const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
@@ -351,6 +413,8 @@ static Suite *suite(void)
     tcase_add_test(tc, nic_pcie_link_caps_the_port);
     tcase_add_test(tc, socket_link_caps_the_port);
     tcase_add_test(tc, payload_bandwidth_caps_the_links);
+    tcase_add_test(tc, bandwidth_override_needs_payload);
+    tcase_add_test(tc, derived_bandwidth_needs_payload);
     tcase_add_test(tc, nics_on_hosts);
     tcase_add_test(tc, slices_and_overrides);
     tcase_add_test(tc, bad_input);

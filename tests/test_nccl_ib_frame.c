@@ -126,14 +126,19 @@ START_TEST(a_copy_between_the_nodes_carries_the_frames)
 }
 END_TEST
 
-static void refused(const char *const *overrides, const char *want)
+static void refused_in(const char *file, const char *const *overrides, const char *want)
 {
-    char *path = strata_test_source_path("configs/hw/dgx-h100.ini");
+    char *path = strata_test_source_path(file);
     GError *err = NULL;
     ck_assert(strata_hw_load(path, overrides, &err) == NULL);
     ck_assert_msg(err && strstr(err->message, want), "%s", err ? err->message : "(no error)");
     g_clear_error(&err);
     g_free(path);
+}
+
+static void refused(const char *const *overrides, const char *want)
+{
+    refused_in("configs/hw/dgx-h100.ini", overrides, want);
 }
 
 /* An unknown link layer is refused with the rows strata has; an MTU that
@@ -152,6 +157,11 @@ START_TEST(a_bad_link_layer_or_mtu_is_refused)
     /* one DGX H100 has no [network]: no step would carry the packets */
     const char *const one_node[] = {NVL "nccl_ib_link_layer=infiniband", NULL};
     refused(one_node, "nccl_ib_link_layer: expected no such key in a file with no [network NAME]");
+    /* a measured payload rate already leaves out the headers: framing
+     * beside it would count them twice (H100 2x8 IB sets infiniband) */
+    const char *const payload[] = {"network.ib.payload_bandwidth=48GB/s", NULL};
+    refused_in("configs/hw/h100-2x8-ib.ini", payload, "nccl_ib_link_layer: expected no InfiniBand or RoCE framing "
+               "beside [network ib] payload_bandwidth");
 }
 END_TEST
 

@@ -240,6 +240,21 @@ static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p,
     return ok;
 }
 
+/* The [network NAME] group that gives payload_bandwidth, NULL when none
+ * (g_free). */
+static char *payload_network(const hw_load_ctx *ctx)
+{
+    gsize n = 0;
+    char **groups = strata_keyfile_groups(ctx->k, &n);
+    char *found = NULL;
+    for (gsize g = 0; g < n && !found; g++)
+        if (g_str_has_prefix(groups[g], "network ") &&
+            strata_keyfile_has_key(ctx->k, groups[g], "payload_bandwidth"))
+            found = g_strdup(groups[g]);
+    g_strfreev(groups);
+    return found;
+}
+
 /* nccl_ib_link_layer and nccl_ib_mtu (p->frame, p->mtu). The path MTU:
  * NCCL's QPs take the lower of both ports' active_mtu (NVIDIA/nccl
  * v2.19.3-1 src/transport/net_ib.cc l. 565, 668, 807); ESTIMATE 4096 where
@@ -256,6 +271,17 @@ static bool ib_frame_keys(const hw_load_ctx *ctx, const char *group, nccl_params
                 "framing where the network protocol is %s (%s): its messages run over %s, which is neither "
                 "(net_protocol.h); remove the key", p->net_proto->name,
                 own ? "nccl_net_protocol" : "the nccl_net_plugin row's", p->net_proto->fabric);
+        g_free(name);
+        return false;
+    }
+    char *net = name || has_mtu ? payload_network(ctx) : NULL;
+    if (net) { /* payload_bandwidth is what is left after the framing: hw_network.c wire_rate */
+        char *at = strata_keyfile_where(ctx->k, net, "payload_bandwidth");
+        hw_fail(ctx, err, group, name ? "nccl_ib_link_layer" : "nccl_ib_mtu", "expected no InfiniBand or RoCE "
+                "framing beside [%s] payload_bandwidth (%s): that measured payload rate already leaves out the "
+                "packets' headers, which would be counted twice; remove one of them", net, at);
+        g_free(at);
+        g_free(net);
         g_free(name);
         return false;
     }

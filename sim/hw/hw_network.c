@@ -60,6 +60,7 @@
  * edge up (to the spine, to the leaf).
  */
 #include <string.h>
+#include "core/units.h"
 #include "hw/hw_internal.h"
 #include "hw/coll_impl.h"
 #include "hw/ecmp.h"
@@ -183,19 +184,35 @@ static double port_rate(const hw_network *n)
     return MIN(port, strata_pcie_data_rate(&cfg));
 }
 
-/* payload_bandwidth: a bandwidth no higher than the NIC's line rate. */
+/* payload_bandwidth: a bandwidth no higher than the NIC's line rate, stated
+ * by the same layer as bandwidth or a later one: a --set or derived file
+ * that restates bandwidth alone would leave the wire at the old payload
+ * figure (only NCCL's search would see the new speed), so it is refused. */
 static bool get_payload(const hw_load_ctx *ctx, hw_network *n, GError **err)
 {
     if (!strata_keyfile_has_key(ctx->k, n->group, "payload_bandwidth"))
         return true;
     if (!hw_get_bandwidth(ctx, n->group, "payload_bandwidth", &n->payload, err))
         return false;
-    if (n->payload > n->bandwidth) {
-        hw_fail(ctx, err, n->group, "payload_bandwidth", "expected at most bandwidth (%g B/s: the payload a NIC "
-                "delivers cannot exceed its line rate), got %g B/s", n->bandwidth, n->payload);
-        return false;
-    }
-    return true;
+    bool restated = strata_keyfile_layer_of(ctx->k, n->group, "bandwidth") >
+                    strata_keyfile_layer_of(ctx->k, n->group, "payload_bandwidth");
+    if (!restated && n->payload <= n->bandwidth)
+        return true;
+    char *bw_at = strata_keyfile_where(ctx->k, n->group, "bandwidth");
+    char *pl_at = strata_keyfile_where(ctx->k, n->group, "payload_bandwidth");
+    char *bw = strata_format_bandwidth(n->bandwidth), *pl = strata_format_bandwidth(n->payload);
+    if (restated)
+        hw_fail(ctx, err, n->group, "bandwidth", "set to %s here while payload_bandwidth stays %s (%s): the wire "
+                "carries payload_bandwidth, so restate payload_bandwidth beside bandwidth (at most it)", bw, pl,
+                pl_at);
+    else
+        hw_fail(ctx, err, n->group, "payload_bandwidth", "expected at most bandwidth (%s, %s: the payload a NIC "
+                "delivers cannot exceed its line rate), got %s", bw, bw_at, pl);
+    g_free(bw_at);
+    g_free(pl_at);
+    g_free(bw);
+    g_free(pl);
+    return false;
 }
 
 static bool get_oversubscription(const hw_load_ctx *ctx, hw_network *n, GError **err)
