@@ -131,8 +131,8 @@
  *
  * aws-ofi-rdma: aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp send (l.
  * 5778-5994): eager when the receiver's control message has not arrived,
- * the message is at most OFI_NCCL_EAGER_MAX_SIZE (8192 B,
- * include/nccl_ofi_param.h l. 253-256) and no RDMA write is in flight; it
+ * the message is at most OFI_NCCL_EAGER_MAX_SIZE, 8192 B by
+ * include/nccl_ofi_param.h l. 253-256, and no RDMA write is in flight; it
  * lands in a host bounce buffer that the receiver copies into the GPU's
  * buffer by a local read once NCCL posts recv (handle_eager_recv l.
  * 1137-1200; 0 B skips it). The copy crosses the NIC's PCIe link: charged

@@ -3,8 +3,8 @@
  * an engine that has a figure, named by its engine rows.
  *
  * "sglang" (the sglang-v0.3, -v0.4 and -v0.5 rows). Its server is three
- * processes since 0.2: the HTTP server and TokenizerManager, the Scheduler
- * (one a TP rank), the DetokenizerManager, joined by ZMQ sockets. As read
+ * processes since 0.2: the HTTP server and TokenizerManager, the Scheduler,
+ * one a TP rank, the DetokenizerManager, joined by ZMQ sockets. As read
  * in the sglang 0.4.0 wheel (docs/serving.md, "SGLang 0.4's online TTFT")
  * and again in the 0.5.6 wheel: the TokenizerManager tokenizes the text
  * and sends the request to the Scheduler (one hop); the Scheduler's
