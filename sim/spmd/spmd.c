@@ -287,6 +287,19 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
 }
 
+/* A time on q's lane: a delay emit, in ps in its bytes (spmd_render.c EM_DELAY). */
+static void push_delay(spmd *s, uint32_t q, uint32_t lane, double seconds)
+{
+    emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(seconds * 1e12)};
+    g_array_append_val(s->emits, d);
+}
+
+/* Whether the proxy paces the step's connection (coll_sched.h proxy_s) in a charged round. */
+static bool paced_step(const strata_coll_step *st, bool charged)
+{
+    return st->conn_lane && st->proxy_s > 0 && charged;
+}
+
 /* A step's fixed cost (delay_s), received at q from p, where it is
  * charged (`charged`: not a phase's), before its copy: on its lane; with
  * a connection's lane (coll_sched.h conn_lane: NCCL's proxy serves a
@@ -304,10 +317,8 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
 static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t p, bool charged)
 {
     uint32_t lane = st->conn_lane ? st->conn_lane : st->lane;
-    bool paced = st->conn_lane && st->proxy_s > 0 && charged; /* the proxy's pace (coll_sched.h proxy_s) */
-    if (paced) {
-        emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->proxy_s * 1e12)};
-        g_array_append_val(s->emits, d);
+    if (paced_step(st, charged)) {
+        push_delay(s, q, lane, st->proxy_s);
         if (st->delay_s > 0)
             wait_source(s, q, lane, p, st, false);
         push(s, EM_RECORD, q, lane, q, lane);
@@ -317,8 +328,7 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
     if (st->delay_s > 0 && charged) {
         if (st->conn_lane)
             wait_source(s, q, lane, p, st, false);
-        emit d = {.kind = EM_DELAY, .device = q, .lane = lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
-        g_array_append_val(s->emits, d);
+        push_delay(s, q, lane, st->delay_s);
     }
     if (st->conn_lane && st->delay_s > 0 && charged)
         push(s, EM_RECORD, q, lane, q, lane);
@@ -339,10 +349,8 @@ static void fixed_cost(spmd *s, const strata_coll_step *st, uint32_t q, uint32_t
  * to; docs/clusters.md wave 47). */
 static void flight_after_copy(spmd *s, const strata_coll_step *st, uint32_t q, bool charged)
 {
-    if (!(st->conn_lane && st->proxy_s > 0 && charged && st->delay_s > 0))
-        return;
-    emit f = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
-    g_array_append_val(s->emits, f);
+    if (paced_step(st, charged) && st->delay_s > 0)
+        push_delay(s, q, st->lane, st->delay_s);
 }
 
 /* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
