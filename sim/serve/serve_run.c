@@ -214,15 +214,19 @@ double serve_next_arrival(serve_state *st)
     return st->clients_free ? st->now : INFINITY;
 }
 
+/* When a request of `prompt` tokens sent at `sent` reaches the scheduler: after the server's hops, or, through a
+ * serial server, not known until front_take takes it in (INFINITY until then). */
+static double recv_when_sent(const serve_state *st, double sent, uint32_t prompt)
+{
+    return strata_serve_frontend_serial(st->front) ? INFINITY : sent + strata_serve_frontend_recv(st->front, prompt);
+}
+
 /* Closed loop: the next request sent at t, received after the server's hops (a serial server's: when taken). */
 static void send_at(serve_state *st, double t)
 {
     serve_req *q = &st->req[st->sent++];
     q->arrival = t;
-    if (strata_serve_frontend_serial(st->front))
-        q->recv = INFINITY;
-    else
-        q->recv = strata_serve_frontend_take(st->front, &st->front_free, t, q->prompt);
+    q->recv = recv_when_sent(st, t, q->prompt);
 }
 
 /* Closed loop: each free client sends the next request now. */
@@ -456,11 +460,11 @@ static void summarise(serve_state *st)
            *e2e = g_new(double, st->n_req + 1);
     uint32_t n = 0, nt = 0;
     double first = INFINITY, last = 0, out_tokens = 0, all_tokens = 0, emit = strata_serve_frontend_emit(st->front);
+    bool serial = strata_serve_frontend_serial(st->front); /* the client's times: its chunks' starts */
     for (uint32_t i = 0; i < st->n_req; i++) {
         const serve_req *q = &st->req[i];
         if (q->finish <= 0 && q->first_token <= 0)
             continue;
-        bool serial = strata_serve_frontend_serial(st->front); /* the client's times: its chunks' starts */
         double got_first = serial ? q->client_first : q->first_token, got_last = serial ? q->client_last : q->finish;
         first = fmin(first, q->arrival);
         last = fmax(last, got_last + emit);
@@ -525,11 +529,9 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
     st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
     if (st->cfg->serial_api_server) /* off: the hops as pure delays (docs/serving.md) */
         st->front = strata_serve_frontend_serial_row(st->front);
-    bool serial = strata_serve_frontend_serial(st->front); /* a serial server takes them in as the run goes */
-    for (uint32_t i = 0; i < st->n_req; i++)
-        st->req[i].recv = serial ? INFINITY
-                                 : st->req[i].arrival + strata_serve_frontend_recv(st->front, st->req[i].prompt);
-    st->front_taken = serial ? 0 : st->n_req;
+    for (uint32_t i = 0; i < st->n_req; i++) /* a serial server takes them in as the run goes */
+        st->req[i].recv = recv_when_sent(st, st->req[i].arrival, st->req[i].prompt);
+    st->front_taken = strata_serve_frontend_serial(st->front) ? 0 : st->n_req;
     strata_model_shape shape;
     strata_serve_model_shape(m, &shape);
     st->eager_host_s = strata_serve_eager_host(strata_serve_engine_eager(st->cfg->engine), m,
