@@ -51,6 +51,7 @@ typedef struct nccl_params {
     double channel_bandwidth;  /* B/s per channel */
     bool nvls;
     strata_nccl_cpu cpu;
+    strata_nccl_net_path net_path; /* nccl_net_path: the GPUs' path to their NICs */
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
@@ -121,6 +122,10 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nvls", false, "true or false: the switch reduces and multicasts (NVLink SHARP; default false)"},
     {"nccl_cpu", false, "collectives = nccl: the hosts' CPU, intel (default), amd or arm (NCCL's LL cap and "
                         "network overhead across nodes)"},
+    {"nccl_net_path", false, "collectives = nccl: the path by which NCCL's graphs reach the NICs from the GPUs, as "
+                             "its topology prints it: pix, pxb (default), pxn, phb, sys, or c2c (NVLink-C2C to the "
+                             "CPU, the NIC on its PCIe: P2C from NCCL 2.27, PHB before); LL128 across nodes runs "
+                             "by default only up to PXB, or PXN from Hopper (tuning.cc)"},
     {"nccl_algo", false, "collectives = nccl: the algorithms NCCL may run, as NCCL_ALGO lists them (Ring,Tree; "
                          "default: all it enables)"},
     {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
@@ -236,6 +241,26 @@ static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p,
     p->ring_own_channel = ok && v && strcmp(v, "channel") == 0;
     if (!ok)
         hw_fail_value(ctx, err, group, "nccl_ring_wait", "round or channel", v);
+    g_free(v);
+    return ok;
+}
+
+/* nccl_net_path: the GPUs' path to their NICs as NCCL's topology dump
+ * prints it (GPU/... NET/... (hops/bw/TYPE)); pxb where unset, the NICs on
+ * the GPUs' PCIe switches as every file was read before the key. */
+static bool net_path(const hw_load_ctx *ctx, const char *group, strata_nccl_net_path *out, GError **err)
+{
+    static const char *const names[] = {"pix", "pxb", "c2c", "pxn", "phb", "sys"};
+    *out = STRATA_NCCL_PATH_PXB;
+    char *v = hw_get_text(ctx, group, "nccl_net_path");
+    bool ok = v == NULL;
+    for (unsigned i = 0; v && i < G_N_ELEMENTS(names); i++)
+        if (strcmp(g_strstrip(v), names[i]) == 0) {
+            *out = (strata_nccl_net_path)i;
+            ok = true;
+        }
+    if (!ok)
+        hw_fail_value(ctx, err, group, "nccl_net_path", "pix, pxb, pxn, phb, sys or c2c", v);
     g_free(v);
     return ok;
 }
@@ -424,6 +449,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
     }
     g_free(plugin);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
+         net_path(ctx, group, &p->net_path, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
@@ -445,7 +471,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          ib_frame_keys(ctx, group, p, err) &&
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
                                "nccl_net_plugin", "nccl_p2p_net_chunksize", "nccl_ib_link_layer",
-                               "nccl_ib_mtu", "nccl_net_protocol", "nccl_ring_wait", "nccl_cpu", NULL}, err) &&
+                               "nccl_ib_mtu", "nccl_net_protocol", "nccl_ring_wait", "nccl_cpu",
+                               "nccl_net_path", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
@@ -477,6 +504,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     const nccl_params *p = strata_hw_coll_params(hw);
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
+                          .net_path = p->net_path,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
                           .min_ctas = p->min_ctas, .max_nchannels = p->max_nchannels,
                           .max_ctas = p->max_ctas, .plugin = p->plugin,

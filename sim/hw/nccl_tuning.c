@@ -269,6 +269,26 @@ static bool coll_kind(strata_op_kind kind)
     return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
 }
 
+/* Whether NCCL enables LL128 by default across nodes for the GPUs' path to
+ * their NICs (graphs[a]->typeInter, the same for the ring and the tree
+ * here): NVIDIA/nccl v2.19.3-1 src/graph/tuning.cc l. 290, v2.21.5-1 l. 308,
+ * v2.22.3-1 l. 306, v2.25.1-1 l. 428: `typeInter <= PATH_PXB ||
+ * (minCompCap >= 90 && typeInter <= PATH_PXN)` ("Other cases are not tested
+ * and may cause silent data corruption"); v2.27.3-1 on (v2.30.4-1 l.
+ * 490-496) with NCCL_LL128_C2C's default 1 (l. 229): `typeInter <=
+ * PATH_PXN` from compute capability 9.0, else `<= PATH_PXB`, P2C lying
+ * between them. The two rules agree on every path but C2C, which is PHB
+ * before v2.27 (nccl_tuning.h strata_nccl_net_path). Only where NCCL_PROTO
+ * is unset: a set one enables what it lists (protoEnable 1, not 2, l.
+ * 268-275 at v2.22.3-1). One node's graphs reach no NIC. */
+static bool ll128_net_path(const strata_nccl_comm *c)
+{
+    strata_nccl_net_path t = c->net_path;
+    if (t == STRATA_NCCL_PATH_C2C && !ver(c)->p2c_path)
+        t = STRATA_NCCL_PATH_PHB;
+    return t <= STRATA_NCCL_PATH_PXB || (c->arch >= STRATA_NCCL_HOPPER && t <= STRATA_NCCL_PATH_PXN);
+}
+
 /* Whether NCCL runs the pair at all for kind (tuning.cc's loops and its
  * algoEnable, without CollNet), and the user's NCCL_ALGO / NCCL_PROTO. */
 static bool enabled(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
@@ -276,6 +296,8 @@ static bool enabled(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     uint32_t nodes = nodes_of(c);
     if ((c->algos && !(c->algos >> a & 1u)) || (c->protos && !(c->protos >> p & 1u)))
+        return false;
+    if (p == STRATA_NCCL_LL128 && !c->protos && nodes > 1 && !ll128_net_path(c))
         return false;
     if ((a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE || a == STRATA_NCCL_PAT) && p != STRATA_NCCL_SIMPLE)
         return false;

@@ -30,8 +30,9 @@
  * latencyInter, added to every step between nodes in the estimate, twice
  * on Simple (tuning.cc: the data and the flush).
  *
- * Scope: numPipeOps = 1, LL128 enabled (NVLink paths and NICs on the GPUs'
- * PCIe switches), no CollNet. Pure functions; no state.
+ * Scope: numPipeOps = 1, NVLink paths inside a node (LL128's typeIntra
+ * rule holds), LL128 across nodes by the GPUs' path to the NICs
+ * (net_path), no CollNet. Pure functions; no state.
  */
 #ifndef STRATA_HW_NCCL_TUNING_H
 #define STRATA_HW_NCCL_TUNING_H
@@ -60,6 +61,22 @@ typedef enum {
 /* The host CPU (comm->cpuVendor, cpuArch): LL's cap across nodes and the
  * network's post overhead follow it. */
 typedef enum { STRATA_NCCL_INTEL = 0, STRATA_NCCL_AMD, STRATA_NCCL_ARM } strata_nccl_cpu;
+/* The path type by which NCCL's ring and tree graphs reach the NICs
+ * (graphs[a]->typeInter), in the order of NCCL's PATH_* (src/graph/topo.h
+ * v2.27.3-1 on: PIX 4, PXB 5, P2C 6, PXN 7, PHB 8, SYS 9; before it PIX 3,
+ * PXB 4, PXN 5, PHB 6, SYS 7 and no P2C). C2C is a GPU joined to its CPU by
+ * NVLink-C2C with the NIC on that CPU's PCIe: PATH_P2C from v2.27.3-1
+ * (paths.cc "update the GPU -> NIC path in the case of C2C + PHB"), PHB
+ * before (v2.25.1-1 paths.cc l. 96-97: a PCI link at a CPU makes the path
+ * PHB). It gates LL128 across nodes (nccl_tuning.c ll128_net_path). */
+typedef enum {
+    STRATA_NCCL_PATH_PIX = 0,
+    STRATA_NCCL_PATH_PXB,
+    STRATA_NCCL_PATH_C2C,
+    STRATA_NCCL_PATH_PXN,
+    STRATA_NCCL_PATH_PHB,
+    STRATA_NCCL_PATH_SYS
+} strata_nccl_net_path;
 
 /* One communicator. The NVLS graph is not a field: on one node NCCL's
  * search gives it one channel per GPU (search.cc: minChannels =
@@ -97,6 +114,9 @@ typedef struct strata_nccl_comm {
     double nic_gbs;
     uint32_t nic_gpus;
     strata_nccl_cpu cpu;
+    /* the GPUs' path to their NICs as NCCL's graphs take it (typeInter;
+     * 0, PIX: on the GPUs' PCIe switches, LL128 allowed) */
+    strata_nccl_net_path net_path;
     /* NCCL_ALGO, NCCL_PROTO: bit a (p) set allows algorithm a (protocol
      * p); 0: every one NCCL enables */
     uint32_t algos, protos;

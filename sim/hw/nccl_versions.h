@@ -124,6 +124,9 @@ typedef struct strata_nccl_version {
     /* PAT (all-gather and reduce-scatter at one GPU per node), from
      * v2.23.4-1 */
     bool pat;
+    /* PATH_P2C (a GPU on NVLink-C2C, the NIC on its CPU's PCIe), from
+     * v2.27.3-1 (src/graph/paths.cc, topo.h); before it that path is PHB */
+    bool p2c_path;
     /* src/device/all_reduce.h (src/collectives/device/ to v2.18) runRing
      * to v2.19.3-1: an LL or LL128 chunk is the buffer's share of a
      * channel and rank rounded up to whole minChunkSize (the kernel's
