@@ -6,6 +6,7 @@
  * at concurrency 1 under the sglang-v0.4 row term by term.
  */
 #include <math.h>
+#include <string.h>
 #include "serve/serve.h"
 #include "serve/serve_chat.h"
 #include "serve/serve_eager.h"
@@ -274,6 +275,26 @@ START_TEST(chat_endpoint_parses_the_template_on_0_11_0)
 }
 END_TEST
 
+/* --chat-endpoint on the command line: with --offline (no API server, no endpoint) refused, exit 2, both options
+ * named; with --engine-release 0.11.0 (or none) taken. */
+START_TEST(chat_endpoint_option)
+{
+    const char *hw = STRATA_SOURCE_DIR "/configs/hw/h100.ini";
+    strata_cli_result r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1",
+                                          "--chat-endpoint", "--offline", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--chat-endpoint") && strstr(r.err, "--offline"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    const char *release[] = {"0.11.0", "0.10.2"};
+    for (size_t i = 0; i < G_N_ELEMENTS(release); i++) {
+        strata_cli_result ok = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1",
+                                               "-q", "--chat-endpoint", "--engine-release", release[i], NULL);
+        ck_assert_msg(ok.status == 0, "%s", ok.err);
+        strata_cli_result_clear(&ok);
+    }
+}
+END_TEST
+
 static strata_serve_model model_of(const char *preset)
 {
     strata_serve_model m;
@@ -466,6 +487,7 @@ int main(void)
     tcase_add_test(tc, v0_async_output_one_step_late);
     tcase_add_test(tc, offline_runs_without_the_hops);
     tcase_add_test(tc, chat_endpoint_parses_the_template_on_0_11_0);
+    tcase_add_test(tc, chat_endpoint_option);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
