@@ -6,10 +6,14 @@
  * at concurrency 1 under the sglang-v0.4 row term by term.
  */
 #include <math.h>
+#include <string.h>
 #include "serve/serve.h"
+#include "serve/serve_chat.h"
 #include "serve/serve_eager.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_frontend.h"
+#include "serve/serve_frontend_queue.h"
+#include "serve/serve_release.h"
 #include "serve/serve_scheduler.h"
 #include "testutil.h"
 #include "serve_fixture.h"
@@ -208,6 +212,89 @@ START_TEST(offline_runs_without_the_hops)
 }
 END_TEST
 
+/* The chat endpoint's template parse (serve_chat.h): PR #20065's 6-8 ms a request, 7 ms, paid only where the client
+ * posts to /v1/chat/completions, a server stands between and the release parses every request (0.11.0: 0.10.2 and
+ * 0.11.1 do not). By hand: vllm-v1's recv(4) = 5.07984 ms becomes 12.07984 ms, emit unchanged (5.07952 ms); its
+ * serial row's intake 13.074 - 202 x 0.030 = 7.014 ms becomes 14.014 ms, its chunk 30 us unchanged. A run (the
+ * offline test's: two requests of 4 prompt and 2 output tokens at 0): step 0 starts at the new recv(4), 12.07984
+ * ms, and its length does not move; TTFT = step 0 + 12.07984 + 5.07952 ms. */
+START_TEST(chat_endpoint_parses_the_template_on_0_11_0)
+{
+    const char *rel[] = {"0.10.2", "0.11.0", "0.11.0.post1", "0.11.1", "0.19.1"};
+    const bool parses[] = {false, true, true, false, false};
+    for (size_t i = 0; i < G_N_ELEMENTS(rel); i++) {
+        strata_serve_release r;
+        ck_assert(strata_serve_release_parse(rel[i], &r, NULL, NULL));
+        ck_assert_msg((strata_serve_release_row(&r, "chat_template_parse") != NULL) == parses[i], "%s", rel[i]);
+    }
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    ck_assert(strata_serve_release_apply("0.11.0", false, false, &c, NULL) && c.release_chat_parse);
+    ck_assert_double_eq(strata_serve_chat_request_s(&c), 0); /* a /v1/completions client */
+    c.chat_endpoint = true;
+    ck_assert_double_eq_tol(strata_serve_chat_request_s(&c), 7e-3, 1e-18);
+    c.offline = true;
+    GError *err = NULL;
+    ck_assert(strata_serve_chat_request_s(&c) == 0 && !strata_serve_chat_check(&c, &err) && err);
+    g_clear_error(&err);
+    c.offline = false;
+    const strata_serve_frontend *v1 = strata_serve_engine_frontend(NULL), *f;
+    strata_serve_frontend out;
+    ck_assert((f = strata_serve_chat_front(v1, &c, &out)) == &out && !strata_serve_frontend_serial(f));
+    ck_assert_double_eq_tol(strata_serve_frontend_recv(f, 4), 12.07984e-3, 1e-15);
+    ck_assert_double_eq_tol(strata_serve_frontend_emit(f), 5.07952e-3, 1e-15);
+    f = strata_serve_chat_front(strata_serve_frontend_serial_row(v1), &c, &out);
+    ck_assert(strata_serve_frontend_serial(f));
+    ck_assert_double_eq_tol(f->intake_s, 14.014e-3, 1e-15);
+    ck_assert_double_eq_tol(f->chunk_s, 30e-6, 1e-18);
+    ck_assert(strata_serve_chat_front(NULL, &c, &out) == NULL);
+    c.release_chat_parse = false; /* 0.10.2, 0.11.1, or no --engine-release */
+    ck_assert(strata_serve_chat_front(v1, &c, &out) == v1);
+    double ttft[2], t0[2], dt0[2];
+    for (int chat = 0; chat < 2; chat++) {
+        strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
+        strata_serve_model m = strata_test_serve_tiny();
+        strata_serve_config_default(&c);
+        c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+        c.record_steps = true, c.step_overhead = 1e-3, c.chat_endpoint = chat, c.release_chat_parse = true;
+        c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
+        strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
+        const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+        strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+        strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+        ck_assert_msg(r, "%s", err ? err->message : "");
+        ttft[chat] = r->ttft.mean, t0[chat] = step(r, 0)->t, dt0[chat] = step(r, 0)->dt;
+        strata_serve_result_free(r);
+        strata_hw_free(hw);
+    }
+    ck_assert_double_eq_tol(t0[0], 5.07984e-3, 1e-15);
+    ck_assert_double_eq_tol(t0[1], 12.07984e-3, 1e-15);
+    ck_assert_double_eq_tol(dt0[0], dt0[1], 1e-15);
+    ck_assert_double_eq_tol(ttft[1], dt0[1] + 12.07984e-3 + 5.07952e-3, 1e-12);
+    ck_assert_double_eq_tol(ttft[1] - ttft[0], 7e-3, 1e-12);
+}
+END_TEST
+
+/* --chat-endpoint on the command line: with --offline (no API server, no endpoint) refused, exit 2, both options
+ * named; with --engine-release 0.11.0 (or none) taken. */
+START_TEST(chat_endpoint_option)
+{
+    const char *hw = STRATA_SOURCE_DIR "/configs/hw/h100.ini";
+    strata_cli_result r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1",
+                                          "--chat-endpoint", "--offline", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--chat-endpoint") && strstr(r.err, "--offline"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    const char *release[] = {"0.11.0", "0.10.2"};
+    for (size_t i = 0; i < G_N_ELEMENTS(release); i++) {
+        strata_cli_result ok = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1",
+                                               "-q", "--chat-endpoint", "--engine-release", release[i], NULL);
+        ck_assert_msg(ok.status == 0, "%s", ok.err);
+        strata_cli_result_clear(&ok);
+    }
+}
+END_TEST
+
 static strata_serve_model model_of(const char *preset)
 {
     strata_serve_model m;
@@ -399,6 +486,8 @@ int main(void)
     tcase_add_test(tc, closed_loop_sends_when_it_reads_the_last_token);
     tcase_add_test(tc, v0_async_output_one_step_late);
     tcase_add_test(tc, offline_runs_without_the_hops);
+    tcase_add_test(tc, chat_endpoint_parses_the_template_on_0_11_0);
+    tcase_add_test(tc, chat_endpoint_option);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -68,6 +68,8 @@ typedef struct strata_serve_config {
     const char *release_mla_pad_v;    /* --engine-release's mla_pad_v row (serve_release.h; NULL: none given) */
     bool offline;                     /* --offline: no server between client and engine (serve_frontend.h) */
     bool serial_api_server;           /* --serial-api-server: the row's serial server (serve_frontend_queue.h) */
+    bool chat_endpoint;               /* --chat-endpoint: the client posts to /v1/chat/completions (serve_chat.h) */
+    bool release_chat_parse;          /* --engine-release's: the chat template parsed every request (serve_chat.h) */
     bool prefill_decode_attention;    /* vLLM V1's VLLM_V1_USE_PREFILL_DECODE_ATTENTION=1 (on RCCL hardware
                                        * its decodes run paged_attention_rocm: serve_engine.h) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */

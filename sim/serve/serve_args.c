@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_chat.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_fp8_linear.h"
 #include "serve/serve_frontend_queue.h"
@@ -94,6 +95,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "benchmark_throughput, the LLM class): the engine's server hops not charged (docs/serving.md)", NULL},
         {"serial-api-server", 0, 0, G_OPTION_ARG_NONE, &a->serial_api_server, "vLLM V1's one API server process: "
          "intake and output chunks on one queue (off: pure delays; docs/serving.md)", NULL},
+        {"chat-endpoint", 0, 0, G_OPTION_ARG_NONE, &a->chat_endpoint, "the client posts to /v1/chat/completions "
+         "(vllm bench serve --backend openai-chat): with --engine-release 0.11.0, its chat template parse a request "
+         "(docs/serving.md)", NULL},
         {"async-scheduling", 0, 0, G_OPTION_ARG_NONE, &a->async_sched, "vLLM V1's async scheduling (its default "
          "from 0.14): step n+1 formed while step n runs (no --engine; docs/serving.md)", NULL},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
@@ -590,8 +594,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return false;
     if (!strata_serve_release_apply(a->engine_release, a->engine != NULL, a->scheduler != NULL, c, err))
         return false; /* serve_release.h */
-    c->offline = a->offline, c->serial_api_server = a->serial_api_server;
-    if (!strata_serve_frontend_serial_check(c, err)) /* the option would change nothing: refused */
+    c->offline = a->offline, c->serial_api_server = a->serial_api_server, c->chat_endpoint = a->chat_endpoint;
+    if (!strata_serve_frontend_serial_check(c, err) || !strata_serve_chat_check(c, err)) /* serve_chat.h */
         return false;
     if (a->fp8_linear_rocm && !(c->fp8_linear_rocm = strata_serve_fp8_linear_option(a->fp8_linear_rocm, err)))
         return false;

@@ -23,7 +23,8 @@ typedef struct strata_serve_args {
     char **sets, **hw_sets, **prior_runs;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, warm_prefix, concurrency, scheduler_steps, kv_blocks,
         graph_max_bs, seq_capture;
-    gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched, offline, serial_api_server;
+    gboolean no_prefix, quiet, attention_dp, prefill_decode, async_sched, offline, serial_api_server,
+        chat_endpoint;
 } strata_serve_args;
 
 /* An integer option not given (an option given 0 is checked as 0, not

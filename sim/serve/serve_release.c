@@ -24,6 +24,11 @@
  *          apply_skinny), FP8 GEMMs on hipBLASLt at every row count.
  *   0.7.3  vllm-rocm-fork: ROCm/vllm PR #411 (955ba648, 2025-02-18: wvSplitKQ at one row), first in the
  *          v0.7.3+rocm image (@b309ea79); 0.8.x's (@a1c35e76, @b8498bc4) the same.
+ * chat_template_parse (serve_chat.c cites each file and line)
+ *   0.11.0 only: apply_hf_chat_template parses the chat template on every request (resolve_chat_template_kwargs,
+ *          vllm-project/vllm PR #25794); 0.10.2's wheel has no such call, 0.11.1's caches it (lru_cache).
+ *          Before PR #20065 (2025-06) _detect_content_format parsed it every request too: not tabled (those
+ *          releases' sources not read here).
  * async_scheduling
  *   0.14.0 on: vllm-project/vllm PR #27614 (issue #27679's "Async Scheduling Plan"), async scheduling on by default
  *          from 0.14.0 (docs/serving.md, "vLLM V1's async scheduling", wave 37).
@@ -57,6 +62,9 @@ static const release_row rows[] = {
     {"fp8_linear_rocm", {0, 7, 3}, "vllm-rocm-fork"},     /* ROCm/vllm PR #411, 955ba648 */
     {"async_scheduling", {0, 4, 0}, NULL},
     {"async_scheduling", {0, 14, 0}, "on"}, /* PR #27614 */
+    {"chat_template_parse", {0, 4, 0}, NULL},
+    {"chat_template_parse", {0, 11, 0}, "per-request"}, /* PR #25794; cached in 0.11.1 (serve_chat.c) */
+    {"chat_template_parse", {0, 11, 1}, NULL},
     {"mla_pad_v", {0, 4, 0}, "always"},                /* v0.7.3 attention/backends/mla/utils.py:497-498 */
     {"mla_pad_v", {0, 8, 0}, "unless-fa3-hopper"},     /* v0.8.0 attention/backends/mla/common.py MLACommonImpl */
     {NULL, {0, 0, 0}, NULL},
@@ -151,6 +159,7 @@ bool strata_serve_release_apply(const char *text, bool engine_given, bool schedu
     if (!engine_given && !scheduler_given && !c->engine && strata_serve_release_row(&r, "async_scheduling"))
         c->async_scheduling = true;
     c->release_mla_pad_v = strata_serve_release_row(&r, "mla_pad_v");
+    c->release_chat_parse = strata_serve_release_row(&r, "chat_template_parse") != NULL;
     const char *fp8 = strata_serve_release_row(&r, "fp8_linear_rocm");
     c->release_fp8_linear_rocm = fp8 ? strata_serve_fp8_linear_find(fp8, err) : NULL;
     return !fp8 || c->release_fp8_linear_rocm;

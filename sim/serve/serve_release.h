@@ -15,6 +15,8 @@
  *                     RCCL's;
  *   async_scheduling  vLLM V1's async scheduling (0.14.0 on), where neither
  *                     --engine nor --scheduler is given;
+ *   chat_template_parse  the chat template parsed on every chat
+ *                     request (0.11.0 only; serve_chat.h);
  *   mla_pad_v         the V0 MLA prefill's v padded to q's width: always
  *                     (0.4.0-0.7.x), unless FA3 on Hopper (0.8.0 on;
  *                     serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v).

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_chat.h"
 #include "serve/serve_eager.h"
 #include "serve/serve_frontend_queue.h"
 #include "serve/serve_graph_limit.h"
@@ -529,6 +530,7 @@ static void front_and_eager(serve_state *st, const strata_serve_model *m, const 
     st->front = strata_serve_frontend_served(strata_serve_engine_frontend(st->cfg->engine), st->cfg->offline);
     if (st->cfg->serial_api_server) /* off: the hops as pure delays (docs/serving.md) */
         st->front = strata_serve_frontend_serial_row(st->front);
+    st->front = strata_serve_chat_front(st->front, st->cfg, &st->front_chat); /* --chat-endpoint's parse */
     for (uint32_t i = 0; i < st->n_req; i++) /* a serial server takes them in as the run goes */
         st->req[i].recv = recv_when_sent(st, st->req[i].arrival, st->req[i].prompt);
     st->front_taken = strata_serve_frontend_serial(st->front) ? 0 : st->n_req;

@@ -86,6 +86,7 @@ typedef struct serve_state {
     uint32_t sgl_retired_seen;     /* retired at sglang-v0.4's last decode batch (its filter_batch) */
     GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
     const strata_serve_frontend *front; /* the engine's server hops (serve_frontend.h; NULL: none priced) */
+    strata_serve_frontend front_chat;   /* front's row with the chat endpoint's own work, where any (serve_chat.h) */
     double front_free;             /* when its serial API server is next free (serve_frontend_queue.h) */
     uint32_t front_taken;          /* serial server: the first request sent that it has not taken in yet */
     double eager_host_s;           /* the host chain of its eager forward (serve_eager.h) */
