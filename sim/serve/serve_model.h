@@ -49,6 +49,8 @@ typedef struct strata_serve_model {
     uint32_t router_groups;         /* a router with a score-correction bias (noaux_tc): its n_group; 0: none */
     bool gated;                     /* three MLP matrices (swiglu, geglu); false: two (gelu, relu) */
     bool qkv_bias, qk_norm, post_norms; /* q/k/v biases; q and k norms; four norms a layer */
+    bool qk_norm_tp;                /* qk_norm over the whole projection, its mean squares all-reduced over the TP
+                                     * ranks (MiniMax-M2; serve_qk_norm.h) */
     bool tied_embeddings;
     strata_dtype dtype;             /* weights and activations */
     strata_dtype kv_dtype;          /* the KV cache (NONE: dtype) */
