@@ -35,10 +35,12 @@
  *       custom kernel where should_custom_ar holds, else the in-place
  *       path, pynccl (RCCL or NCCL); every custom all-reduce's
  *       should_custom_ar refuses a buffer whose bytes are not a multiple
- *       of 16, custom_all_reduce.py l. 315-321 and aiter's
- *       aiter/dist/device_communicators/custom_all_reduce.py, the ROCm
- *       default by dispatch_custom_allreduce, l. 430-482: under 4 rows the
- *       4t bytes go to the library);
+ *       of 16: SGLang's, custom_all_reduce.py l. 315-321, and aiter's,
+ *       the ROCm default by dispatch_custom_allreduce (l. 430-482),
+ *       ROCm/aiter v0.1.9 and v0.1.9.post1 (@2d714384, @0011ff44; the
+ *       0.5.7 image's own pin not read, the 0.5.8-era rocm.Dockerfile pins
+ *       v0.1.9.post1) aiter/dist/device_communicators/custom_all_reduce.py
+ *       l. 249-262: under 4 rows the 4t bytes go to the library);
  *     the scaling: the shard and the t values read, the shard written.
  *   The kernels' count is an ESTIMATE: Inductor cannot fuse across the
  *   collective, so the compiled forward is taken as one reduction kernel
