@@ -173,8 +173,8 @@ static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const cha
 }
 
 /* A model file's keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside
- * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window. Alone they changed nothing at exit 0
- * (the sixteenth hardening pass): refused at the key's line. */
+ * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window, qk_norm_tp beside qk_norm. Alone they
+ * changed nothing at exit 0 (the sixteenth hardening pass): refused at the key's line. */
 static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
 {
     const struct {

@@ -80,7 +80,8 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
  * names, and weight_block from a block-scaled FP8 quantization_config; unset ones as the reader resolves them (kv_heads = heads, head_dim
  * = hidden / heads, intermediate = 4 hidden); dtype bf16, max_model_len
  * 8192, or the file's max_position_embeddings where lower and vLLM derives
- * its length from it (max_positions; --set changes them). */
+ * its length from it (max_positions; --set changes them); qk_norm_tp where
+ * its model_type is a row of serve_qk_norm.c's table. */
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
 /* The invariants above; origin names the model in the message. */
 bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err);
