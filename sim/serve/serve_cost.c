@@ -11,6 +11,7 @@
 #include "serve/serve_moe_route.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_triton_gemm.h"
+#include "serve/serve_qk_norm.h"
 #include "serve/serve_mla_prefill_v07.h"
 #include "serve/serve_mla_kernels.h"
 
@@ -466,11 +467,10 @@ bool strata_serve_cost_check_collectives(strata_serve_cost *c, GError **err)
     return c->tp < 2 || !c->coll || strata_serve_coll_check(c->coll, c->dp > 1, err);
 }
 
-/* An all-reduce of the bf16 activations (an FP8 model's too: the row-parallel GEMM writes bf16), t rows: the engine's
- * implementation (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
-static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
+/* An all-reduce of `bytes` a rank, t rows: the engine's kernel (serve_allreduce.h) where it runs its own, else NCCL's.
+ * allreduce_as: of the t rows' bf16 activations (an FP8 model's too: the row-parallel GEMM writes bf16). */
+static double allreduce_bytes(const strata_serve_cost *c, uint64_t t, uint64_t bytes, bool eager)
 {
-    uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
     if (c->ar && c->tp > 1 && bytes) {
         const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
         double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
@@ -484,6 +484,10 @@ static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
             return p.time_s;
     }
     return collective(c, STRATA_OP_ALL_REDUCE, bytes);
+}
+static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
+{
+    return allreduce_bytes(c, t, (uint64_t)((double)t * c->m.hidden * act_bytes(c)), eager);
 }
 
 /* Whether the step's all-reduce of t rows runs the engine's own kernel
@@ -728,17 +732,13 @@ static double aux_passes(const strata_serve_cost *c, uint64_t p, uint64_t d, uin
     return t;
 }
 
-/* The q and k norms of a model with them (Qwen 3: qk_norm), on the t tokens of a step on this rank, prefill and decode
- * alike: TensorRT-LLM runs them with RoPE as one kernel over the QKV GEMM's output in place
- * (QKNormRoPEAttention.apply_qk_norm_rope, fuse_qk_norm_rope on by default: torch.ops.trtllm.fused_qk_norm_rope,
- * tensorrt_llm/_torch/ modules/qk_norm_attention.py; the attention op then applies no RoPE of its own): each q and k
- * head read and written in the activations' dtype, v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
- * RMSNorm kernels over the same bytes (one launch more, not counted). */
+/* The q and k norms of a model with them, t tokens of a step on this rank (serve_qk_norm.h), all-reduces in a graph. */
+static double qk_ar_cb(const void *c, uint64_t t, uint64_t bytes) { return allreduce_bytes(c, t, bytes, false); }
 static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
 {
-    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp);
-    uint64_t n = t * (q_heads_per_rank(c) + kvr) * c->m.head_dim;
-    return c->m.qk_norm && n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
+    uint64_t hd = c->m.head_dim, k = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp) * hd;
+    strata_serve_qk_norm_in in = {t, q_heads_per_rank(c) * hd, k, act_bytes(c), c->m.qk_norm_tp, c->attn_tp};
+    return c->m.qk_norm ? strata_serve_qk_norm_time(&in, pass_cb, qk_ar_cb, c) : 0;
 }
 
 /* One layer's attention over a step's chunks and pad dummy decodes of context 1: each prefill chunk (after GQA's

@@ -20,6 +20,7 @@
 #include "core/units.h"
 #include "serve/serve_fields.h"
 #include "serve/serve_names.h"
+#include "serve/serve_qk_norm.h"
 #include "workload/model_config.h"
 
 #define MK(name, type, field) {name, type, offsetof(strata_serve_model, field), 0}
@@ -47,6 +48,7 @@ static const serve_field keys[] = {
     MK("gated", SERVE_FIELD_BOOL, gated),
     MK("qkv_bias", SERVE_FIELD_BOOL, qkv_bias),
     MK("qk_norm", SERVE_FIELD_BOOL, qk_norm),
+    MK("qk_norm_tp", SERVE_FIELD_BOOL, qk_norm_tp),
     MK("post_norms", SERVE_FIELD_BOOL, post_norms),
     MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
     MK("dtype", SERVE_FIELD_DTYPE, dtype),
@@ -171,8 +173,8 @@ static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const cha
 }
 
 /* A model file's keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside
- * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window. Alone they changed nothing at exit 0
- * (the sixteenth hardening pass): refused at the key's line. */
+ * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window, qk_norm_tp beside qk_norm. Alone they
+ * changed nothing at exit 0 (the sixteenth hardening pass): refused at the key's line. */
 static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
 {
     const struct {
@@ -180,14 +182,15 @@ static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const cha
         uint32_t value;
     } parents[] = {{"kv_lora_rank", "an MLA model", m->kv_lora_rank},
                    {"experts", "an MoE model", m->experts},
-                   {"sliding_window", "windowed attention", m->sliding_window}};
+                   {"sliding_window", "windowed attention", m->sliding_window},
+                   {"qk_norm", "q and k norms", m->qk_norm}};
     static const struct {
         const char *key;
         size_t parent; /* into parents */
     } needs[] = {
         {"qk_rope_head_dim", 0}, {"q_lora_rank", 0},  {"qk_nope_head_dim", 0}, {"v_head_dim", 0},
         {"moe_intermediate", 1}, {"shared_experts", 1}, {"dense_layers", 1},   {"moe_every", 1},
-        {"global_every", 2},     {"router_groups", 1},
+        {"global_every", 2},     {"router_groups", 1}, {"qk_norm_tp", 3},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(needs); i++) {
         uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i].key));
@@ -311,6 +314,7 @@ bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GEr
     for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++)
         ok = set_config_value(m, *v, err);
     m->weight_block = strata_model_config_weight_block(cfg);
+    m->qk_norm_tp = strata_serve_qk_norm_whole_family(strata_model_config_family(cfg));
     /* vLLM serves at most the length it derives from the file (it refuses a longer --max-model-len; a prompt
      * past it is refused): strata's default 8192 where shorter, else the file's */
     m->max_positions = strata_model_config_max_positions(cfg);

@@ -49,6 +49,8 @@ typedef struct strata_serve_model {
     uint32_t router_groups;         /* a router with a score-correction bias (noaux_tc): its n_group; 0: none */
     bool gated;                     /* three MLP matrices (swiglu, geglu); false: two (gelu, relu) */
     bool qkv_bias, qk_norm, post_norms; /* q/k/v biases; q and k norms; four norms a layer */
+    bool qk_norm_tp;                /* qk_norm over the whole projection, its mean squares all-reduced over the TP
+                                     * ranks (MiniMax-M2; serve_qk_norm.h) */
     bool tied_embeddings;
     strata_dtype dtype;             /* weights and activations */
     strata_dtype kv_dtype;          /* the KV cache (NONE: dtype) */
@@ -78,7 +80,8 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
  * names, and weight_block from a block-scaled FP8 quantization_config; unset ones as the reader resolves them (kv_heads = heads, head_dim
  * = hidden / heads, intermediate = 4 hidden); dtype bf16, max_model_len
  * 8192, or the file's max_position_embeddings where lower and vLLM derives
- * its length from it (max_positions; --set changes them). */
+ * its length from it (max_positions; --set changes them); qk_norm_tp where
+ * its model_type is a row of serve_qk_norm.c's table. */
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
 /* The invariants above; origin names the model in the message. */
 bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err);
