@@ -59,10 +59,55 @@ STRATA_ROWS_TEST(earlier_run_past_max_model_len,
      "server ran as sent"},
 )
 
+/* A key read only beside another (serve_model.c orphan_needs: MLA's beside kv_lora_rank, an MoE's beside
+ * experts, global_every beside sliding_window) was refused in a model file (the sixteenth pass) but taken from
+ * --set on a preset that leaves its parent 0: llama-2-7b with --set qk_rope_head_dim=64, global_every=2,
+ * router_groups=1, moe_intermediate=128 each wrote the JSON of the run without it (but for the echo), exit 0.
+ * Refused naming the word; the parent set beside it stays taken (in either order), and a key whose parent
+ * another --set turns off is refused too (deepseek-v3 with kv_lora_rank=0: its v_head_dim read nowhere). */
+STRATA_ROWS_TEST(set_key_its_parent_leaves_unread,
+    {TWO "--set qk_rope_head_dim=64", 2, "--set qk_rope_head_dim=64: expected kv_lora_rank > 0 in the model beside "
+     "it (it is read only with kv_lora_rank: an MLA model), got llama-2-7b with kv_lora_rank 0: it changes nothing"},
+    {TWO "--set global_every=2", 2, "--set global_every=2: expected sliding_window > 0 in the model beside it (it is "
+     "read only with sliding_window: windowed attention), got llama-2-7b with sliding_window 0"},
+    {TWO "--set router_groups=1", 2, "--set router_groups=1: expected experts > 0 in the model beside it"},
+    {TWO "--set moe_intermediate=128", 2, "--set moe_intermediate=128: expected experts > 0"},
+    {TWO "--set layers=2 --set sliding_window=32 --set global_every=2 && test -s out.json", 0, NULL},
+    {TWO "--set layers=2 --set global_every=2 --set sliding_window=32 && test -s out.json", 0, NULL},
+    {HR_SERVE("h100.ini") "--model deepseek-v3 --set layers=2 --set kv_lora_rank=0 --set v_head_dim=64 "
+     "--poisson n=2,prompt=64,output=4 --json out.json", 2, "--set v_head_dim=64: expected kv_lora_rank > 0 in the "
+     "model beside it (it is read only with kv_lora_rank: an MLA model), got deepseek-v3 with kv_lora_rank 0"},
+)
+
+/* router_groups is a grouped router's n_group, its scores viewed as [tokens, n_group, experts / n_group]
+ * (SGLang's grouped_topk_gpu and biased_grouped_topk_impl): 3 and 9 groups of mixtral-8x7b's 8 experts were
+ * taken at exit 0 (9: experts / n_group = 0 experts a group, read by serve_moe_gate.c as a fused gate). Refused
+ * from --set and at a model file's line; 4 and 8 divide 8 and are taken (the model then fails for its memory on
+ * one H100, as without router_groups: 93.4 GB of weights). */
+STRATA_ROWS_TEST(router_groups_not_dividing_experts,
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=3 --poisson n=2,prompt=64,output=4", 2,
+     "mixtral-8x7b: expected router_groups (the router's n_group) to divide experts (8): the scores are grouped as "
+     "experts / n_group a group, got 3"},
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=9 --poisson n=2,prompt=64,output=4", 2,
+     "to divide experts (8): the scores are grouped as experts / n_group a group, got 9"},
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=4 --poisson n=2,prompt=64,output=4", 2,
+     "mixtral-8x7b on h100-sxm5 with tp 1: no memory left for the KV cache"},
+    /* a model file: at the key's line (11); 0 (no grouped router) taken, no division by it */
+    {"printf 'name = m\\nlayers = 2\\nhidden = 512\\nheads = 8\\nkv_heads = 8\\nhead_dim = 64\\n"
+     "intermediate = 1024\\nvocab = 1000\\nexperts = 8\\ntop_k = 2\\nrouter_groups = 3\\n' > m.model; "
+     HR_SERVE("h100.ini") "--model-file m.model --poisson n=2,prompt=64,output=4", 2, "m.model:11: router_groups: "
+     "expected a divisor of experts (8): the router's scores are grouped as experts / n_group a group, got 3"},
+    {"printf 'name = m\\nlayers = 2\\nhidden = 512\\nheads = 8\\nkv_heads = 8\\nhead_dim = 64\\n"
+     "intermediate = 1024\\nvocab = 1000\\nexperts = 8\\ntop_k = 2\\nrouter_groups = 0\\n' > m.model; "
+     HR_SERVE("h100.ini") "--model-file m.model --poisson n=2,prompt=64,output=4 --json out.json", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         earlier_run_past_max_model_len,
+        set_key_its_parent_leaves_unread,
+        router_groups_not_dividing_experts,
         NULL,
     };
     return strata_hardening_main("twentyeighth", tests);

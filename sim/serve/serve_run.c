@@ -713,8 +713,8 @@ static bool prefixes_ran(const strata_serve_stream *s, const strata_serve_engine
         char *what = warm ? g_strdup_printf("--warm-prefix %u", prompt)
                           : g_strdup_printf("--prior-run n=%u,prompt=%u,output=%u", s->prior[k].n, prompt, output);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected an earlier run the server ran as sent (%s; "
-                    "%s's max_model_len is %u), got a prompt of %u%s and an output of %s%u tokens: it left %s blocks in "
-                    "the cache", what, strata_serve_engine_length_rule(e), m->name, m->max_model_len, prompt,
+                    "%s's max_model_len is %u), got a prompt of %u%s and an output of %s%u tokens: it left %s blocks "
+                    "in the cache", what, strata_serve_engine_length_rule(e), m->name, m->max_model_len, prompt,
                     warm ? " or more" : "", warm ? "at least " : "", output, ran ? "other" : "no");
         g_free(what);
         return false;
