@@ -193,7 +193,8 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
                     m->max_model_len, a->config, m->max_positions, m->max_positions);
         return false;
     }
-    return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
+    return strata_serve_model_check_sets(m, a->sets, err) && /* a key its parent leaves unread: refused */
+           strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
 }
 
 /* --cuda-graph-batch-sizes: sizes > 0, increasing, at most

@@ -157,6 +157,10 @@ static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const cha
     if (ln && (m->top_k > m->experts || (m->experts && !m->top_k)))
         return strata_fail_at(err, path, ln, "%s: expected 1 <= top_k <= experts with experts (got experts %u, "
                               "top_k %u)", k, m->experts, m->top_k);
+    ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, "router_groups")); /* strata_serve_model_check's, at its line */
+    if (ln && m->experts && m->router_groups && m->experts % m->router_groups != 0)
+        return strata_fail_at(err, path, ln, "router_groups: expected a divisor of experts (%u): the router's "
+                              "scores are grouped as experts / n_group a group, got %u", m->experts, m->router_groups);
     strata_model_shape s;
     strata_serve_model_shape(m, &s);
     ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, "dense_layers")); /* else layer 0 is MoE */
@@ -172,35 +176,56 @@ static bool placed_keys(const strata_serve_model *m, GHashTable *seen, const cha
     return true;
 }
 
-/* A model file's keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside
- * kv_lora_rank, an MoE's beside experts, global_every beside sliding_window, qk_norm_tp beside qk_norm. Alone they
- * changed nothing at exit 0 (the sixteenth hardening pass): refused at the key's line. */
+/* The keys read only beside another (strata_serve_model_shape, serve_cost.c): MLA's beside kv_lora_rank, an MoE's
+ * beside experts, global_every beside sliding_window, qk_norm_tp beside qk_norm. */
+static const struct {
+    const char *name, *what;
+} orphan_parents[] = {{"kv_lora_rank", "an MLA model"}, {"experts", "an MoE model"},
+                      {"sliding_window", "windowed attention"}, {"qk_norm", "q and k norms"}};
+static const struct {
+    const char *key;
+    size_t parent; /* into orphan_parents */
+} orphan_needs[] = {
+    {"qk_rope_head_dim", 0}, {"q_lora_rank", 0},  {"qk_nope_head_dim", 0}, {"v_head_dim", 0},
+    {"moe_intermediate", 1}, {"shared_experts", 1}, {"dense_layers", 1},   {"moe_every", 1},
+    {"global_every", 2},     {"router_groups", 1}, {"qk_norm_tp", 3},
+};
+
+static uint32_t orphan_parent_value(const strata_serve_model *m, size_t parent)
+{
+    const uint32_t values[] = {m->kv_lora_rank, m->experts, m->sliding_window, m->qk_norm};
+    return values[parent];
+}
+
+/* A model file's keys read only beside another: alone they changed nothing at exit 0 (the sixteenth hardening
+ * pass): refused at the key's line. */
 static bool orphan_keys(const strata_serve_model *m, GHashTable *seen, const char *path, GError **err)
 {
-    const struct {
-        const char *name, *what;
-        uint32_t value;
-    } parents[] = {{"kv_lora_rank", "an MLA model", m->kv_lora_rank},
-                   {"experts", "an MoE model", m->experts},
-                   {"sliding_window", "windowed attention", m->sliding_window},
-                   {"qk_norm", "q and k norms", m->qk_norm}};
-    static const struct {
-        const char *key;
-        size_t parent; /* into parents */
-    } needs[] = {
-        {"qk_rope_head_dim", 0}, {"q_lora_rank", 0},  {"qk_nope_head_dim", 0}, {"v_head_dim", 0},
-        {"moe_intermediate", 1}, {"shared_experts", 1}, {"dense_layers", 1},   {"moe_every", 1},
-        {"global_every", 2},     {"router_groups", 1}, {"qk_norm_tp", 3},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(needs); i++) {
-        uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, needs[i].key));
-        const char *parent = parents[needs[i].parent].name;
-        if (ln && !parents[needs[i].parent].value)
+    for (size_t i = 0; i < G_N_ELEMENTS(orphan_needs); i++) {
+        uint64_t ln = GPOINTER_TO_SIZE(g_hash_table_lookup(seen, orphan_needs[i].key));
+        size_t p = orphan_needs[i].parent;
+        const char *parent = orphan_parents[p].name;
+        if (ln && !orphan_parent_value(m, p))
             return strata_fail_at(err, path, ln, "%s: expected %s > 0 beside it (it is read only with %s: %s), got "
-                                  "%s", needs[i].key, parent, parent, parents[needs[i].parent].what,
+                                  "%s", orphan_needs[i].key, parent, parent, orphan_parents[p].what,
                                   g_hash_table_contains(seen, parent) ? "0" : "none");
     }
     return placed_keys(m, seen, path, err);
+}
+
+bool strata_serve_model_check_sets(const strata_serve_model *m, char *const *sets, GError **err)
+{
+    for (char *const *s = sets; s && *s; s++)
+        for (size_t i = 0; i < G_N_ELEMENTS(orphan_needs); i++) {
+            size_t n = strlen(orphan_needs[i].key), p = orphan_needs[i].parent;
+            if (strncmp(*s, orphan_needs[i].key, n) != 0 || (*s)[n] != '=' || orphan_parent_value(m, p))
+                continue;
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--set %s: expected %s > 0 in the model beside it (it "
+                        "is read only with %s: %s), got %s with %s 0: it changes nothing", *s, orphan_parents[p].name,
+                        orphan_parents[p].name, orphan_parents[p].what, m->name, orphan_parents[p].name);
+            return false;
+        }
+    return true;
 }
 
 /* Read through core/lines.h, as every other text input: a NUL byte ended
@@ -361,6 +386,16 @@ bool strata_serve_model_check(const strata_serve_model *m, const char *origin, G
     if (m->top_k > m->experts || (m->experts && !m->top_k)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected 1 <= top_k <= experts with experts "
                     "(got experts %u, top_k %u)", origin, m->experts, m->top_k);
+        return false;
+    }
+    /* router_groups is a grouped router's n_group: its scores are viewed as [tokens, n_group, experts / n_group]
+     * (sgl-project/sglang@000328a8 python/sglang/srt/layers/moe/topk.py grouped_topk_gpu, scores.view(num_token,
+     * num_expert_group, -1); biased_grouped_topk_impl alike, serve_moe_gate.h), which needs n_group to divide the
+     * experts. 3 or 9 groups of mixtral-8x7b's 8 were taken at exit 0 (the twenty-eighth pass). */
+    if (m->router_groups && m->experts % m->router_groups != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected router_groups (the router's n_group) to "
+                    "divide experts (%u): the scores are grouped as experts / n_group a group, got %u", origin,
+                    m->experts, m->router_groups);
         return false;
     }
     /* the weight and KV sizes are computed in double and cast to uint64_t, which is undefined past 2^64: a model of

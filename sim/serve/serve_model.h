@@ -83,6 +83,10 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
  * its length from it (max_positions; --set changes them); qk_norm_tp where
  * its model_type is a row of serve_qk_norm.c's table. */
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
+/* --set's KEY=VALUE words (NULL-terminated) against the model they made: a key read only beside another
+ * (qk_rope_head_dim beside kv_lora_rank, moe_intermediate beside experts, global_every beside sliding_window, ...)
+ * where that one is 0: false with an input error naming the word (it would change nothing). */
+bool strata_serve_model_check_sets(const strata_serve_model *m, char *const *sets, GError **err);
 /* The invariants above; origin names the model in the message. */
 bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err);
 /* "layers, hidden, ..." and "llama-3-8b, ..." (g_free). */

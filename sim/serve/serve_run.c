@@ -696,6 +696,34 @@ static void swap_abort_error(const serve_state *st, const strata_serve_stream *s
     g_free(where);
 }
 
+/* --warm-prefix N and --prior-run are blocks an earlier run on the same server left in the cache (serve_stream.h,
+ * serve_prior.h): its requests as that server ran them. One the engine's length rule refuses (serve_engine.h;
+ * vLLM's OpenAI server: prompt + output > max_model_len) left none, and one it cuts left other blocks, yet each
+ * was replayed whole at exit 0 (the twenty-eighth pass: --warm-prefix 2147483647 on llama-2-7b's 4096 tokens
+ * filled the pool with one request's blocks, evicting the others'). Refused naming the rule: a warm prefix is
+ * the earlier prompt (at least N tokens) with at least one token of output, a prior run its prompt= and output=. */
+static bool prefixes_ran(const strata_serve_stream *s, const strata_serve_engine *e, const strata_serve_model *m,
+                         uint64_t pool_tokens, GError **err)
+{
+    for (uint32_t k = 0; k <= s->n_prior; k++) {
+        bool warm = k == s->n_prior;
+        uint32_t prompt = warm ? s->warm_prefix : s->prior[k].prompt, output = warm ? 1 : s->prior[k].output;
+        uint32_t p = prompt, o = output;
+        bool ran = !prompt || strata_serve_engine_lengths(e, m->max_model_len, pool_tokens, &p, &o);
+        if (!prompt || (ran && p == prompt && o == output))
+            continue;
+        char *what = warm ? g_strdup_printf("--warm-prefix %u", prompt)
+                          : g_strdup_printf("--prior-run n=%u,prompt=%u,output=%u", s->prior[k].n, prompt, output);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected an earlier run the server ran as sent (%s; "
+                    "%s's max_model_len is %u), got a prompt of %u%s and an output of %s%u tokens: it left %s blocks "
+                    "in the cache", what, strata_serve_engine_length_rule(e), m->name, m->max_model_len, prompt,
+                    warm ? " or more" : "", warm ? "at least " : "", output, ran ? "other" : "no");
+        g_free(what);
+        return false;
+    }
+    return true;
+}
+
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
                                       const strata_serve_config *c, const strata_serve_stream *s,
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
@@ -747,6 +775,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         g_free(what);
         ok = false;
     }
+    ok = ok && prefixes_ran(s, c->engine, m, r->kv_bytes_per_token ? r->pool_bytes / r->kv_bytes_per_token : 0, err);
     ok = ok && clock_costs(&st, hw, m, c, err);
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     ok = ok && (!c->swap || swap_reachable(&st, hw, err));

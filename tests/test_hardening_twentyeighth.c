@@ -1,0 +1,114 @@
+/*
+ * test_hardening_twentyeighth.c: the twenty-eighth hardening pass (wave 48;
+ * docs/reliability.md, "The twenty-eighth pass"), a hostile but honest
+ * user's hunt over wave 47's options first (--serial-api-server,
+ * --engine-release, [network] payload_bandwidth, the V0 MLA prefill rows),
+ * then every subcommand's options at their edges. Each refused row was
+ * taken on the base (main at the wave's start, b371b4e2) at exit 0; the rows
+ * at 0 pin what stays taken.
+ *
+ * Every CLI row runs in a fresh directory through /bin/sh ($S strata, $H
+ * configs/hw); after a refusal the directory holds no output.
+ */
+#include "hardening_rows.h"
+
+/* serve of two requests of 64 + 4 tokens on llama-2-7b (h100.ini), results in out.json (the options follow).
+ * llama-2-7b's preset gives max_model_len 4096 (serve_model.c). */
+#define TWO HR_SERVE("h100.ini") "--model llama-2-7b --poisson n=2,prompt=64,output=4 --json out.json "
+/* vLLM's rule, as the refusals quote it (serve_engine_apply.c strata_serve_engine_length_rule) */
+#define VLLM_RULE "(vLLM's OpenAI server refuses prompt + output > max_model_len; llama-2-7b's max_model_len is 4096)"
+
+/* --warm-prefix N is request i's first N tokens that an earlier run on the
+ * same server sent (serve_stream.h): a prompt of N tokens or more with an
+ * output of at least 1. --prior-run n=,prompt=,output= is that run itself
+ * (serve_prior.h). Neither was held to the engine's length rule
+ * (serve_engine.h): vLLM's OpenAI server refuses prompt + output >
+ * max_model_len, so such a run left no blocks, yet each was replayed whole
+ * at exit 0. --warm-prefix 2147483647 (taken up to 2^31 - 1) hashed
+ * min(2^31 / 16, the pool's blocks) blocks a request: each request's evicted
+ * the one before (prefix hits 48 tokens, one request's 3 blocks, against
+ * 96 at --warm-prefix 64). Now refused naming the rule and the model's
+ * max_model_len; at the bound itself taken: 4095 + 1 = 4096 <= 4096, and a
+ * prior run of 4000 + 96 = 4096; 4000 + 97 = 4097 is refused. */
+STRATA_ROWS_TEST(earlier_run_past_max_model_len,
+    {TWO "--warm-prefix 2147483647", 2, "--warm-prefix 2147483647: expected an earlier run the server ran as sent "
+     VLLM_RULE ", got a prompt of 2147483647 or more and an output of at least 1 tokens: it left no blocks in the "
+     "cache"},
+    {TWO "--warm-prefix 4096", 2, "--warm-prefix 4096: expected an earlier run the server ran as sent " VLLM_RULE
+     ", got a prompt of 4096 or more"},
+    /* 4095 taken: each 64-token prompt finds 3 of its 4 blocks (vLLM's lookup stops at its 63rd token), 48 x 2 */
+    {TWO "--warm-prefix 4095 && grep -q '\"prefix_hit_tokens\" : 96' out.json", 0, NULL},
+    {TWO "--prior-run n=2,prompt=4000,output=97", 2, "--prior-run n=2,prompt=4000,output=97: expected an earlier "
+     "run the server ran as sent " VLLM_RULE ", got a prompt of 4000 and an output of 97 tokens: it left no blocks in "
+     "the cache"},
+    {TWO "--prior-run n=2,prompt=4000,output=96 && test -s out.json", 0, NULL},
+    /* the second of two runs is the one named */
+    {TWO "--prior-run n=2,prompt=64,output=4 --prior-run n=3,prompt=100000,output=4", 2, "--prior-run "
+     "n=3,prompt=100000,output=4: expected an earlier run the server ran as sent"},
+    /* TensorRT-LLM cuts an output past max_model_len (LlmRequest::validate: 4000 + 200 > 4096, output cut to 96):
+     * that run left blocks, but other ones than its output= says; a prompt of 4096 it takes (prompt > L refused) */
+    {TWO "--engine trtllm --prior-run n=2,prompt=4000,output=200", 2, "--prior-run n=2,prompt=4000,output=200: "
+     "expected an earlier run the server ran as sent (TensorRT-LLM refuses a prompt longer than max_model_len; "
+     "llama-2-7b's max_model_len is 4096), got a prompt of 4000 and an output of 200 tokens: it left other blocks in "
+     "the cache"},
+    {TWO "--engine trtllm --warm-prefix 4096 && test -s out.json", 0, NULL},
+    /* a serving case of validate --published runs the same check, at its serve= line */
+    {"printf '[case c ttft-mean]\\nsource = x\\nsetup = y\\nmeasured = 5ms\\nmetric = ttft-mean\\nhw = %s/h100.ini\\n"
+     "serve = -m llama-2-7b --set layers=2 --poisson n=4,prompt=64,output=8 --warm-prefix 4096\\n' \"$H\" > c.ini; "
+     "\"$S\" validate --published c.ini", 2, "c.ini:7: serve: --warm-prefix 4096: expected an earlier run the "
+     "server ran as sent"},
+)
+
+/* A key read only beside another (serve_model.c orphan_needs: MLA's beside kv_lora_rank, an MoE's beside
+ * experts, global_every beside sliding_window) was refused in a model file (the sixteenth pass) but taken from
+ * --set on a preset that leaves its parent 0: llama-2-7b with --set qk_rope_head_dim=64, global_every=2,
+ * router_groups=1, moe_intermediate=128 each wrote the JSON of the run without it (but for the echo), exit 0.
+ * Refused naming the word; the parent set beside it stays taken (in either order), and a key whose parent
+ * another --set turns off is refused too (deepseek-v3 with kv_lora_rank=0: its v_head_dim read nowhere). */
+STRATA_ROWS_TEST(set_key_its_parent_leaves_unread,
+    {TWO "--set qk_rope_head_dim=64", 2, "--set qk_rope_head_dim=64: expected kv_lora_rank > 0 in the model beside "
+     "it (it is read only with kv_lora_rank: an MLA model), got llama-2-7b with kv_lora_rank 0: it changes nothing"},
+    {TWO "--set global_every=2", 2, "--set global_every=2: expected sliding_window > 0 in the model beside it (it is "
+     "read only with sliding_window: windowed attention), got llama-2-7b with sliding_window 0"},
+    {TWO "--set router_groups=1", 2, "--set router_groups=1: expected experts > 0 in the model beside it"},
+    {TWO "--set moe_intermediate=128", 2, "--set moe_intermediate=128: expected experts > 0"},
+    {TWO "--set layers=2 --set sliding_window=32 --set global_every=2 && test -s out.json", 0, NULL},
+    {TWO "--set layers=2 --set global_every=2 --set sliding_window=32 && test -s out.json", 0, NULL},
+    {HR_SERVE("h100.ini") "--model deepseek-v3 --set layers=2 --set kv_lora_rank=0 --set v_head_dim=64 "
+     "--poisson n=2,prompt=64,output=4 --json out.json", 2, "--set v_head_dim=64: expected kv_lora_rank > 0 in the "
+     "model beside it (it is read only with kv_lora_rank: an MLA model), got deepseek-v3 with kv_lora_rank 0"},
+)
+
+/* router_groups is a grouped router's n_group, its scores viewed as [tokens, n_group, experts / n_group]
+ * (SGLang's grouped_topk_gpu and biased_grouped_topk_impl): 3 and 9 groups of mixtral-8x7b's 8 experts were
+ * taken at exit 0 (9: experts / n_group = 0 experts a group, read by serve_moe_gate.c as a fused gate). Refused
+ * from --set and at a model file's line; 4 and 8 divide 8 and are taken (the model then fails for its memory on
+ * one H100, as without router_groups: 93.4 GB of weights). */
+STRATA_ROWS_TEST(router_groups_not_dividing_experts,
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=3 --poisson n=2,prompt=64,output=4", 2,
+     "mixtral-8x7b: expected router_groups (the router's n_group) to divide experts (8): the scores are grouped as "
+     "experts / n_group a group, got 3"},
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=9 --poisson n=2,prompt=64,output=4", 2,
+     "to divide experts (8): the scores are grouped as experts / n_group a group, got 9"},
+    {HR_SERVE("h100.ini") "--model mixtral-8x7b --set router_groups=4 --poisson n=2,prompt=64,output=4", 2,
+     "mixtral-8x7b on h100-sxm5 with tp 1: no memory left for the KV cache"},
+    /* a model file: at the key's line (11); 0 (no grouped router) taken, no division by it */
+    {"printf 'name = m\\nlayers = 2\\nhidden = 512\\nheads = 8\\nkv_heads = 8\\nhead_dim = 64\\n"
+     "intermediate = 1024\\nvocab = 1000\\nexperts = 8\\ntop_k = 2\\nrouter_groups = 3\\n' > m.model; "
+     HR_SERVE("h100.ini") "--model-file m.model --poisson n=2,prompt=64,output=4", 2, "m.model:11: router_groups: "
+     "expected a divisor of experts (8): the router's scores are grouped as experts / n_group a group, got 3"},
+    {"printf 'name = m\\nlayers = 2\\nhidden = 512\\nheads = 8\\nkv_heads = 8\\nhead_dim = 64\\n"
+     "intermediate = 1024\\nvocab = 1000\\nexperts = 8\\ntop_k = 2\\nrouter_groups = 0\\n' > m.model; "
+     HR_SERVE("h100.ini") "--model-file m.model --poisson n=2,prompt=64,output=4 --json out.json", 0, NULL},
+)
+
+int main(void)
+{
+    const TTest *const tests[] = {
+        earlier_run_past_max_model_len,
+        set_key_its_parent_leaves_unread,
+        router_groups_not_dividing_experts,
+        NULL,
+    };
+    return strata_hardening_main("twentyeighth", tests);
+}
