@@ -571,6 +571,35 @@ static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *
 }
 
 
+/* p2p_cts_s: what a network receive of a back-to-back p2p call waits for
+ * its clear-to-send, on NCCL's own IB transport (docs/clusters.md, "The
+ * receive's clear-to-send between p2p calls (wave 48)"). NVIDIA/nccl
+ * v2.30.4-1 (1933fdd6): a GPU's p2p receives on one channel share one
+ * proxy append point (src/transport/net.cc l. 1010, proxyAppend +
+ * channelId), and ProxyAppend queues an op of another opCount (the next
+ * call's) behind the running one as its nextPeer (src/proxy.cc l.
+ * 440-449), which starts only when removeOp takes the running op off
+ * (l. 737-746; progressOps l. 774-778), once every sub's steps are
+ * consumed by the GPU (net.cc l. 1637-1663). Only then does the next
+ * call's op post its irecv (net.cc l. 1512), whose ncclIbIrecv writes the buffer's address into the sender's
+ * FIFO by an inline RDMA write (src/transport/net_ib/p2p.cc l. 409-493,
+ * ncclIbPostFifo l. 349-407); the sender's ncclIbIsend returns no request
+ * until that entry is there (p2p.cc l. 275). So between two calls each
+ * network part's data waits, beyond its step, one post of the receive
+ * (NCCL's network overhead, src/graph/tuning.cc getNetOverhead l.
+ * 222-227: 1 us on Intel x86, 2 on AMD; once, for one post, not l. 383's
+ * x 3 for a Simple ring step) and the
+ * FIFO entry's flight NIC to NIC (the route). A ring's receives post
+ * their clear-to-send NCCL_STEPS ahead within one op, so NCCL's step
+ * figure holds none. Where a network library's row prices the step
+ * (net_protocol.h), the row prices its message's own handshake (p2p_tune
+ * passes ctrl_ahead false: the receive's control message is not ahead)
+ * and this is not added. */
+static double p2p_cts_s(const strata_nccl_comm *comm, double route_s)
+{
+    return strata_nccl_net_overhead_us(comm, STRATA_NCCL_LL) * 1e-6 + route_s;
+}
+
 /* An all-to-all: NCCL's p2p plan (nccl_p2p.h). A peer on the node gets
  * 2 x max(1, path bw / NVLink bw) channels (paths.cc ncclTopoGetNchannels),
  * the path's bandwidth read as the ring graph's (channels x per channel);
@@ -612,6 +641,9 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
                                                    net_us * 1e-6, route, &nics,
                                                    MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes), false,
                                                    0);
+    /* and, on NCCL's own transport, the receive's clear-to-send after the call before (p2p_cts_s) */
+    if (comm->nodes > 1 && !p->net_proto)
+        net_step_s += p2p_cts_s(comm, route);
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes,
                                 .net_step_s = net_step_s,
