@@ -191,8 +191,7 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
  * on lane 2 (1 + g + groups (k mod slots)) (NCCL's recvReduceSend waits
  * for its predecessor's step and a credit, as the all-gather's
  * recvCopySend: NVIDIA/nccl v2.30.4-1 src/device/reduce_scatter.h runRing,
- * all_gather.h runRing); a step across domains on its ring's connection lane past
- * those (coll_sched.h conn_lane); 0: unslotted, ring g on lane 2g, its
+ * all_gather.h runRing); 0: unslotted, ring g on lane 2g, its
  * rounds in lockstep; returns the rounds. */
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
                           uint32_t slots);

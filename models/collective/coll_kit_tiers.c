@@ -224,8 +224,6 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                  * 48 one lane a ring: one step in flight, each network step's flight in
                  * series, docs/clusters.md) */
                 uint32_t lane = slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
-                /* across domains: the connection's lane, past the slots' (coll_sched.h conn_lane) */
-                uint32_t conn = slots && !coll_same_domain(s, src, q) ? 2 * (1 + groups * slots) + g : 0;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
@@ -234,7 +232,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
                                        .pipelined = chunk != critical || coll_same_domain(s, src, q),
-                                       .slotted = slots > 0, .conn_lane = conn};
+                                       .slotted = slots > 0};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,

@@ -107,9 +107,8 @@ typedef struct strata_coll_step {
      * the unsliced rounds (docs/validation.md, "Simple's fixed network
      * round", wave 29). */
     bool slotted;
-    /* A slotted step across domains of NCCL's ring all-reduce (LL, LL128)
-     * and, from wave 48, of its ring all-gather and reduce-scatter (every
-     * protocol: coll_ring_groups): its connection's lane at the receiver (0: none), on which the steps'
+    /* A slotted step across domains of NCCL's ring all-reduce (LL, LL128):
+     * its connection's lane at the receiver (0: none), on which the steps'
      * fixed costs (delay_s) run one after the other, and whose last record
      * the step's copy waits for, as NCCL's proxy serves a connection's
      * steps in order: it posts step s + 1's isend only after step s's
