@@ -2,9 +2,11 @@
  * test_nccl_proxy_floor.c: NCCL's proxy thread paces a network
  * connection's steps (sim/hw/nccl_proxy_floor.h): the floor by hand, the
  * tuning that carries it (NCCL's own transport only), and the forced
- * 2-node ring of validation/clusters.ini, whose LL128 steps it paces.
+ * 2-node ring of validation/clusters.ini, whose LL128 steps it paces; the
+ * 2-node all-gather and reduce-scatter rings, which it does not.
  */
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
 #include "hw/coll_impl.h"
@@ -67,18 +69,20 @@ START_TEST(tuning_carries_it_on_nccls_own_transport)
 }
 END_TEST
 
-/* The forced ring's time (s) at `bytes`, from `strata run --json`. */
-static double forced_ring_s(const char *bytes)
+/* The time (s) of one `op` of `bytes` over 16 ranks of
+ * configs/hw/h100-2x8-ib.ini under the settings `set` (NULL-ended), from
+ * `strata run --json`. */
+static double ring_s(const char *op, const char *bytes, const char *const *set)
 {
     char *dir = strata_test_temp_dir();
-    char *trace = g_build_filename(dir, "ar.trace", NULL), *json = g_build_filename(dir, "run.json", NULL);
-    char *arg = g_strdup_printf("bytes=%s", bytes);
-    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-reduce", "devices=16", arg, "-o", trace, NULL);
+    char *trace = g_build_filename(dir, "coll.trace", NULL), *json = g_build_filename(dir, "run.json", NULL);
+    char *arg = g_strdup_printf("bytes=%s", bytes), *op_arg = g_strdup_printf("op=%s", op);
+    strata_cli_result r = strata_test_cli("gen", "collective", op_arg, "devices=16", arg, "-o", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
     char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs/hw/h100-2x8-ib.ini", NULL);
-    r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--set", NV "nccl_algo=Ring", "--set",
-                        NV "nccl_version=2.27", "--set", NV "nccl_min_ctas=24", "--json", json, "--quiet", NULL);
+    const char *argv[] = {"run", "--hw", hw, "--trace", trace, "--json", json, "--quiet", NULL};
+    r = strata_test_run_cli_sets(argv, set);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
     JsonParser *p = json_parser_new();
@@ -90,11 +94,19 @@ static double forced_ring_s(const char *bytes)
     g_unlink(json);
     g_rmdir(dir);
     g_free(hw);
+    g_free(op_arg);
     g_free(arg);
     g_free(json);
     g_free(trace);
     g_free(dir);
     return s;
+}
+
+/* The forced ring's time (s) at `bytes`. */
+static double forced_ring_s(const char *bytes)
+{
+    const char *ring[] = {NV "nccl_algo=Ring", NV "nccl_version=2.27", NV "nccl_min_ctas=24", NULL};
+    return ring_s("all-reduce", bytes, ring);
 }
 
 /* By hand, 1 MiB: one LL128 loop (24 x 16 x 576,000 B holds it), 30 steps
@@ -127,6 +139,35 @@ START_TEST(forced_ring_is_paced_by_the_proxy)
 }
 END_TEST
 
+/* The 2-node all-gather and reduce-scatter rings (wave 48): 16 ranks on
+ * 2 nodes, 1 KiB a rank, Ring/LL on one channel (NCCL's choice there;
+ * LL forced). Their kernels wait alike (NVIDIA/nccl v2.30.4-1
+ * src/device/all_gather.h and reduce_scatter.h runRing: a step waits for
+ * its predecessor's and a credit, NCCL_STEPS in flight a connection) and
+ * NCCL's model gives them one formula (src/graph/tuning.cc l. 379-387).
+ * By hand, as the schedule charges it: NCCL's Ring/LL base latency 6.6
+ * us, then the critical chunk's 15 hops: 13 inside a node at 1 us (the
+ * route GPU -> NVSwitch -> GPU, 2 links of 0.5 us) and the ring's 2 hops
+ * between the nodes at LL's whole crossing, hwLatencies[NET][RING] 2.7 us
+ * each (the 2 us route and the step's fixed cost); 6.6 + 13 + 5.4 = 25.0
+ * us, the 64 B a step and their reductions under 0.1 us. Before wave 48
+ * the reduce-scatter ran one step in flight a ring, each network flight
+ * in series: 37.4 us. The proxy's post overhead (getNetOverhead,
+ * tuning.cc l. 222-227) does not pace these rings (docs/clusters.md,
+ * wave 48): an AMD host's gives the same. */
+START_TEST(gather_and_scatter_rings_alike)
+{
+    const char *intel[] = {NV "nccl_cpu=intel", NV "nccl_proto=LL", NULL};
+    const char *amd[] = {NV "nccl_cpu=amd", NV "nccl_proto=LL", NULL};
+    const char *ops[] = {"all-gather", "reduce-scatter"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+        double t = ring_s(ops[i], "1KiB", intel), t_amd = ring_s(ops[i], "1KiB", amd);
+        ck_assert_msg(t >= 25.0e-6 && t < 25.1e-6, "%s: %g s", ops[i], t);
+        ck_assert_msg(fabs(t_amd - t) < 1e-9, "%s on AMD: %g s, Intel %g s", ops[i], t_amd, t);
+    }
+}
+END_TEST
+
 static Suite *proxy_floor_suite(void)
 {
     Suite *s = suite_create("nccl_proxy_floor");
@@ -135,6 +176,7 @@ static Suite *proxy_floor_suite(void)
     tcase_add_test(tc, floor_by_hand);
     tcase_add_test(tc, tuning_carries_it_on_nccls_own_transport);
     tcase_add_test(tc, forced_ring_is_paced_by_the_proxy);
+    tcase_add_test(tc, gather_and_scatter_rings_alike);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -186,10 +186,13 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                                 uint32_t slices, const uint32_t *orders, uint32_t groups, uint32_t slots,
                                 bool own_ring);
 /* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
- * a step, an all-gather's steps slotted (coll_sched.h): ring g's round k
- * on lane 2 (1 + g + groups (k mod slots)), `slots` the rounds a
- * connection holds in flight (coll_nccl_ring_slots; 0: unslotted, ring g
- * on lane 2g, its rounds in lockstep); returns the rounds. */
+ * a step, with `slots` > 0 (the rounds a connection holds in flight,
+ * coll_nccl_ring_slots) its steps slotted (coll_sched.h): ring g's round k
+ * on lane 2 (1 + g + groups (k mod slots)) (NCCL's recvReduceSend waits
+ * for its predecessor's step and a credit, as the all-gather's
+ * recvCopySend: NVIDIA/nccl v2.30.4-1 src/device/reduce_scatter.h runRing,
+ * all_gather.h runRing); 0: unslotted, ring g on lane 2g, its
+ * rounds in lockstep; returns the rounds. */
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
                           uint32_t slots);
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:

@@ -213,12 +213,17 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                 /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
                 uint32_t chunk = (at + 2 * n - step - (ag ? 1 : 2)) % n, owner = orders[(size_t)g * n + chunk];
                 bool last = !ag && step + 2 == n;
-                /* all-gather: NCCL's connection, round `step` in slot step mod `slots`
-                 * (coll_sched.h slotted), on lanes from 2 (lane 0, the op stream, holds the
-                 * rounds' ends). A reduce-scatter keeps one lane a ring: its steps receive
-                 * into a buffer of their lane (spmd.c), where NCCL reduces out of one fixed
-                 * buffer a connection, so slots as lanes would hold up to 8 of them */
-                uint32_t lane = ag && slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
+                /* NCCL's connection, round `step` in slot step mod `slots` (coll_sched.h
+                 * slotted), on lanes from 2 (lane 0, the op stream, holds the rounds' ends):
+                 * the all-gather's recvCopySend and the reduce-scatter's recvReduceSend both
+                 * wait for their predecessor's step and a credit, with NCCL_STEPS steps a
+                 * connection in flight (NVIDIA/nccl v2.30.4-1 src/device/all_gather.h,
+                 * reduce_scatter.h runRing; prims_ll.h waitSend). A reduce-scatter's steps
+                 * receive into a buffer of their lane (spmd.c), min(slots, n - 1) of a
+                 * rank's chunk where NCCL holds its connection's fixed buffer (before wave
+                 * 48 one lane a ring: one step in flight, each network step's flight in
+                 * series, docs/clusters.md) */
+                uint32_t lane = slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
@@ -227,7 +232,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
                                        .pipelined = chunk != critical || coll_same_domain(s, src, q),
-                                       .slotted = ag && slots};
+                                       .slotted = slots > 0};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,
