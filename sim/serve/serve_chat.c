@@ -3,8 +3,8 @@
  * (serve_chat.h).
  *
  * The path, read in the vllm 0.11.0 wheel (PyPI, vllm-0.11.0-cp38-abi3):
- * - entrypoints/openai/serving_chat.py:163-300 create_chat_completion awaits
- *   _preprocess_chat (:239) before it calls engine_client.generate (:297),
+ * - entrypoints/openai/serving_chat.py:163-347 create_chat_completion awaits
+ *   _preprocess_chat (:239) before it calls engine_client.generate (:312),
  *   so all of it lies between the HTTP request and EngineCore's receipt;
  * - entrypoints/openai/serving_engine.py:736-851 _preprocess_chat:
  *   resolve_chat_template_content_format (:757; its _detect_content_format
