@@ -41,6 +41,7 @@
  */
 #include "serve/serve_chat.h"
 #include "core/error.h"
+#include "serve/serve_engine.h"
 
 #define CHAT_TEMPLATE_PARSE_S 7e-3 /* PR #20065: 6-8 s over 1000 requests, the midpoint a request */
 
@@ -67,6 +68,13 @@ bool strata_serve_chat_check(const strata_serve_config *c, GError **err)
     if (c->chat_endpoint && c->offline) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--chat-endpoint: not with --offline: an offline run "
                     "has no API server and no endpoint (expected one or the other)");
+        return false;
+    }
+    if (strata_serve_chat_request_s(c) > 0 && !strata_serve_engine_frontend(c->engine)) {
+        /* vllm-v0 and vllm-v0.5 price no server hops: the parse would be dropped at exit 0 */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--chat-endpoint: not with --engine %s: the engine "
+                    "prices no API server to add the chat template's parse to (expected no --engine, or one with "
+                    "a front end: vllm-v1's)", c->engine ? c->engine->name : "(none)");
         return false;
     }
     return true;
