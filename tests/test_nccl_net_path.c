@@ -4,11 +4,12 @@
  * default only where its graphs reach the NICs by `typeInter <= PATH_PXB ||
  * (minCompCap >= 90 && typeInter <= PATH_PXN)` (NVIDIA/nccl v2.22.3-1
  * src/graph/tuning.cc l. 306; v2.19.3-1 l. 290, v2.25.1-1 l. 428), from
- * v2.27.3-1 `<= PATH_PXN` from compute capability 9.0 and `<= PATH_PXB`
+ * v2.27 `<= PATH_PXN` from compute capability 9.0 and `<= PATH_PXB`
  * below it with NCCL_LL128_C2C's default 1 (v2.30.4-1 l. 229, 490-496),
  * PATH_P2C (a GPU on NVLink-C2C, the NIC on its CPU's PCIe) lying between
- * PXB and PXN there and counted PHB before v2.27 (v2.25.1-1 paths.cc l.
- * 96-97). A set NCCL_PROTO enables what it lists outright (parseList
+ * PXB and PXN there (v2.27.3-1 l. 460: `<= PATH_P2C`, P2C numbered after
+ * PXN in that release only: the same paths) and counted PHB before v2.27
+ * (v2.25.1-1 paths.cc l. 96-97). A set NCCL_PROTO enables what it lists outright (parseList
  * gives 1, not LL128's default 2: v2.22.3-1 tuning.cc l. 34-52, 268-275).
  * Every expected value below is that rule read off the source, not a run.
  */

@@ -276,7 +276,7 @@ START_TEST(chat_endpoint_parses_the_template_on_0_11_0)
 END_TEST
 
 /* --chat-endpoint on the command line: with --offline (no API server, no endpoint) refused, exit 2, both options
- * named; with --engine-release 0.11.0 (or none) taken. */
+ * named; with --engine vllm-v0 (no front end) at 0.11.0 refused; with --engine-release 0.11.0 (or none) taken. */
 START_TEST(chat_endpoint_option)
 {
     const char *hw = STRATA_SOURCE_DIR "/configs/hw/h100.ini";
@@ -284,6 +284,17 @@ START_TEST(chat_endpoint_option)
                                           "--chat-endpoint", "--offline", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "--chat-endpoint") && strstr(r.err, "--offline"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    /* vllm-v0 prices no front end: the parse 0.11.0 charges would be dropped at exit 0, so refused; 0.10.2 charges
+     * none and is taken */
+    r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1", "--chat-endpoint",
+                        "--engine", "vllm-v0", "--engine-release", "0.11.0", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--chat-endpoint") && strstr(r.err, "vllm-v0"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("serve", "--hw", hw, "--model", "llama-3-8b", "--poisson", "n=1", "-q", "--chat-endpoint",
+                        "--engine", "vllm-v0", "--engine-release", "0.10.2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
     const char *release[] = {"0.11.0", "0.10.2"};
     for (size_t i = 0; i < G_N_ELEMENTS(release); i++) {

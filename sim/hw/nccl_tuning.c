@@ -274,13 +274,16 @@ static bool coll_kind(strata_op_kind kind)
  * here): NVIDIA/nccl v2.19.3-1 src/graph/tuning.cc l. 290, v2.21.5-1 l. 308,
  * v2.22.3-1 l. 306, v2.25.1-1 l. 428: `typeInter <= PATH_PXB ||
  * (minCompCap >= 90 && typeInter <= PATH_PXN)` ("Other cases are not tested
- * and may cause silent data corruption"); v2.27.3-1 on (v2.30.4-1 l.
- * 490-496) with NCCL_LL128_C2C's default 1 (l. 229): `typeInter <=
- * PATH_PXN` from compute capability 9.0, else `<= PATH_PXB`, P2C lying
- * between them. The two rules agree on every path but C2C, which is PHB
+ * and may cause silent data corruption"); from v2.27 with NCCL_LL128_C2C's
+ * default 1 (v2.30.4-1 l. 229): `typeInter <= PATH_PXN` from compute
+ * capability 9.0, else `<= PATH_PXB` (v2.30.4-1 l. 490-496, v2.27.7-1 l.
+ * 461-464), P2C lying between them; v2.27.3-1 l. 460 reads `<= PATH_PXB
+ * || (minCompCap >= 90 && <= PATH_P2C)` with P2C numbered after PXN there,
+ * the same paths. The rules agree on every path but C2C, which is PHB
  * before v2.27 (nccl_tuning.h strata_nccl_net_path). Only where NCCL_PROTO
- * is unset: a set one enables what it lists (protoEnable 1, not 2, l.
- * 268-275 at v2.22.3-1). One node's graphs reach no NIC. */
+ * is unset: a set one that lists LL128 enables it outright (parseList
+ * gives 1, not 2: v2.22.3-1 l. 34-52, 268-275). One node's graphs reach
+ * no NIC. */
 static bool ll128_net_path(const strata_nccl_comm *c)
 {
     strata_nccl_net_path t = c->net_path;

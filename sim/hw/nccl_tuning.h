@@ -62,9 +62,12 @@ typedef enum {
  * network's post overhead follow it. */
 typedef enum { STRATA_NCCL_INTEL = 0, STRATA_NCCL_AMD, STRATA_NCCL_ARM } strata_nccl_cpu;
 /* The path type by which NCCL's ring and tree graphs reach the NICs
- * (graphs[a]->typeInter), in the order of NCCL's PATH_* (src/graph/topo.h
- * v2.27.3-1 on: PIX 4, PXB 5, P2C 6, PXN 7, PHB 8, SYS 9; before it PIX 3,
- * PXB 4, PXN 5, PHB 6, SYS 7 and no P2C). C2C is a GPU joined to its CPU by
+ * (graphs[a]->typeInter), in the order of NCCL's PATH_* from v2.27.5-1
+ * (src/graph/topo.h: PIX 4, PXB 5, P2C 6, PXN 7, PHB 8, SYS 9). v2.27.3-1
+ * numbers P2C 7 after PXN 6, its rule reading `<= PATH_P2C` where later
+ * ones read `<= PATH_PXN`: the same paths pass. v2.26.x: PATH_C2C 3, PIX 4
+ * to SYS 8, no P2C; v2.25.1-1 and before: PIX 3, PXB 4, PXN 5, PHB 6, SYS
+ * 7. Only the order matters here. C2C is a GPU joined to its CPU by
  * NVLink-C2C with the NIC on that CPU's PCIe: PATH_P2C from v2.27.3-1
  * (paths.cc "update the GPU -> NIC path in the case of C2C + PHB"), PHB
  * before (v2.25.1-1 paths.cc l. 96-97: a PCI link at a CPU makes the path

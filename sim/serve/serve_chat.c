@@ -3,8 +3,8 @@
  * (serve_chat.h).
  *
  * The path, read in the vllm 0.11.0 wheel (PyPI, vllm-0.11.0-cp38-abi3):
- * - entrypoints/openai/serving_chat.py:163-300 create_chat_completion awaits
- *   _preprocess_chat (:239) before it calls engine_client.generate (:297),
+ * - entrypoints/openai/serving_chat.py:163-347 create_chat_completion awaits
+ *   _preprocess_chat (:239) before it calls engine_client.generate (:312),
  *   so all of it lies between the HTTP request and EngineCore's receipt;
  * - entrypoints/openai/serving_engine.py:736-851 _preprocess_chat:
  *   resolve_chat_template_content_format (:757; its _detect_content_format
@@ -41,6 +41,7 @@
  */
 #include "serve/serve_chat.h"
 #include "core/error.h"
+#include "serve/serve_engine.h"
 
 #define CHAT_TEMPLATE_PARSE_S 7e-3 /* PR #20065: 6-8 s over 1000 requests, the midpoint a request */
 
@@ -67,6 +68,13 @@ bool strata_serve_chat_check(const strata_serve_config *c, GError **err)
     if (c->chat_endpoint && c->offline) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--chat-endpoint: not with --offline: an offline run "
                     "has no API server and no endpoint (expected one or the other)");
+        return false;
+    }
+    if (strata_serve_chat_request_s(c) > 0 && !strata_serve_engine_frontend(c->engine)) {
+        /* vllm-v0 and vllm-v0.5 price no server hops: the parse would be dropped at exit 0 */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--chat-endpoint: not with --engine %s: the engine "
+                    "prices no API server to add the chat template's parse to (expected no --engine, or one with "
+                    "a front end: vllm-v1's)", c->engine ? c->engine->name : "(none)");
         return false;
     }
     return true;

@@ -39,7 +39,8 @@ double strata_serve_chat_request_s(const strata_serve_config *c);
 const strata_serve_frontend *strata_serve_chat_front(const strata_serve_frontend *f, const strata_serve_config *c,
                                                      strata_serve_frontend *out);
 
-/* --chat-endpoint with --offline (no API server, no endpoint): an input error (false); else true. */
+/* --chat-endpoint with --offline (no API server, no endpoint), or where the template's parse is priced and the
+ * engine prices no front end (vllm-v0, vllm-v0.5: it would be dropped): an input error (false); else true. */
 bool strata_serve_chat_check(const strata_serve_config *c, GError **err);
 
 #endif
