@@ -77,6 +77,13 @@ STRATA_ROWS_TEST(set_key_its_parent_leaves_unread,
     {HR_SERVE("h100.ini") "--model deepseek-v3 --set layers=2 --set kv_lora_rank=0 --set v_head_dim=64 "
      "--poisson n=2,prompt=64,output=4 --json out.json", 2, "--set v_head_dim=64: expected kv_lora_rank > 0 in the "
      "model beside it (it is read only with kv_lora_rank: an MLA model), got deepseek-v3 with kv_lora_rank 0"},
+    /* qk_norm_tp (the norms over the whole q and k, serve_qk_norm.h) is read only where qk_norm is true
+     * (serve_cost.c qk_norm_pass): the table's fourth parent, from the merge with sglrocm. No preset has q and k
+     * norms, so on llama-2-7b it is refused; with qk_norm set beside it (either order) taken. */
+    {TWO "--set qk_norm_tp=1", 2, "--set qk_norm_tp=1: expected qk_norm > 0 in the model beside it (it is read only "
+     "with qk_norm: q and k norms), got llama-2-7b with qk_norm 0: it changes nothing"},
+    {TWO "--set layers=2 --set qk_norm=1 --set qk_norm_tp=1 && test -s out.json", 0, NULL},
+    {TWO "--set layers=2 --set qk_norm_tp=1 --set qk_norm=1 && test -s out.json", 0, NULL},
 )
 
 /* router_groups is a grouped router's n_group, its scores viewed as [tokens, n_group, experts / n_group]

@@ -472,6 +472,46 @@ START_TEST(a_back_to_back_receive_waits_its_clear_to_send)
 }
 END_TEST
 
+/* Once a part, not once a chunk: the clear-to-send waits for the call
+ * before on the channel (p2p_cts_s), and within the part's op the
+ * receives post NCCL_STEPS ahead (net.cc l. 1512 in recvProxyProgress's
+ * loop over posted < done + maxDepth), so its later chunks wait for none.
+ * By hand on h100-16x8-ib (2.27, 2 nodes of 8: 32 p2p channels; a
+ * peer across the network 2 channels, NCCL_NCHANNELS_PER_NET_PEER's 2
+ * not halved as 2 x 16 ranks <= 4 x 32, so per peer 2 and nChannelsMin
+ * 2, 2 x 16 <= 32; p2pChunkSize 128 KiB) at 1 MiB a peer (16 MiB a
+ * rank): addP2pToPlan's parts across nodes start at min(2, 1 MiB / 64
+ * KiB) = 2 of 512 KiB, doubled only while n <= per peer / 2 = 1: 2 parts
+ * of 512 KiB, 4 chunks each. Each of a rank's 8 peers on the other node
+ * gets 2 steps of 512 KiB, each charged the tune's 15 us once (12 us of
+ * NCCL's step, 1 + 2 us of the clear-to-send), not 4 x 15 us. */
+START_TEST(the_clear_to_send_is_paid_once_a_part)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, 16u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.p2p.step_bytes, 128u << 10);
+    ck_assert_double_eq_tol(t.net_step_s, 15e-6, 1e-12);
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_TO_ALL, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                            .dims = {16}, .in_bytes = 16u << 20, .domain_ranks = 8, .channels = t.channels,
+                            .chunk_bytes = t.chunk_bytes, .tuned = true, .tune = t};
+    uint32_t rounds, net = 0;
+    GArray *steps = schedule(&sh, &rounds);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->src / 8 == st->dst / 8)
+            continue;
+        net++;
+        ck_assert_uint_eq(st->bytes, 512u << 10);
+        ck_assert_double_eq_tol(st->delay_s, 15e-6, 1e-12);
+    }
+    ck_assert_uint_eq(net, 16 * 8 * 2);
+    g_array_free(steps, true);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* NCCL's nNodes counts the nodes its ranks span: 12 ranks over 8-GPU
  * nodes (h100-16x8-ib) are 2 nodes (8 + 4), not 12 / 8 = 1. So a 12-rank
  * all-to-all pays NCCL's Simple network step (14 us less the route's
@@ -525,6 +565,7 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, nccl_small_all_to_all_across_nodes_pays_simples_step);
     tcase_add_test(tc, ranks_that_fill_no_node_count_every_node_they_span);
     tcase_add_test(tc, a_back_to_back_receive_waits_its_clear_to_send);
+    tcase_add_test(tc, the_clear_to_send_is_paid_once_a_part);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -581,8 +581,9 @@ static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *
  * 440-449), which starts only when removeOp takes the running op off
  * (l. 737-746; progressOps l. 774-778), once every sub's steps are
  * consumed by the GPU (net.cc l. 1637-1663). Only then does the next
- * call's op post its irecv (net.cc l. 1512), whose ncclIbIrecv writes the buffer's address into the sender's
- * FIFO by an inline RDMA write (src/transport/net_ib/p2p.cc l. 409-493,
+ * call's op post its irecv (net.cc l. 1512), whose ncclIbIrecv writes
+ * the buffer's address into the sender's FIFO by an inline RDMA write
+ * (src/transport/net_ib/p2p.cc l. 409-493,
  * ncclIbPostFifo l. 349-407); the sender's ncclIbIsend returns no request
  * until that entry is there (p2p.cc l. 275). So between two calls each
  * network part's data waits, beyond its step, one post of the receive
