@@ -71,8 +71,8 @@ END_TEST
 
 /* The time (s) of one `op` of `bytes` over 16 ranks of
  * configs/hw/h100-2x8-ib.ini under the settings `set` (NULL-ended), from
- * `strata run --json`. */
-static double ring_s(const char *op, const char *bytes, const char *const *set)
+ * `strata run --json`; with `temp`, device 0's temp_peak_bytes there. */
+static double ring_run(const char *op, const char *bytes, const char *const *set, uint64_t *temp)
 {
     char *dir = strata_test_temp_dir();
     char *trace = g_build_filename(dir, "coll.trace", NULL), *json = g_build_filename(dir, "run.json", NULL);
@@ -89,6 +89,10 @@ static double ring_s(const char *op, const char *bytes, const char *const *set)
     ck_assert(json_parser_load_from_file(p, json, NULL));
     JsonArray *colls = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives");
     double s = json_object_get_double_member(json_array_get_object_element(colls, 0), "time_s");
+    if (temp) {
+        JsonObject *mems = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "memories");
+        *temp = (uint64_t)json_object_get_int_member(json_object_get_object_member(mems, "hbm@0"), "temp_peak_bytes");
+    }
     g_object_unref(p);
     g_unlink(trace);
     g_unlink(json);
@@ -100,6 +104,11 @@ static double ring_s(const char *op, const char *bytes, const char *const *set)
     g_free(trace);
     g_free(dir);
     return s;
+}
+
+static double ring_s(const char *op, const char *bytes, const char *const *set)
+{
+    return ring_run(op, bytes, set, NULL);
 }
 
 /* The forced ring's time (s) at `bytes`. */
@@ -168,6 +177,25 @@ START_TEST(gather_and_scatter_rings_alike)
 }
 END_TEST
 
+/* The same reduce-scatter's temporary memory: its steps run on the ring's
+ * 8 slot lanes (NCCL_STEPS) but receive into one buffer a ring, as NCCL's
+ * connection holds one fixed buffer whatever its steps in flight
+ * (NVIDIA/nccl v2.30.4-1 src/init.cc computeBuffSizes). By hand: one ring,
+ * its largest receipt a network step's, 1 KiB / 16 = 64 B of data, on LL
+ * 128 B (a 16 B line carries 8 B of data and 8 of flags, prims_ll.h
+ * ncclLLFifoLine), as one InfiniBand message of one packet under the 4096 B
+ * MTU: + 26 B of packet headers (LRH 8, BTH 12, ICRC 4, VCRC 2) + 20 B of
+ * the message's (RETH 16, immediate 4), hw/ib_frame.c: 174 B, as before
+ * wave 48 (a buffer a slot lane would hold 8 x 174 = 1392 B). */
+START_TEST(scatter_ring_holds_one_buffer_a_ring)
+{
+    const char *ll[] = {NV "nccl_proto=LL", NULL};
+    uint64_t temp = 0;
+    ring_run("reduce-scatter", "1KiB", ll, &temp);
+    ck_assert_uint_eq(temp, 174);
+}
+END_TEST
+
 static Suite *proxy_floor_suite(void)
 {
     Suite *s = suite_create("nccl_proxy_floor");
@@ -177,6 +205,7 @@ static Suite *proxy_floor_suite(void)
     tcase_add_test(tc, tuning_carries_it_on_nccls_own_transport);
     tcase_add_test(tc, forced_ring_is_paced_by_the_proxy);
     tcase_add_test(tc, gather_and_scatter_rings_alike);
+    tcase_add_test(tc, scatter_ring_holds_one_buffer_a_ring);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -219,10 +219,10 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                  * wait for their predecessor's step and a credit, with NCCL_STEPS steps a
                  * connection in flight (NVIDIA/nccl v2.30.4-1 src/device/all_gather.h,
                  * reduce_scatter.h runRing; prims_ll.h waitSend). A reduce-scatter's steps
-                 * receive into a buffer of their lane (spmd.c), min(slots, n - 1) of a
-                 * rank's chunk where NCCL holds its connection's fixed buffer (before wave
-                 * 48 one lane a ring: one step in flight, each network step's flight in
-                 * series, docs/clusters.md) */
+                 * receive into their ring's one buffer (recv_lane, the first slot's: a
+                 * chunk a ring, as NCCL's connection's fixed buffer, not one a slot;
+                 * before wave 48 one lane a ring: one step in flight, each network
+                 * step's flight in series, docs/clusters.md) */
                 uint32_t lane = slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
@@ -232,7 +232,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
                                        .pipelined = chunk != critical || coll_same_domain(s, src, q),
-                                       .slotted = slots > 0};
+                                       .slotted = slots > 0, .recv_lane = !ag && slots ? 2 * (1 + g) : 0};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,

@@ -143,6 +143,14 @@ typedef struct strata_coll_step {
      * `ring`), so a channel never waits for another's steps. */
     uint32_t src_lane;
     bool src_fused;
+    /* A reducing step's receive buffer: that of lane recv_lane (0: its own
+     * lane's). A ring reduce-scatter's slotted steps share their ring's
+     * one, as NCCL's connection holds one fixed buffer whatever the steps
+     * in flight (NVIDIA/nccl v2.30.4-1 src/init.cc computeBuffSizes: one
+     * comm->buffSizes[p] a protocol, cut into NCCL_STEPS slots, prims_simple.h
+     * stepSize = buffSizes / NCCL_STEPS), so its temporary memory stays a
+     * chunk a ring, as before wave 48, not one a slot. */
+    uint32_t recv_lane;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):

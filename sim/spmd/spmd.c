@@ -392,7 +392,7 @@ static void plan_round(spmd *s)
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
             emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p,
                       .phase = phase && spmd_lane_phase(&ph, st, lane_ps, &own) ? phase_id(s, &own) : phase,
-                      .bytes = bytes,
+                      .bytes = bytes, .peer_lane = RECV_LANE(st),
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
@@ -413,7 +413,7 @@ static void plan_round(spmd *s)
             if (st->reduce) {
                 e.kind = EM_REDUCE;
                 e.bytes = run > 1 ? bytes : st->bytes;
-                e.peer_lane = st->lane; /* its receive buffer's */
+                e.peer_lane = RECV_LANE(st); /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
                 /* beside the copy, on the next lane: a fused step's; a paced phase's, which the
@@ -600,7 +600,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         if (st->reduce)
-            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], spmd_round_bytes_max(st));
+            s->tmp_size[RECV_LANE(st)] = MAX(s->tmp_size[RECV_LANE(st)], spmd_round_bytes_max(st));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
     mark_lanes(s);

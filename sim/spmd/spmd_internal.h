@@ -23,13 +23,15 @@ typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAI
 enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
 
 #define TMP_BUF 2u /* a step's receive buffer, besides STRATA_COLL_IN and _OUT */
+/* a reducing step's receive buffer's lane (strata_coll_step.recv_lane) */
+#define RECV_LANE(st) ((st)->recv_lane ? (st)->recv_lane : (st)->lane)
 
 typedef struct emit {
     uint8_t kind;
     uint8_t src_buf, dst_buf, own_buf;
     uint32_t device, lane;
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
-    uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
+    uint32_t peer_lane; /* WAIT: the lane of that event; COPY, REDUCE: its receive buffer's lane */
     uint32_t phase;     /* COPY, REDUCE: the phase it stands for (strata_spmd_step; 0: one round) */
     uint32_t from;      /* COPY: the device it comes from, when peer is that device's representative */
     uint64_t bytes;

@@ -116,7 +116,7 @@ void spmd_render_step(spmd *s, const emit *e)
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
         s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0, 0};
-        buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
+        buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->dst_buf == TMP_BUF ? e->peer_lane : e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
         o->src = s->strs[STR_SRC]->str;
