@@ -167,6 +167,31 @@ START_TEST(serial_server_queues_chunks_behind_intake)
 }
 END_TEST
 
+/* Two requests of 4 prompt and 2 output tokens at 0 on vllm-v1's tiny test server (8 batched tokens, 2 sequences,
+ * blocks of 4, 1 ms step overhead), offline or through the chat endpoint of a release that parses its template:
+ * the run's mean TTFT and step 0's start and length; step 0 prefills both. */
+static void two_requests(bool offline, bool chat, double *ttft, double *t0, double *dt0)
+{
+    strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
+    strata_serve_model m = strata_test_serve_tiny();
+    GError *err = NULL;
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.record_steps = true, c.step_overhead = 1e-3, c.offline = offline;
+    c.chat_endpoint = chat, c.release_chat_parse = chat;
+    c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
+    strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
+    const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+    strata_hw *hw = strata_test_load_hw("test-simple", overrides);
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    *ttft = r->ttft.mean, *t0 = step(r, 0)->t, *dt0 = step(r, 0)->dt;
+    ck_assert_uint_eq(step(r, 0)->prefills, 2);
+    strata_serve_result_free(r);
+    strata_hw_free(hw);
+}
+
 /* --offline (wave 46): vLLM V1 has no offline row (its 10.2 ms is all outside its engine), SGLang's Engine keeps
  * the hop to the Scheduler (recv 1/5 of 6.590 ms = 1.318 ms + 0.08 us a token) and the two to and from the
  * DetokenizerManager (emit 2/5 = 2.636 ms). Online (offline false) a row is itself. Run: two requests (4 prompt
@@ -185,25 +210,8 @@ START_TEST(offline_runs_without_the_hops)
     ck_assert_double_eq_tol(strata_serve_frontend_recv(off, 1000), 1.398e-3, 1e-15);
     ck_assert_double_eq_tol(strata_serve_frontend_emit(off), 2.636e-3, 1e-15);
     double ttft[2], t0[2], dt0[2];
-    for (int offline = 0; offline < 2; offline++) {
-        strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
-        strata_serve_model m = strata_test_serve_tiny();
-        GError *err = NULL;
-        strata_serve_config c;
-        strata_serve_config_default(&c);
-        c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-        c.record_steps = true, c.step_overhead = 1e-3, c.offline = offline;
-        c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
-        strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
-        const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
-        strata_hw *hw = strata_test_load_hw("test-simple", overrides);
-        strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
-        ck_assert_msg(r, "%s", err ? err->message : "");
-        ttft[offline] = r->ttft.mean, t0[offline] = step(r, 0)->t, dt0[offline] = step(r, 0)->dt;
-        ck_assert_uint_eq(step(r, 0)->prefills, 2);
-        strata_serve_result_free(r);
-        strata_hw_free(hw);
-    }
+    for (int offline = 0; offline < 2; offline++)
+        two_requests(offline, false, &ttft[offline], &t0[offline], &dt0[offline]);
     ck_assert_double_eq_tol(t0[0], 5.07984e-3, 1e-15);
     ck_assert_double_eq(t0[1], 0);
     ck_assert_double_eq_tol(dt0[0], dt0[1], 1e-15);
@@ -251,22 +259,8 @@ START_TEST(chat_endpoint_parses_the_template_on_0_11_0)
     c.release_chat_parse = false; /* 0.10.2, 0.11.1, or no --engine-release */
     ck_assert(strata_serve_chat_front(v1, &c, &out) == v1);
     double ttft[2], t0[2], dt0[2];
-    for (int chat = 0; chat < 2; chat++) {
-        strata_serve_request req[2] = {{0, 4, 2}, {0, 4, 2}};
-        strata_serve_model m = strata_test_serve_tiny();
-        strata_serve_config_default(&c);
-        c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-        c.record_steps = true, c.step_overhead = 1e-3, c.chat_endpoint = chat, c.release_chat_parse = true;
-        c.scheduler = strata_serve_scheduler_find("vllm-v1", &err);
-        strata_serve_stream s = {req, 2, 0, 0, NULL, 0, (char *)"tiny", NULL, NULL};
-        const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
-        strata_hw *hw = strata_test_load_hw("test-simple", overrides);
-        strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
-        ck_assert_msg(r, "%s", err ? err->message : "");
-        ttft[chat] = r->ttft.mean, t0[chat] = step(r, 0)->t, dt0[chat] = step(r, 0)->dt;
-        strata_serve_result_free(r);
-        strata_hw_free(hw);
-    }
+    for (int chat = 0; chat < 2; chat++)
+        two_requests(false, chat, &ttft[chat], &t0[chat], &dt0[chat]);
     ck_assert_double_eq_tol(t0[0], 5.07984e-3, 1e-15);
     ck_assert_double_eq_tol(t0[1], 12.07984e-3, 1e-15);
     ck_assert_double_eq_tol(dt0[0], dt0[1], 1e-15);
