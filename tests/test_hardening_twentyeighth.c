@@ -109,12 +109,31 @@ STRATA_ROWS_TEST(router_groups_not_dividing_experts,
      HR_SERVE("h100.ini") "--model-file m.model --poisson n=2,prompt=64,output=4 --json out.json", 0, NULL},
 )
 
+/* --engine-release took a release whose suffix ended in its separator: 0.7.3-, 0.7.3. and 0.7.3+ ran as 0.7.3 at
+ * exit 0, though no PEP 440 version (nor vLLM's setuptools-scm ones: 0.6.4.dev22+g5b8a1fde) ends in '.', '+' or
+ * '-' (a segment or local label is never empty). Refused naming the option and the rule; a suffix whose separators
+ * each come before a letter or digit stays taken (0.7.3+rocm, the ROCm fork's image tag). */
+#define RELEASE(r) TWO "--engine-release " r
+#define SUFFIX_RULE                                                                                                    \
+    "(after PATCH: letters, digits and '.', '+', '-' or '_', each of those followed by a letter or digit)"
+STRATA_ROWS_TEST(release_suffix_ending_in_separator,
+    {RELEASE("0.7.3-"), 2, "--engine-release: expected a vLLM release MAJOR.MINOR.PATCH (such as 0.6.6, v0.7.3, "
+     "0.6.4.dev22+g5b8a1fde) the table knows, vLLM 0.4.0 to 0.19.x, got '0.7.3-' " SUFFIX_RULE},
+    {RELEASE("0.7.3."), 2, "got '0.7.3.' " SUFFIX_RULE},
+    {RELEASE("0.7.3+"), 2, "got '0.7.3+' " SUFFIX_RULE},
+    {RELEASE("0.7.3+rocm."), 2, "got '0.7.3+rocm.' " SUFFIX_RULE},
+    {RELEASE("0.7.3+.rocm"), 2, "got '0.7.3+.rocm' " SUFFIX_RULE},
+    {RELEASE("0.7.3+rocm && test -s out.json"), 0, NULL},
+    {RELEASE("0.6.4.dev22+g5b8a1fde && test -s out.json"), 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         earlier_run_past_max_model_len,
         set_key_its_parent_leaves_unread,
         router_groups_not_dividing_experts,
+        release_suffix_ending_in_separator,
         NULL,
     };
     return strata_hardening_main("twentyeighth", tests);

@@ -94,16 +94,17 @@ static bool number_at(const char **p, uint32_t *out)
     return n >= 1 && n <= 6;
 }
 
-/* A suffix that does not move the release: empty, or '.', '+', '-' or a letter then letters, digits and those
- * (".dev22+g5b8a1fde", "rc1", ".post1", "+rocm", ".1"). */
+/* A suffix that does not move the release: empty, or '.', '+', '-', '_' or a letter then letters, digits and those
+ * (".dev22+g5b8a1fde", "rc1", ".post1", "+rocm", ".1"), each separator followed by a letter or digit: PEP 440's
+ * segments and local labels are never empty ("0.7.3+", "0.7.3.", "0.7.3-" and "0.7.3+rocm." are not versions). */
 static bool suffix_ok(const char *p)
 {
     if (!*p)
         return true;
     if (!strchr(".+-_", *p) && !g_ascii_isalpha(*p))
         return false;
-    for (p++; *p; p++)
-        if (!g_ascii_isalnum(*p) && !strchr(".+-_", *p))
+    for (; *p; p++)
+        if (!g_ascii_isalnum(*p) && (!strchr(".+-_", *p) || !g_ascii_isalnum(p[1])))
             return false;
     return true;
 }
@@ -113,12 +114,17 @@ bool strata_serve_release_parse(const char *text, strata_serve_release *r, bool 
     const char *p = text ? text : "";
     if (*p == 'v')
         p++;
-    bool ok = number_at(&p, &r->major) && *p++ == '.' && number_at(&p, &r->minor) && *p++ == '.' &&
-              number_at(&p, &r->patch) && suffix_ok(p);
+    bool numbers = number_at(&p, &r->major) && *p++ == '.' && number_at(&p, &r->minor) && *p++ == '.' &&
+                   number_at(&p, &r->patch);
+    bool ok = numbers && suffix_ok(p);
     if (!ok || release_cmp(r, &oldest) < 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine-release: expected a vLLM release "
                     "MAJOR.MINOR.PATCH (such as 0.6.6, v0.7.3, 0.6.4.dev22+g5b8a1fde) the table knows, "
-                    KNOWN_RANGE ", got '%s'%s", text ? text : "", ok ? " (older than the table's oldest row)" : "");
+                    KNOWN_RANGE ", got '%s'%s", text ? text : "",
+                    ok        ? " (older than the table's oldest row)"
+                    : numbers ? " (after PATCH: letters, digits and '.', '+', '-' or '_', each of those followed by "
+                                "a letter or digit)"
+                              : "");
         return false;
     }
     if (newer)
