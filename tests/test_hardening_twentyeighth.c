@@ -127,6 +127,21 @@ STRATA_ROWS_TEST(release_suffix_ending_in_separator,
     {RELEASE("0.6.4.dev22+g5b8a1fde && test -s out.json"), 0, NULL},
 )
 
+/* payload_bandwidth a hair above bandwidth was refused as "expected at most bandwidth (25.00 GB/s, ...), got
+ * 25.00 GB/s": both printed to 2 decimals. Now the two print with decimals enough to differ
+ * (strata_format_bandwidth_pair): 25.0000001 GB/s = 25,000,000,100 B/s against a3-high-4x8's 25 GB/s reads alike
+ * to 6 decimals and differs at the 7th (25.0000000 against 25.0000001); 26 GB/s keeps the 2 decimals. */
+#define A3_PAYLOAD(v) HR_TRACE "\"$S\" run -q --trace t.trace --json out.json --hw \"$H/a3-high-4x8.ini\" " \
+    "--set network.gpunic.payload_bandwidth=" v
+STRATA_ROWS_TEST(payload_a_hair_above_bandwidth_reads_apart,
+    {A3_PAYLOAD("25.0000001GB/s"), 2, "[network gpunic] payload_bandwidth: expected at most bandwidth (25.0000000 "
+     "GB/s, "},
+    {A3_PAYLOAD("25.0000001GB/s"), 2, "the payload a NIC delivers cannot exceed its line rate), got 25.0000001 GB/s"},
+    {A3_PAYLOAD("25.001GB/s"), 2, "(25.000 GB/s, "},
+    {A3_PAYLOAD("26GB/s"), 2, "cannot exceed its line rate), got 26.00 GB/s"},
+    {A3_PAYLOAD("25GB/s && test -s out.json"), 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -134,6 +149,7 @@ int main(void)
         set_key_its_parent_leaves_unread,
         router_groups_not_dividing_experts,
         release_suffix_ending_in_separator,
+        payload_a_hair_above_bandwidth_reads_apart,
         NULL,
     };
     return strata_hardening_main("twentyeighth", tests);

@@ -361,6 +361,30 @@ START_TEST(format_human)
 END_TEST
 
 /* strata_format_u64 writes the digits printf writes, at every length. */
+/* Two bandwidths print with decimals enough to differ where they differ: 25e9 and 25e9 + 100 B/s (25.0000001 GB/s)
+ * read alike to 6 decimals of GB/s and apart at the 7th; 16 and 16.5 GB/s, already apart, keep the 2 decimals;
+ * equal ones too (no loop past them). */
+START_TEST(format_bandwidth_pair_reads_apart)
+{
+    char *a, *b;
+    strata_format_bandwidth_pair(25e9, 25e9 + 100, &a, &b);
+    ck_assert_str_eq(a, "25.0000000 GB/s");
+    ck_assert_str_eq(b, "25.0000001 GB/s");
+    g_free(a);
+    g_free(b);
+    strata_format_bandwidth_pair(16e9, 16.5e9, &a, &b);
+    ck_assert_str_eq(a, "16.00 GB/s");
+    ck_assert_str_eq(b, "16.50 GB/s");
+    g_free(a);
+    g_free(b);
+    strata_format_bandwidth_pair(50e9, 50e9, &a, &b);
+    ck_assert_str_eq(a, "50.00 GB/s");
+    ck_assert_str_eq(b, "50.00 GB/s");
+    g_free(a);
+    g_free(b);
+}
+END_TEST
+
 START_TEST(format_u64_digits)
 {
     const uint64_t values[] = {0, 7, 10, 99, 100, 101, 12345, 999999, 1000000, 4294967296ULL, UINT64_MAX};
@@ -515,6 +539,7 @@ int main(void)
     tcase_add_test(tc, flops_one_pass_keeps_values_and_refusals);
     tcase_add_test(tc, format_human);
     tcase_add_test(tc, format_u64_digits);
+    tcase_add_test(tc, format_bandwidth_pair_reads_apart);
     tcase_add_test(tc, format_size_exact_round_trips);
     tcase_add_test(tc, format_time_exact_round_trips);
     tcase_add_test(tc, format_time_exact_is_its_definition);

@@ -843,6 +843,22 @@ char *strata_format_bandwidth(double bytes_per_s)
     return format_decimal(bytes_per_s, prefixes, G_N_ELEMENTS(prefixes), "B/s", "%.2f");
 }
 
+void strata_format_bandwidth_pair(double a, double b, char **sa, char **sb)
+{
+    static const char *const prefixes[] = {"", "K", "M", "G", "T", "P"};
+    *sa = strata_format_bandwidth(a);
+    *sb = strata_format_bandwidth(b);
+    /* more decimals while unequal values print alike: 17 of a prefix's 1 to 999.9 reach a double's 2^-52 */
+    for (int digits = 3; a != b && strcmp(*sa, *sb) == 0 && digits <= 17; digits++) {
+        char fmt[8];
+        g_snprintf(fmt, sizeof fmt, "%%.%df", digits);
+        g_free(*sa);
+        g_free(*sb);
+        *sa = format_decimal(a, prefixes, G_N_ELEMENTS(prefixes), "B/s", fmt);
+        *sb = format_decimal(b, prefixes, G_N_ELEMENTS(prefixes), "B/s", fmt);
+    }
+}
+
 char *strata_format_flop_rate(double flops_per_s)
 {
     static const char *const prefixes[] = {"", "K", "M", "G", "T", "P", "E"};

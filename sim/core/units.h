@@ -57,6 +57,9 @@ char *strata_format_size_exact(uint64_t bytes);    /* shortest exact: "64KiB", "
 char *strata_format_time(double seconds);          /* "67.109 ms", "1.000 us" */
 char *strata_format_time_exact(double seconds);    /* round-trips: "250ns", "0.0671s" */
 char *strata_format_bandwidth(double bytes_per_s); /* "16.00 GB/s" */
+/* a and b as strata_format_bandwidth writes them, with more decimals where unequal values would read alike
+ * ("25.00 GB/s" and "25.00 GB/s" become "25.000 GB/s" and "25.001 GB/s"): each g_free */
+void strata_format_bandwidth_pair(double a, double b, char **sa, char **sb);
 char *strata_format_flop_rate(double flops_per_s); /* "197.0 TFLOP/s" */
 /* The decimal digits of v into buf (no NUL, no allocation: for writers that
  * print a number per event); returns how many. */

@@ -200,7 +200,8 @@ static bool get_payload(const hw_load_ctx *ctx, hw_network *n, GError **err)
         return true;
     char *bw_at = strata_keyfile_where(ctx->k, n->group, "bandwidth");
     char *pl_at = strata_keyfile_where(ctx->k, n->group, "payload_bandwidth");
-    char *bw = strata_format_bandwidth(n->bandwidth), *pl = strata_format_bandwidth(n->payload);
+    char *bw, *pl; /* a payload a hair above bandwidth read "at most 25.00 GB/s ... got 25.00 GB/s" */
+    strata_format_bandwidth_pair(n->bandwidth, n->payload, &bw, &pl);
     if (restated)
         hw_fail(ctx, err, n->group, "bandwidth", "set to %s here while payload_bandwidth stays %s (%s): the wire "
                 "carries payload_bandwidth, so restate payload_bandwidth beside bandwidth (at most it)", bw, pl,

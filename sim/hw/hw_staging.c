@@ -42,7 +42,8 @@ static bool load_rates(const hw_load_ctx *ctx, strata_link_spec *l, const char *
             return false;
         /* one copy runs within what all of them share: a faster one was taken and ran at `bandwidth` */
         if (*rates[i] > l->bandwidth) {
-            char *rate = strata_format_bandwidth(*rates[i]), *shared = strata_format_bandwidth(l->bandwidth);
+            char *rate, *shared;
+            strata_format_bandwidth_pair(*rates[i], l->bandwidth, &rate, &shared);
             hw_fail(ctx, err, group, keys[i], "expected at most the link's bandwidth %s (what the host's CPU "
                     "copies share; %s is one copy's rate), got %s", shared, keys[i], rate);
             g_free(rate);
