@@ -142,6 +142,21 @@ STRATA_ROWS_TEST(payload_a_hair_above_bandwidth_reads_apart,
     {A3_PAYLOAD("25GB/s && test -s out.json"), 0, NULL},
 )
 
+/* A sweep's integer knobs (max_num_seqs, max_num_batched_tokens, block_size, tp, concurrency,
+ * num_scheduler_steps) took up to 2^32 - 1, their options (G_OPTION_ARG_INT) up to 2^31 - 1:
+ * --sweep concurrency=4294967295 ran a closed loop of 4294967295 clients where --concurrency 4294967295 is
+ * refused by GLib. The knobs now share the options' range; 2^31 - 1 itself stays taken, as --concurrency's. */
+STRATA_ROWS_TEST(sweep_knob_bound_is_the_option_s,
+    {TWO "--sweep concurrency=4294967295", 2, "--sweep: concurrency: expected a whole number below 2^31 (the "
+     "option's range), got '4294967295'"},
+    {TWO "--sweep concurrency=4,2147483648", 2, "--sweep: concurrency: expected a whole number below 2^31 (the "
+     "option's range), got '2147483648'"},
+    {TWO "--sweep max_num_seqs=2147483648", 2, "--sweep: max_num_seqs: expected a whole number from 1 to 2^31 - 1 "
+     "(the option's range), got '2147483648'"},
+    {TWO "--concurrency 4294967295", 2, "--concurrency out of range"},
+    {TWO "--sweep concurrency=2147483647 && test -s out.json", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -150,6 +165,7 @@ int main(void)
         router_groups_not_dividing_experts,
         release_suffix_ending_in_separator,
         payload_a_hair_above_bandwidth_reads_apart,
+        sweep_knob_bound_is_the_option_s,
         NULL,
     };
     return strata_hardening_main("twentyeighth", tests);

@@ -30,6 +30,12 @@ static const char *parse(const serve_field *f, const char *value, void *out)
             return f->min ? "a whole number from 1 to 2^32 - 1" : "a whole number below 2^32";
         *(uint32_t *)out = (uint32_t)v;
         return NULL;
+    case SERVE_FIELD_OPTION_INT: /* a sweep's concurrency=4294967295 was taken, --concurrency stops at 2^31 - 1 */
+        if (!strata_parse_u64(value, &v, NULL) || v < f->min || v > G_MAXINT)
+            return f->min ? "a whole number from 1 to 2^31 - 1 (the option's range)"
+                          : "a whole number below 2^31 (the option's range)";
+        *(uint32_t *)out = (uint32_t)v;
+        return NULL;
     case SERVE_FIELD_BOOL:
         return strata_parse_bool(value, (bool *)out) ? NULL : "true or false";
     case SERVE_FIELD_DTYPE: {
@@ -68,6 +74,7 @@ static size_t width(serve_field_type t)
 {
     switch (t) {
     case SERVE_FIELD_U32:
+    case SERVE_FIELD_OPTION_INT:
         return sizeof(uint32_t);
     case SERVE_FIELD_BOOL:
         return sizeof(bool);

@@ -18,13 +18,14 @@
 #include <stdint.h>
 
 typedef enum {
-    SERVE_FIELD_U32,      /* uint32_t from min to 2^32 - 1 */
-    SERVE_FIELD_BOOL,     /* bool */
-    SERVE_FIELD_DTYPE,    /* strata_dtype of 8 bits or more */
-    SERVE_FIELD_NAME,     /* char[64] */
-    SERVE_FIELD_FRACTION, /* double in (0, 1] */
-    SERVE_FIELD_TIME,     /* double seconds >= 0 */
-    SERVE_FIELD_SIZE,     /* uint64_t bytes */
+    SERVE_FIELD_U32,        /* uint32_t from min to 2^32 - 1 */
+    SERVE_FIELD_OPTION_INT, /* uint32_t from min to 2^31 - 1: an integer option's range (G_OPTION_ARG_INT) */
+    SERVE_FIELD_BOOL,       /* bool */
+    SERVE_FIELD_DTYPE,      /* strata_dtype of 8 bits or more */
+    SERVE_FIELD_NAME,       /* char[64] */
+    SERVE_FIELD_FRACTION,   /* double in (0, 1] */
+    SERVE_FIELD_TIME,       /* double seconds >= 0 */
+    SERVE_FIELD_SIZE,       /* uint64_t bytes */
 } serve_field_type;
 
 typedef struct serve_field {

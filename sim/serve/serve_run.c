@@ -138,11 +138,11 @@ bool strata_serve_memory_held(const strata_hw *hw, const strata_serve_model *m, 
 
 #define KNOB(name, type, min) {#name, type, offsetof(strata_serve_config, name), min}
 static const serve_field knobs[] = {
-    KNOB(max_num_seqs, SERVE_FIELD_U32, 1), KNOB(max_num_batched_tokens, SERVE_FIELD_U32, 1),
-    KNOB(block_size, SERVE_FIELD_U32, 1),   KNOB(gpu_memory_utilization, SERVE_FIELD_FRACTION, 0),
-    KNOB(tp, SERVE_FIELD_U32, 1),           KNOB(concurrency, SERVE_FIELD_U32, 0),
+    KNOB(max_num_seqs, SERVE_FIELD_OPTION_INT, 1), KNOB(max_num_batched_tokens, SERVE_FIELD_OPTION_INT, 1),
+    KNOB(block_size, SERVE_FIELD_OPTION_INT, 1),   KNOB(gpu_memory_utilization, SERVE_FIELD_FRACTION, 0),
+    KNOB(tp, SERVE_FIELD_OPTION_INT, 1),           KNOB(concurrency, SERVE_FIELD_OPTION_INT, 0),
     KNOB(step_overhead, SERVE_FIELD_TIME, 0), KNOB(swap_space, SERVE_FIELD_SIZE, 0),
-    KNOB(num_scheduler_steps, SERVE_FIELD_U32, 1),
+    KNOB(num_scheduler_steps, SERVE_FIELD_OPTION_INT, 1),
     {NULL, SERVE_FIELD_U32, 0, 0},
 };
 #undef KNOB
