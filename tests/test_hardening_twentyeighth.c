@@ -157,6 +157,31 @@ STRATA_ROWS_TEST(sweep_knob_bound_is_the_option_s,
     {TWO "--sweep concurrency=2147483647 && test -s out.json", 0, NULL},
 )
 
+/* docs/hardware.md gives `^NVLS` as an nccl_algo value, as NCCL_ALGO takes it, but the list reader refused it
+ * ("expected a list of Tree, Ring, NVLS, NVLS_TREE, PAT, got '^NVLS'"). NCCL's parseList (NVIDIA/nccl v2.27.7-1
+ * src/graph/tuning.cc:79-98) reads a leading ^ as "all but these": now so here (coll_impl.c hw_coll_impl_list).
+ * A list that leaves out every one would read as 0, "all": refused. A ^ further on is a name: refused. */
+#define DGX_LIST(key, v) HR_TRACE "\"$S\" run -q --trace t.trace --json out.json --hw \"$H/dgx-h100.ini\" " \
+    "--set 'interconnect.nvlink." key "=" v "'"
+#define AR8 "\"$S\" gen -o c.trace collective op=all-reduce bytes=64MiB devices=8 >/dev/null && "
+#define AR8_RUN(json, v) "\"$S\" run -q --trace c.trace --json " json " --hw \"$H/dgx-h100.ini\" " \
+    "--set 'interconnect.nvlink.nccl_algo=" v "' && grep makespan_s " json " > " json ".m && "
+STRATA_ROWS_TEST(nccl_list_caret_excludes,
+    /* ^NVLS is the list of the other four: the same choice, to the digit; NCCL's default (all, NVLS chosen for
+     * 64 MiB over one DGX H100's 8 GPUs) differs, so the row fails if ^ were read as "only" or ignored */
+    {AR8 AR8_RUN("a.json", "^NVLS") AR8_RUN("b.json", "Tree,Ring,NVLS_TREE,PAT") AR8_RUN("c.json", "^PAT")
+     "cmp a.json.m b.json.m && ! cmp -s a.json.m c.json.m", 0, NULL},
+    {DGX_LIST("nccl_algo", "^NVLS") " && test -s out.json", 0, NULL},
+    {DGX_LIST("nccl_proto", "^LL128") " && test -s out.json", 0, NULL},
+    {DGX_LIST("nccl_proto", "^LL,LL128,Simple"), 2, "[interconnect nvlink] nccl_proto: expected at least one protocol "
+     "left, got '^LL,LL128,Simple', which leaves out every one"},
+    {DGX_LIST("nccl_algo", "^Tree,Ring,NVLS,NVLS_TREE,PAT"), 2, "nccl_algo: expected at least one algorithm left"},
+    {DGX_LIST("nccl_algo", "^"), 2, "nccl_algo: expected a list of Tree, Ring, NVLS, NVLS_TREE, PAT, or ^ then those "
+     "it leaves out, got '^'"},
+    {DGX_LIST("nccl_algo", "Ring,^Tree"), 2, "got 'Ring,^Tree'"},
+    {DGX_LIST("nccl_algo", "allreduce:Ring"), 2, "got 'allreduce:Ring'"},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -166,6 +191,7 @@ int main(void)
         release_suffix_ending_in_separator,
         payload_a_hair_above_bandwidth_reads_apart,
         sweep_knob_bound_is_the_option_s,
+        nccl_list_caret_excludes,
         NULL,
     };
     return strata_hardening_main("twentyeighth", tests);

@@ -146,17 +146,32 @@ bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *ke
     char *v = hw_get_text(ctx, group, key);
     if (!v)
         return true;
-    char **names = g_strsplit(v, ",", -1);
+    /* a leading ^ keeps all but the listed ones, as NCCL's parseList reads NCCL_ALGO and NCCL_PROTO
+     * (NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc:79-80 and 89-98: every element set to `unset`, the listed ones
+     * to `set`; RCCL's parseList the same, ROCm/rccl @0023b9b0 src/graph/tuning.cc); NCCL's per-function
+     * "allreduce:..." prefixes are not read here (refused as a name) */
+    char *list = g_strstrip(v);
+    bool exclude = list[0] == '^';
+    char **names = g_strsplit(list + exclude, ",", -1);
     bool ok = names[0] != NULL;
+    uint32_t listed = 0;
     for (char **n = names; ok && *n; n++) {
         strata_nccl_algo a;
         strata_nccl_proto p;
         ok = algos ? strata_nccl_algo_from_name(g_strstrip(*n), &a) : strata_nccl_proto_from_name(g_strstrip(*n), &p);
-        *mask |= ok ? 1u << (algos ? (unsigned)a : (unsigned)p) : 0;
+        listed |= ok ? 1u << (algos ? (unsigned)a : (unsigned)p) : 0;
     }
+    uint32_t all = (1u << (algos ? STRATA_NCCL__ALGOS : STRATA_NCCL__PROTOS)) - 1;
+    *mask = exclude ? all & ~listed : listed;
     if (!ok)
         hw_fail_value(ctx, err, group, key,
-                      algos ? "a list of Tree, Ring, NVLS, NVLS_TREE, PAT" : "a list of LL, LL128, Simple", v);
+                      algos ? "a list of Tree, Ring, NVLS, NVLS_TREE, PAT, or ^ then those it leaves out"
+                            : "a list of LL, LL128, Simple, or ^ then those it leaves out", v);
+    else if (!*mask) { /* 0 reads as "all" (NCCL's default): one that leaves none out is refused, not run on all */
+        hw_fail(ctx, err, group, key, "expected at least one %s left, got '%s', which leaves out every one",
+                algos ? "algorithm" : "protocol", v);
+        ok = false;
+    }
     g_strfreev(names);
     g_free(v);
     return ok;

@@ -158,7 +158,8 @@ bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group,
                        GError **err);
 /* Shared readers of the implementations' keys: a comma-separated list of
  * NCCL's algorithm (algos) or protocol names into a mask of their bits (as
- * NCCL_ALGO and NCCL_PROTO list them; absent: 0), and the host CPU
+ * NCCL_ALGO and NCCL_PROTO list them, a leading ^ for all but those; absent:
+ * 0; one that leaves none is refused), and the host CPU
  * (intel, amd or arm; absent: def). */
 bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *key, bool algos, uint32_t *mask,
                        GError **err);
