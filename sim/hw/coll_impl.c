@@ -177,20 +177,29 @@ bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *ke
     return ok;
 }
 
+bool hw_coll_impl_word(const hw_load_ctx *ctx, const char *group, const char *key, const char *const *names,
+                       unsigned n_names, unsigned def, const char *expected, unsigned *out, GError **err)
+{
+    *out = def;
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = v == NULL;
+    for (unsigned i = 0; v && i < n_names; i++)
+        if (strcmp(g_strstrip(v), names[i]) == 0) {
+            *out = i;
+            ok = true;
+        }
+    if (!ok)
+        hw_fail_value(ctx, err, group, key, expected, v);
+    g_free(v);
+    return ok;
+}
+
 bool hw_coll_impl_cpu(const hw_load_ctx *ctx, const char *group, const char *key, strata_nccl_cpu def,
                       strata_nccl_cpu *out, GError **err)
 {
     static const char *const names[] = {"intel", "amd", "arm"};
-    *out = def;
-    char *v = hw_get_text(ctx, group, key);
-    bool ok = v == NULL;
-    for (unsigned i = 0; v && i < G_N_ELEMENTS(names); i++)
-        if (strcmp(g_strstrip(v), names[i]) == 0) {
-            *out = (strata_nccl_cpu)i;
-            ok = true;
-        }
-    if (!ok)
-        hw_fail_value(ctx, err, group, key, "intel, amd or arm", v);
-    g_free(v);
+    unsigned i;
+    bool ok = hw_coll_impl_word(ctx, group, key, names, G_N_ELEMENTS(names), def, "intel, amd or arm", &i, err);
+    *out = (strata_nccl_cpu)i;
     return ok;
 }

@@ -251,17 +251,10 @@ static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p,
 static bool net_path(const hw_load_ctx *ctx, const char *group, strata_nccl_net_path *out, GError **err)
 {
     static const char *const names[] = {"pix", "pxb", "c2c", "pxn", "phb", "sys"};
-    *out = STRATA_NCCL_PATH_PXB;
-    char *v = hw_get_text(ctx, group, "nccl_net_path");
-    bool ok = v == NULL;
-    for (unsigned i = 0; v && i < G_N_ELEMENTS(names); i++)
-        if (strcmp(g_strstrip(v), names[i]) == 0) {
-            *out = (strata_nccl_net_path)i;
-            ok = true;
-        }
-    if (!ok)
-        hw_fail_value(ctx, err, group, "nccl_net_path", "pix, pxb, pxn, phb, sys or c2c", v);
-    g_free(v);
+    unsigned i;
+    bool ok = hw_coll_impl_word(ctx, group, "nccl_net_path", names, G_N_ELEMENTS(names), STRATA_NCCL_PATH_PXB,
+                                "pix, pxb, pxn, phb, sys or c2c", &i, err);
+    *out = (strata_nccl_net_path)i;
     return ok;
 }
 

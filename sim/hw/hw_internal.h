@@ -165,6 +165,9 @@ bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *ke
                        GError **err);
 bool hw_coll_impl_cpu(const hw_load_ctx *ctx, const char *group, const char *key, strata_nccl_cpu def,
                       strata_nccl_cpu *out, GError **err);
+/* One of a key's words, as its index in names (absent: def); anything else refused naming the expected words. */
+bool hw_coll_impl_word(const hw_load_ctx *ctx, const char *group, const char *key, const char *const *names,
+                       unsigned n_names, unsigned def, const char *expected, unsigned *out, GError **err);
 /* The help line of `collectives` (g_free). */
 char *hw_coll_impl_describe(void);
 /* Every implementation's keys, in the table's order: their names appended

@@ -709,8 +709,10 @@ static bool prefixes_ran(const strata_serve_stream *s, const strata_serve_engine
         bool warm = k == s->n_prior;
         uint32_t prompt = warm ? s->warm_prefix : s->prior[k].prompt, output = warm ? 1 : s->prior[k].output;
         uint32_t p = prompt, o = output;
-        bool ran = !prompt || strata_serve_engine_lengths(e, m->max_model_len, pool_tokens, &p, &o);
-        if (!prompt || (ran && p == prompt && o == output))
+        if (!prompt)
+            continue;
+        bool ran = strata_serve_engine_lengths(e, m->max_model_len, pool_tokens, &p, &o);
+        if (ran && p == prompt && o == output)
             continue;
         char *what = warm ? g_strdup_printf("--warm-prefix %u", prompt)
                           : g_strdup_printf("--prior-run n=%u,prompt=%u,output=%u", s->prior[k].n, prompt, output);
