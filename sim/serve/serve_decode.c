@@ -137,7 +137,6 @@ static double xqa_launch_time(const strata_hw *hw, uint32_t unit, const strata_s
     return p.time_s;
 }
 
-
 /* TensorRT-LLM's masked multi-head attention (gptAttentionCommon.cpp
  * enqueueGeneration: fusedQKV_masked_attention_dispatch; RoPE and the new
  * token's K/V append fused into it: one kernel): the xqa-v0.9 row's
