@@ -1267,6 +1267,38 @@ START_TEST(mmha_v06_by_hand)
 }
 END_TEST
 
+/* The xqa row refuses a vanilla MHA (TensorRT-LLM's JIT XQA, jit::supportConfigCommon: query heads = KV heads at
+ * beam 1 is not XQA's) and runs the masked MHA, as the mmha row does; derived by hand. Llama 2 7B at TP1 on
+ * h200.ini (132 SMs, 3 us launches, 0.9 x 4.8 TB/s = 4.32 TB/s, the decode clock 1.98 GHz): 128 decodes x 32 KV
+ * heads, one query head each, 1,024 tokens of e4m3 K and V at head 128. Masked MHA: a CTA per query head and
+ * sequence, 4,096 CTAs; each issues 92.1875 warp instructions a cached token (mmha_v06_time), 94,400 a CTA, and
+ * the SMs issue 132 x 4 x 1.98e9 a second: 4,096 x 94,400 / 1.04544e12 = 369.8561 us, over the HBM's 4,096 x
+ * (262,144 + 512) B / 4.32e12 = 249.0368 us: 3 + 369.8561 = 372.8561 us. As XQA it was 1 block a sequence
+ * (1,023 / 128 = 7 blocks, over 8 waves by 27: 1), 4,096 CTAs in 32 waves of 0.5 us + 262,656 B at 4.32e12 / 132
+ * B/s = 8.5256 us: 6 + 32 x 8.5256 = 278.8192 us. An FP16 cache keeps the masked MHA's bytes (mmha_time): 3 +
+ * 4,096 x (524,288 + 512) / 4.32e12 = 500.5881 us. A group of 8 still runs XQA (xqa_decode_by_hand). */
+START_TEST(xqa_refuses_vanilla_mha_by_hand)
+{
+    strata_hw *h200 = hw_load(STRATA_SOURCE_DIR "/configs/hw/h200.ini", NULL);
+    const strata_serve_decode_kernel *xqa = strata_serve_decode_find("xqa", NULL);
+    const strata_serve_decode_kernel *mmha = strata_serve_decode_find("mmha", NULL);
+    strata_serve_decode_in mha = {128, 1024, 0, 32, 1, 128, 1.0, 2.0};
+    strata_serve_decode_plan p;
+    double t = strata_serve_decode_time(xqa, h200, 0, &mha, &p), want = 3e-6 + 4096.0 * 94400 / (132 * 4 * 1.98e9);
+    ck_assert_uint_eq(p.ctas, 4096);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want && fabs(want - 372.8561e-6) < 1e-10, "%.17g vs %.17g", t, want);
+    ck_assert_double_eq_tol(strata_serve_decode_time(mmha, h200, 0, &mha, NULL), t, 1e-18);
+    double was = 6e-6 + 32 * (0.5e-6 + 262656 / (4.32e12 / 132));
+    ck_assert_msg(fabs(was - 278.8192e-6) < 1e-10 && t > 1.3 * was, "%.17g", was);
+    strata_serve_decode_in f16 = mha;
+    f16.kv_bytes = 2.0;
+    double want16 = 3e-6 + 4096.0 * 524800 / 4.32e12;
+    t = strata_serve_decode_time(xqa, h200, 0, &f16, NULL);
+    ck_assert_msg(fabs(t - want16) <= 1e-12 * want16 && fabs(want16 - 500.5881e-6) < 1e-10, "%.17g", t);
+    strata_hw_free(h200);
+}
+END_TEST
+
 /* TensorRT-LLM v0.7's dispatch with TRTLLM_ENABLE_XQA=1 (decode kernel xqa-v0.7, engine row trtllm-cpp-0.7),
  * derived by hand. Llama 2 70B at TP1 on h200.ini (132 SMs, 3 us launches, 0.9 x 4.8 TB/s): 192 decodes x 8 KV
  * heads x 1,152 tokens of e4m3 K and V. XQA takes it (8 query heads a KV head, head 128, 8 x 192 x 4 >= 132, an
@@ -1805,6 +1837,7 @@ int main(void)
     tcase_add_test(tc, xqa_decode_by_hand);
     tcase_add_test(tc, xqa_v09_fp8_floor_by_hand);
     tcase_add_test(tc, mmha_v06_by_hand);
+    tcase_add_test(tc, xqa_refuses_vanilla_mha_by_hand);
     tcase_add_test(tc, xqa_v07_by_hand);
     tcase_add_test(tc, tp_allreduce_is_nccl_models);
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);

@@ -137,12 +137,6 @@ static double xqa_launch_time(const strata_hw *hw, uint32_t unit, const strata_s
     return p.time_s;
 }
 
-static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
-                       strata_serve_decode_plan *plan)
-{
-    return xqa_launch_time(hw, unit, in, plan, true, 0);
-}
-
 /* TensorRT-LLM's masked multi-head attention (gptAttentionCommon.cpp
  * enqueueGeneration: fusedQKV_masked_attention_dispatch; RoPE and the new
  * token's K/V append fused into it: one kernel): the xqa-v0.9 row's
@@ -517,6 +511,28 @@ static double mmha_v06_time(const strata_hw *hw, uint32_t unit, const strata_ser
     return p.time_s;
 }
 
+/* The xqa row's dispatch (TensorRT-LLM after v0.11: the JIT XQA path).
+ * DecoderXQARunner::getImplFromXQAParams takes the JIT implementation
+ * unless TRTLLM_ENABLE_XQA_JIT says otherwise (NVIDIA/TensorRT-LLM
+ * @02947a22, decoderXQARunner.cpp), and the JIT's shouldUse refuses a
+ * vanilla MHA (query heads = KV heads) at beam 1: jit::supportConfigCommon,
+ * "Do not use XQA kernel for vanilla MHA case for performance reasons"
+ * (decoderXQAImplJIT/kernelUtils.cpp @029e0a7c; the same test in the
+ * oldest stored version of the file, before kROPE_M). Refused, the GPT
+ * attention op runs its masked MHA: the mmha row's kernel (mmha_v06_time:
+ * a CTA per query head and sequence; with an FP8 cache on a unit with FP8
+ * tensor cores no less than its instruction issue). ESTIMATE: the masked
+ * MHA template of these releases issues v0.6.1's loops a cached token (the
+ * later template was not compiled). Every other GQA shape runs XQA as
+ * xqa_launch_time gives it, with multi-block mode. */
+static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                       strata_serve_decode_plan *plan)
+{
+    if (in->group <= 1)
+        return mmha_v06_time(hw, unit, in, plan);
+    return xqa_launch_time(hw, unit, in, plan, true, 0);
+}
+
 /* TensorRT-LLM v0.9.0's dispatch (tag v0.9.0, 250d9c29, read in the
  * WhiteD2125/TensorRT-LLM mirror), XQA where all of these hold, else
  * masked MHA:
@@ -692,7 +708,8 @@ static double turbomind_time(const strata_hw *hw, uint32_t unit, const strata_se
 
 static const strata_serve_decode_kernel kernels[] = {
     {"flash-attention", NULL, "the FlashAttention op, a KV group's query heads as rows (models/kernel)"},
-    {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
+    {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode; "
+                      "a vanilla MHA (a query head a KV head) runs masked MHA, as mmha"},
     {"xqa-v0.9", xqa_v09_time, "TensorRT-LLM v0.9's dispatch: XQA for 8 query heads a KV head (head 128/256, "
                                "enough CTAs), else masked MHA (a CTA per query head and sequence)"},
     {"xqa-v0.7", xqa_v07_time, "TensorRT-LLM v0.7's dispatch with TRTLLM_ENABLE_XQA=1: XQA for fp16, 8 query heads a "
