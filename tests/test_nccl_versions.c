@@ -340,7 +340,7 @@ START_TEST(release_names)
         ck_assert_msg(!strata_nccl_version_find(bad[i]), "'%s' accepted", bad[i]);
     /* every release the message lists is found */
     char *list = strata_nccl_version_list(); /* the table's rows, in order */
-    ck_assert_str_eq(list, "2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
+    ck_assert_str_eq(list, "2.8, 2.9, 2.19, 2.22, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
     gchar **names = g_strsplit(list, ", ", -1);
     for (gchar **n = names; *n; n++)
         ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
@@ -367,7 +367,7 @@ START_TEST(hw_key_names_the_release)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
-                                "tables: 2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got "
+                                "tables: 2.8, 2.9, 2.19, 2.22, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got "
                                 "'2.31'");
 }
 END_TEST
