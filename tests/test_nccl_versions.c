@@ -499,6 +499,47 @@ START_TEST(release_2_19_scope)
 }
 END_TEST
 
+/* NCCL 2.22 (v2.22.3-1 src/graph/tuning.cc) across two nodes of four A100s
+ * on AMD hosts (Perlmutter, held-out set 30). Latencies (us), N2,
+ * log2i(2) = 1, 8 / 2 - 1 = 3 NVLink steps; the ring's nsteps 2 x 7 = 14,
+ * its network steps 2 x nNodes = 4 (v2.25: 2 x (nNodes - 1) = 2); AMD's
+ * network overhead 2 (x 3 on Simple) over NVLink's step:
+ *   Tree Simple  v2.22: 0 + 2 (3 x 28 + 28) = 224; v2.25: 8.4 + 2 (3 x 4 + 14) = 60.4
+ *   Ring Simple  v2.22: 8.4 + 10 x 6 + 4 x 14 = 124.4; v2.25: 8.4 + 12 x 6 + 2 x 14 = 108.4
+ *   Ring LL      v2.22: 6.6 + 10 x 2 + 4 x 2.7 = 37.4; v2.25: 6.6 + 12 x 2 + 2 x 2.7 = 36.0
+ *   Tree LL      both: 6.8 + 2 (3 x 0.6 + 5.0) = 20.4
+ * The ring's LL bandwidth is v2.25's (from v2.21.5-1: half the graph's,
+ * capped at llMaxBws' AMD N2 22.5), not v2.19's quarter. */
+START_TEST(release_2_22_across_ampere_nodes)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 4, .channel_gbs = 20.0,
+                          .nodes = 2, .nics = 4, .nic_gbs = 25.0, .nic_gpus = 4, .cpu = STRATA_NCCL_AMD,
+                          .version = strata_nccl_version_find("2.22.3")};
+    ck_assert_ptr_nonnull(c.version);
+    ck_assert_str_eq(c.version->name, "2.22");
+    strata_nccl_comm n25 = c;
+    n25.version = strata_nccl_version_find("2.25");
+    static const struct {
+        strata_nccl_algo a;
+        strata_nccl_proto p;
+        double v222, v225;
+    } rows[] = {{STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 224.0, 60.4},
+                {STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 124.4, 108.4},
+                {STRATA_NCCL_RING, STRATA_NCCL_LL, 37.4, 36.0},
+                {STRATA_NCCL_TREE, STRATA_NCCL_LL, 20.4, 20.4}};
+    double lat, bw, lat25, bw25;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, rows[i].a, rows[i].p, &lat, &bw));
+        ck_assert_double_eq_tol(lat, rows[i].v222, 1e-9);
+        ck_assert(strata_nccl_model(&n25, STRATA_OP_ALL_REDUCE, rows[i].a, rows[i].p, &lat25, &bw25));
+        ck_assert_double_eq_tol(lat25, rows[i].v225, 1e-9);
+        ck_assert_double_eq_tol(bw, bw25, 1e-9);
+    }
+    /* no PAT before v2.23 */
+    ck_assert(!c.version->pat);
+}
+END_TEST
+
 /* The tree's x .85 with one GPU a node (strata_nccl_version
  * tree_pattern_cut): NVIDIA/nccl v2.25.1-1 src/graph/tuning.cc l. 260 "if
  * (a == NCCL_ALGO_TREE && graphs[a]->pattern == NCCL_TOPO_PATTERN_TREE)
@@ -628,6 +669,7 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, release_2_8_on_one_ampere_node);
     tcase_add_test(tc, release_2_8_scope);
     tcase_add_test(tc, tree_pattern_cut_at_one_gpu_a_node);
+    tcase_add_test(tc, release_2_22_across_ampere_nodes);
     suite_add_tcase(s, tc);
     return s;
 }
