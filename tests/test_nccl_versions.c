@@ -537,6 +537,15 @@ START_TEST(release_2_22_across_ampere_nodes)
     }
     /* no PAT before v2.23 */
     ck_assert(!c.version->pat);
+    /* Hopper across nodes is not in the table: refused, as 2.19 is */
+    const char *set22[] = {"interconnect.nvlink.nccl_version=2.22", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set22);
+    strata_coll_tuning t;
+    GError *err = NULL;
+    ck_assert(!strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "nccl_version = 2.22 models one node"));
+    g_error_free(err);
+    strata_hw_free(hw);
 }
 END_TEST
 
