@@ -149,7 +149,7 @@ static const strata_nccl_version versions[] = {
      * nNodes l. 159, the ppn < 2 rules l. 179 and 225, the tree pattern's x
      * .85 l. 183, getNetOverhead l. 109-115, the plateau, LL128 to PXB l.
      * 306) and v2.25's per-channel tables for Volta, Ampere and Hopper (l.
-     * 86-106); from v2.21.5-1 the ring's LL at half the graph (l. 177) and
+     * 86-106); from v2.21.5-1 the ring's LL at half the graph (l. 178) and
      * Hopper's llMaxBws row 141 / 45 / 35; no PAT (v2.23.4-1), no
      * Blackwell rows. Its ring kernel is v2.20's (no ring_chunk_grain); its
      * cells are v2.22's (cell_fixed16, MinTrafficPerChannel 512, enqueue.cc
