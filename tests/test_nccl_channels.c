@@ -1,7 +1,7 @@
 /*
  * test_nccl_channels.c: NCCL's division of one collective's bytes among
  * its channels (sim/hw/nccl_channels.h), by release, against values worked
- * by hand from src/enqueue.cc scheduleCollTasksToPlan (v2.25.1-1,
+ * by hand from src/enqueue.cc scheduleCollTasksToPlan (v2.22.3-1, v2.25.1-1,
  * v2.27.7-1, v2.30.7-1) and v2.19.3-1's even split.
  *
  * Names as in the source: T = max(Min, count x trafficPerByte); tpc =
@@ -46,6 +46,29 @@ START_TEST(one_mib_simple_all_reduce_on_24_channels)
     check_split(split("2.27", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 22, 49152, 49152, 20,
                 16384);
     check_split(split("2.19", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 24, 0, 0, 0, 0);
+}
+END_TEST
+
+/* v2.22.3-1's cells (src/enqueue.cc l. 603-690): a cell of 16 bytes,
+ * Min 512, T = count x trafficPerByte without the max, cellsLo rounded
+ * down. 4,000 B of all-reduce on 3 channels: T = 8,000, tpc = max(512,
+ * 2,666) = 2,666; cells 250, trafficPerCell 32; per = divUp(2,666, 32) =
+ * 84; cellsLo = 2,666 / 32 = 83; nMid (250 - 83) / 84 = 1, cellsHi 167 %
+ * 84 = 83: 1,328 + 1,344 + 1,328 = 4,000 B on 3 channels (v2.25 would
+ * take cellsLo 84). v2.25 (Min 16 KiB): T = 16,384, tpc 16,384, cell
+ * 8,192, one cell: the whole 4,000 B on one channel. 4,096 B on 2: tpc
+ * 4,096, per = cellsLo = 128, nMid 1, cellsHi 0, then cellsHi 128, nMid 0:
+ * 2,048 and 2,048. An all-gather of 64 ranks, 32 B a rank, on 4 channels:
+ * T 2,048, tpc max(512, 512) = 512, trafficPerCell 16 x 64 = 1,024, cells
+ * 2, per = min(2, 1) = 1, cellsLo = 512 / 1,024 = 0; nMid 2, cellsHi 0,
+ * then cellsHi 1, nMid 1; cellsLo 0: "Least channel skipped", cellsLo =
+ * per, nMid 0: 16 B and 16 B on 2 channels. */
+START_TEST(cells_of_16_bytes_in_2_22)
+{
+    check_split(split("2.22", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 4000, 3, 8), 3, 1328, 1344, 1, 1328);
+    check_split(split("2.25", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 4000, 3, 8), 1, 4000, 0, 0, 0);
+    check_split(split("2.22", STRATA_OP_ALL_REDUCE, STRATA_NCCL_LL, 8, 4096, 2, 8), 2, 2048, 0, 0, 2048);
+    check_split(split("2.22", STRATA_OP_ALL_GATHER, STRATA_NCCL_SIMPLE, 64, 32, 4, 8), 2, 16, 0, 0, 16);
 }
 END_TEST
 
@@ -105,6 +128,7 @@ static Suite *nccl_channels_suite(void)
     TCase *tc = tcase_create("split");
     tcase_add_test(tc, one_mib_simple_all_reduce_on_24_channels);
     tcase_add_test(tc, ll_cells_by_release);
+    tcase_add_test(tc, cells_of_16_bytes_in_2_22);
     tcase_add_test(tc, all_gather_pads_the_last_channel);
     tcase_add_test(tc, small_buffer_one_channel);
     tcase_add_test(tc, cells_beyond_the_cut_and_overflow);

@@ -340,7 +340,7 @@ START_TEST(release_names)
         ck_assert_msg(!strata_nccl_version_find(bad[i]), "'%s' accepted", bad[i]);
     /* every release the message lists is found */
     char *list = strata_nccl_version_list(); /* the table's rows, in order */
-    ck_assert_str_eq(list, "2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
+    ck_assert_str_eq(list, "2.8, 2.9, 2.19, 2.22, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30");
     gchar **names = g_strsplit(list, ", ", -1);
     for (gchar **n = names; *n; n++)
         ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
@@ -367,7 +367,7 @@ START_TEST(hw_key_names_the_release)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
-                                "tables: 2.8, 2.9, 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got "
+                                "tables: 2.8, 2.9, 2.19, 2.22, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got "
                                 "'2.31'");
 }
 END_TEST
@@ -496,6 +496,56 @@ START_TEST(release_2_19_scope)
     strata_test_hw_text_refused(head, "nccl_version = 2.19\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected Volta, Ampere or Hopper GPUs "
                                 "for NCCL 2.19 (it predates Blackwell), got nccl_arch = blackwell");
+}
+END_TEST
+
+/* NCCL 2.22 (v2.22.3-1 src/graph/tuning.cc) across two nodes of four A100s
+ * on AMD hosts (Perlmutter, held-out set 30). Latencies (us), N2,
+ * log2i(2) = 1, 8 / 2 - 1 = 3 NVLink steps; the ring's nsteps 2 x 7 = 14,
+ * its network steps 2 x nNodes = 4 (v2.25: 2 x (nNodes - 1) = 2); AMD's
+ * network overhead 2 (x 3 on Simple) over NVLink's step:
+ *   Tree Simple  v2.22: 0 + 2 (3 x 28 + 28) = 224; v2.25: 8.4 + 2 (3 x 4 + 14) = 60.4
+ *   Ring Simple  v2.22: 8.4 + 10 x 6 + 4 x 14 = 124.4; v2.25: 8.4 + 12 x 6 + 2 x 14 = 108.4
+ *   Ring LL      v2.22: 6.6 + 10 x 2 + 4 x 2.7 = 37.4; v2.25: 6.6 + 12 x 2 + 2 x 2.7 = 36.0
+ *   Tree LL      both: 6.8 + 2 (3 x 0.6 + 5.0) = 20.4
+ * The ring's LL bandwidth is v2.25's (from v2.21.5-1: half the graph's,
+ * capped at llMaxBws' AMD N2 22.5), not v2.19's quarter. */
+START_TEST(release_2_22_across_ampere_nodes)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 4, .channel_gbs = 20.0,
+                          .nodes = 2, .nics = 4, .nic_gbs = 25.0, .nic_gpus = 4, .cpu = STRATA_NCCL_AMD,
+                          .version = strata_nccl_version_find("2.22.3")};
+    ck_assert_ptr_nonnull(c.version);
+    ck_assert_str_eq(c.version->name, "2.22");
+    strata_nccl_comm n25 = c;
+    n25.version = strata_nccl_version_find("2.25");
+    static const struct {
+        strata_nccl_algo a;
+        strata_nccl_proto p;
+        double v222, v225;
+    } rows[] = {{STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 224.0, 60.4},
+                {STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 124.4, 108.4},
+                {STRATA_NCCL_RING, STRATA_NCCL_LL, 37.4, 36.0},
+                {STRATA_NCCL_TREE, STRATA_NCCL_LL, 20.4, 20.4}};
+    double lat, bw, lat25, bw25;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, rows[i].a, rows[i].p, &lat, &bw));
+        ck_assert_double_eq_tol(lat, rows[i].v222, 1e-9);
+        ck_assert(strata_nccl_model(&n25, STRATA_OP_ALL_REDUCE, rows[i].a, rows[i].p, &lat25, &bw25));
+        ck_assert_double_eq_tol(lat25, rows[i].v225, 1e-9);
+        ck_assert_double_eq_tol(bw, bw25, 1e-9);
+    }
+    /* no PAT before v2.23 */
+    ck_assert(!c.version->pat);
+    /* Hopper across nodes is not in the table: refused, as 2.19 is */
+    const char *set22[] = {"interconnect.nvlink.nccl_version=2.22", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set22);
+    strata_coll_tuning t;
+    GError *err = NULL;
+    ck_assert(!strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "nccl_version = 2.22 models one node"));
+    g_error_free(err);
+    strata_hw_free(hw);
 }
 END_TEST
 
@@ -628,6 +678,7 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, release_2_8_on_one_ampere_node);
     tcase_add_test(tc, release_2_8_scope);
     tcase_add_test(tc, tree_pattern_cut_at_one_gpu_a_node);
+    tcase_add_test(tc, release_2_22_across_ampere_nodes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -142,6 +142,35 @@ static const strata_nccl_version versions[] = {
      .ring_inter_steps_all = true, .ppn1_old_rules = true, .tree_pattern_cut = true, .nvls_chunk_fixed = true,
      /* its grouped sends and receives: src/enqueue.cc scheduleP2pTasksToPlan l. 602-705 (nccl_p2p.h) */
      .p2p_rules = STRATA_NCCL_P2P_219},
+    /* v2.22.3-1 (2024-06-25; the release held-out set 30's Perlmutter
+     * runs print): tuning.cc keeps v2.19.3-1's Tree Simple step, 28 us on
+     * NVLink and the network with no base (l. 55-76; v2.25.1-1 has a base
+     * of 8.4 and 4.0 / 14 us), its rules across nodes (nInterSteps 2 x
+     * nNodes l. 159, the ppn < 2 rules l. 179 and 225, the tree pattern's x
+     * .85 l. 183, getNetOverhead l. 109-115, the plateau, LL128 to PXB l.
+     * 306) and v2.25's per-channel tables for Volta, Ampere and Hopper (l.
+     * 86-106); from v2.21.5-1 the ring's LL at half the graph (l. 178) and
+     * Hopper's llMaxBws row 141 / 45 / 35; no PAT (v2.23.4-1), no
+     * Blackwell rows. Its ring kernel is v2.20's (no ring_chunk_grain); its
+     * cells are v2.22's (cell_fixed16, MinTrafficPerChannel 512, enqueue.cc
+     * l. 614); NVLS on one node as v2.25's (nvls.cc l. 139, 147: 128 KiB
+     * chunks, more than 2 GPUs; connect.cc l. 493-494; enqueue.cc l.
+     * 1775-1789); its grouped sends and receives v2.25's (enqueue.cc
+     * addP2pToPlan l. 805-933 differs only in buffer registration). Across
+     * nodes the table holds what Volta and Ampere read (nodes_pre_hopper):
+     * Hopper's NVLS_TREE and all-to-all across nodes were not read. */
+    {.name = "2.22",
+     .source = "NVIDIA/nccl v2.22.3-1 src/graph/tuning.cc, src/enqueue.cc (scheduleCollTasksToPlan's cells)",
+     .base_lat = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     .nvlink_lat = {{0.6, 1.25, 28}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}},
+     .net_lat = {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}},
+     .ll_max_bw = LL_MAX_BW,
+     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},
+     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
+     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3,
+     .nvls_raises_ring = true, .one_node = true, .nodes_pre_hopper = true, .ring_inter_steps_all = true,
+     .ppn1_old_rules = true, .tree_pattern_cut = true, .cell_traffic = 512, .cell_fixed16 = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557). The tree's x .85 with one GPU a node
      * is its tuning.cc l. 260 ("if (a == NCCL_ALGO_TREE &&
@@ -178,7 +207,7 @@ static const strata_nccl_version versions[] = {
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 6
+#define FIRST_PACE 7
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {

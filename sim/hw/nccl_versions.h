@@ -8,7 +8,7 @@
  * Releases: 2.8 and 2.9 (v2.8.4-1 and v2.9.9-1, whose tuning.cc reads
  * the same constants; one node of Volta or Ampere GPUs: one_node,
  * pre_hopper below), 2.19 (v2.19.3-1, for one node of Volta, Ampere or
- * Hopper GPUs: one_node below), 2.25 and 2.26 (v2.25.1-1 and v2.26.6-1 have the
+ * Hopper GPUs: one_node below), 2.22 (v2.22.3-1, likewise), 2.25 and 2.26 (v2.25.1-1 and v2.26.6-1 have the
  * same tuning constants and rules; they differ in enqueue.cc's cells,
  * cell_ll_quad), 2.27, 2.28, 2.29 and 2.30
  * (the newest, the default; master @5067397 has v2.30.7-1's tuning.cc). A
@@ -176,6 +176,12 @@ typedef struct strata_nccl_version {
     /* trafficPerChannel = divUp(traffic / nChannels, 16) x 16 (from
      * v2.29), else max(MinTrafficPerChannel, traffic / nChannels) */
     bool cell_round16;
+    /* v2.22.3-1's cells (src/enqueue.cc scheduleCollTasksToPlan l.
+     * 614-671): a fixed cellSize of 16 bytes, the plan's traffic
+     * task->trafficBytes without v2.25's max(MinTrafficPerChannel, .), and
+     * the first channel's cellsLo rounded down, min(cells,
+     * trafficPerChannel / trafficPerCell), where v2.25 rounds it up */
+    bool cell_fixed16;
     /* tuning.cc v2.8.4-1 l. 124 (the same to v2.17.1-1 l. 153): "if
      * (compCap80) busBw = std::min(busBw, 235.0f)", every algorithm and
      * protocol, before the protocols' factors, on sm80 (nccl_arch = ampere
@@ -202,7 +208,7 @@ const strata_nccl_version *strata_nccl_version_find(const char *name);
 /* The newest release: what a model without nccl_version runs. */
 const strata_nccl_version *strata_nccl_version_default(void);
 /* The releases that have a table, as an error message lists them:
- * "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30" (g_free). */
+ * "2.19, 2.22, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30" (g_free). */
 char *strata_nccl_version_list(void);
 /* The release whose NVLS efficiency (nvlsEfficiency) and NVLS_TREE
  * per-channel rate (perChMaxNVLSTreeBws) describe the kernels `v` runs:
