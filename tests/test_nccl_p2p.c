@@ -472,6 +472,39 @@ START_TEST(a_back_to_back_receive_waits_its_clear_to_send)
 }
 END_TEST
 
+/* The clear-to-send over aws-ofi-nccl's RDMA protocol (wave 49): a p2p
+ * part's first write above the plugin's eager size waits for the receive's
+ * control message, as NCCL's own IB send waits for its FIFO entry. By hand
+ * on validation/hw/p5-efa.ini (2 x 8 H100, aws-ofi-rdma; 5 us a link, a
+ * route of 10 us; Intel hosts, NCCL's network overhead 1 us; no PCIe link
+ * given, so an eager copy is its local read's 2 us):
+ * - 32 MiB on 16 ranks: 2 MiB a peer, 2 channels a network peer (2 x 16
+ *   <= 4 x p2pnChannels), the message min(1 MiB, p2pChunkSize 128 KiB) =
+ *   128 KiB > 8192 B: an RDMA write. NCCL's Simple step less the route,
+ *   max(14 - 10, Simple's ends 3) = 4 us, no extra flight (large_flights
+ *   0), plus the clear-to-send 1 + 10 = 11 us: 15 us (4 us before).
+ * - 64 KiB on 16 ranks: 4 KiB a peer, 2 KiB a message <= 8192 B: sent
+ *   eagerly, no wait; 4 us + the eager copy's 2 us = 6 us (unchanged).
+ * - 32 MiB with the file on efa-rdm-cuda (SENDRECV: a larger message is
+ *   libfabric's read, its handshake in its 2 flights of 10 us): 4 + 20 =
+ *   24 us, no clear-to-send added. */
+START_TEST(an_efa_write_waits_its_control_message)
+{
+    const char *rdma[] = {NULL};
+    const char *sr[] = {"interconnect.nvlink.nccl_net_protocol=efa-rdm-cuda", NULL};
+    struct { const char **set; uint64_t bytes; double want; } cases[] = {
+        {rdma, 32u << 20, 15e-6}, {rdma, 64u << 10, 6e-6}, {sr, 32u << 20, 24e-6}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        strata_hw *hw = strata_test_load_hw_file("validation/hw/p5-efa.ini", cases[i].set);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_TO_ALL, 16, 8, cases[i].bytes, 0, &t, NULL));
+        ck_assert_uint_eq(t.p2p.per_peer, 2);
+        ck_assert_msg(fabs(t.net_step_s - cases[i].want) < 1e-12, "case %zu: %g s", i, t.net_step_s);
+        strata_hw_free(hw);
+    }
+}
+END_TEST
+
 /* Once a part, not once a chunk: the clear-to-send waits for the call
  * before on the channel (p2p_cts_s), and within the part's op the
  * receives post NCCL_STEPS ahead (net.cc l. 1512 in recvProxyProgress's
@@ -566,6 +599,7 @@ static Suite *nccl_p2p_suite(void)
     tcase_add_test(tc, ranks_that_fill_no_node_count_every_node_they_span);
     tcase_add_test(tc, a_back_to_back_receive_waits_its_clear_to_send);
     tcase_add_test(tc, the_clear_to_send_is_paid_once_a_part);
+    tcase_add_test(tc, an_efa_write_waits_its_control_message);
     suite_add_tcase(s, tc);
     return s;
 }

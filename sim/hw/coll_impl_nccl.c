@@ -585,10 +585,14 @@ static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *
  * x 3 for a Simple ring step) and the
  * FIFO entry's flight NIC to NIC (the route). A ring's receives post
  * their clear-to-send NCCL_STEPS ahead within one op, so NCCL's step
- * figure holds none. Where a network library's row prices the step
- * (net_protocol.h), the row prices its message's own handshake (p2p_tune
- * passes ctrl_ahead false: the receive's control message is not ahead)
- * and this is not added. */
+ * figure holds none. Over a network library the same order holds (it is
+ * NCCL's proxy's), and the library's own clear-to-send decides
+ * (strata_net_protocol_waits_ctrl): aws-ofi-nccl's RDMA write above its
+ * eager size waits for the receive's control message as ncclIbIsend waits
+ * for its FIFO entry (net_protocol.c; the post is NCCL's irecv into the
+ * plugin, the flight the control message's); an eager message does not
+ * wait, and rows whose larger messages are reads price their handshake
+ * in their own flights (p2p_tune passes ctrl_ahead false). */
 static double p2p_cts_s(const strata_nccl_comm *comm, double route_s)
 {
     return strata_nccl_net_overhead_us(comm, STRATA_NCCL_LL) * 1e-6 + route_s;
@@ -631,12 +635,11 @@ static void p2p_tune(const strata_hw *hw, const strata_nccl_comm *comm, uint32_t
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     double net_us = comm->nodes > 1 ? comm->version->net_lat[STRATA_NCCL_RING][STRATA_NCCL_SIMPLE] : 0;
     /* a network step (net_protocol.h), its message a peer's part on one of its channels, at most a step */
+    uint64_t msg = MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes);
     double net_step_s = strata_net_protocol_step_s(comm->nodes > 1 ? p->net_proto : NULL, STRATA_NCCL_SIMPLE,
-                                                   net_us * 1e-6, route, &nics,
-                                                   MIN(per_peer / MAX(1u, plan.per_peer), plan.step_bytes), false,
-                                                   0);
-    /* and, on NCCL's own transport, the receive's clear-to-send after the call before (p2p_cts_s) */
-    if (comm->nodes > 1 && !p->net_proto)
+                                                   net_us * 1e-6, route, &nics, msg, false, 0);
+    /* and the receive's clear-to-send after the call before, where the message waits for it (p2p_cts_s) */
+    if (comm->nodes > 1 && strata_net_protocol_waits_ctrl(p->net_proto, msg))
         net_step_s += p2p_cts_s(comm, route);
     *out = (strata_coll_tuning){.algo = STRATA_NCCL_RING, .proto = proto, .channels = plan.per_peer,
                                 .chunk_bytes = plan.step_bytes,

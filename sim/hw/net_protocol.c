@@ -142,7 +142,13 @@
  * "initiate eager read when receiver calls recv()"). Larger messages wait for the receiver's control
  * message (l. 3196-3222), sent when NCCL posts the receive, which NCCL
  * posts ahead (a connection's 8 slots): in a pipeline it is there before
- * the data, and the RDMA write lands in one flight.
+ * the data, and the RDMA write lands in one flight. Where the receive is
+ * posted only as the data is ready (a p2p call's first chunk after the
+ * call before), the write waits for that message's flight
+ * (write_after_ctrl, strata_net_protocol_waits_ctrl; v1.21.1 2475c4c7
+ * src/nccl_ofi_rdma.cpp send l. 5752-5771: no request without it unless
+ * eager; the receiver's control message an fi_write into the sender's
+ * mailbox, rdma_recv_req::post l. 2566-2600).
  *
  * When the control message is there first, a small message is a write too
  * (wave 38, eager_before_ctrl): send() polls the control rails' queues
@@ -265,8 +271,8 @@ static const strata_net_protocol protocols[] = {
      .library_route = true, .cq_read_s = 0.5e-6,
      .rails_per_test = false, .fabric = "EFA"},
     {.name = "aws-ofi-rdma", .eager_max = 8192, .large_flights = 0, .eager_copy = true,
-     .eager_before_ctrl = true, .local_read_s = 2e-6, .library_route = true, .cq_read_s = 0.5e-6,
-     .rails_per_test = true, .fabric = "EFA"},
+     .eager_before_ctrl = true, .write_after_ctrl = true, .local_read_s = 2e-6, .library_route = true,
+     .cq_read_s = 0.5e-6, .rails_per_test = true, .fabric = "EFA"},
     {.name = "cxi-sendrecv", .eager_max = 4097, .large_flights = 2, .eager_copy = false,
      .eager_before_ctrl = false, .local_read_s = 0, .library_route = false, .cq_read_s = 0,
      .rails_per_test = false, .fabric = "Slingshot"},
@@ -310,6 +316,11 @@ uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t rank
 bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo)
 {
     return algo == STRATA_NCCL_TREE || algo == STRATA_NCCL_NVLS_TREE;
+}
+
+bool strata_net_protocol_waits_ctrl(const strata_net_protocol *proto, uint64_t msg_bytes)
+{
+    return !proto || (proto->write_after_ctrl && msg_bytes > proto->eager_max);
 }
 
 const strata_net_protocol *strata_net_protocol_find(const char *name)

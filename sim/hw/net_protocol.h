@@ -72,6 +72,9 @@ typedef struct strata_net_protocol {
     double packet_s;       /* seconds: the receiver's host handling one such packet and posting its copy (ESTIMATE) */
     bool eager_before_ctrl; /* a message goes eagerly only when sent before its receive's control message
                              * arrived (aws-ofi-nccl's RDMA send), else as the RDMA write of a larger one */
+    bool write_after_ctrl; /* a message above eager_max is an RDMA write into the buffer the receive's control
+                            * message names, so it leaves only once that message is there (aws-ofi-nccl's RDMA
+                            * send); rows whose larger messages are reads price their handshake in large_flights */
     double local_read_s;   /* seconds: that copy's fixed time, a local RDMA read (ESTIMATE) */
     bool library_route;    /* the network's route is one message through the library, NCCL's ends not in it */
     double cq_read_s;      /* seconds: one ncclNet test's read of a completion queue that finds nothing (ESTIMATE;
@@ -153,6 +156,14 @@ uint32_t strata_net_protocol_nccl_runt_msgs(strata_nccl_algo algo, uint32_t rank
  * up edge finished: net_protocol.c); a ring's first step of a collective
  * goes out before its receiver's next post can arrive. */
 bool strata_net_protocol_ctrl_ahead(strata_nccl_algo algo);
+/* Whether a network message of msg_bytes that a receive posted just now
+ * answers (a p2p call's first chunk after the call before: coll_impl_nccl.c
+ * p2p_cts_s) leaves only after that receive's control message has crossed:
+ * NCCL's own transport (proto NULL: ncclIbIsend waits for the receiver's
+ * FIFO entry) at any size, a row with write_after_ctrl above eager_max
+ * (a smaller one goes eagerly, not waiting), other rows never (their
+ * handshake is in large_flights). */
+bool strata_net_protocol_waits_ctrl(const strata_net_protocol *proto, uint64_t msg_bytes);
 
 /* The message a network step of NCCL sends (its proxy's one isend a step's
  * slice, src/transport/net.cc sendProxyProgress): a channel's share of the
