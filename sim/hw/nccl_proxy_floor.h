@@ -63,16 +63,16 @@
  * 379-387, getNetOverhead l. 222-227; latencies are set per algorithm and
  * protocol, the channel count cut later from the bytes: src/enqueue.cc
  * topoGetAlgoInfo l. 1985-2020). On a 2 x 8 ring all 15 steps cross the
- * one connection between the nodes, one post each in order (src/transport/
- * net.cc sendProxyProgress post l. 1279-1299, isend l. 1352: `transmitted`
- * advances a step at a time), so the ring ends no sooner than 14 post
- * spacings and one flight after its first post: NCCL's 14 x netOverhead +
- * interLat term for term (docs/clusters.md, "The ring's step across
- * nodes", wave 48). The first post waits for its data alone: the proxy
- * holds the op (ncclProxySaveOp, proxy.cc) before the kernel's first step
- * is visible. ESTIMATE: that NCCL's post overhead is the time between two
- * posts of one connection (no source times a post). Every protocol: the
- * send proxy posts Simple, LL and LL128 steps alike (net.cc l. 1279-1299).
+ * one connection between the nodes, one isend each in order (src/transport/
+ * net.cc sendProxyProgress l. 1301-1357: step `transmitted` once its data
+ * is there, then `transmitted` advances a step), so the ring ends no
+ * sooner than 14 spacings and one flight after its first isend: NCCL's
+ * 14 x netOverhead + interLat term for term (docs/clusters.md, "The ring's
+ * step across nodes", wave 48). The first isend waits for its data alone:
+ * the proxy has handed the GPU its buffers ahead (l. 1279-1299, up to
+ * maxDepth steps). ESTIMATE: that NCCL's post overhead is the time between
+ * two isends of one connection (no source times one). Every protocol: the
+ * isend path serves Simple, LL and LL128 alike (l. 1306-1340).
  *
  * Invariant: a pure function; 0 for one node.
  */
