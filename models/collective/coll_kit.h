@@ -196,8 +196,10 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
  * transport: coll_wire net_proxy_s), a step across domains past round 0
  * on its ring's connection lane past the slots' (coll_sched.h conn_lane:
  * its proxy's posts in order, at least the pace apart); round 0, the
- * connection's first post, on none (the proxy holds the op before the
- * kernel's first step: docs/clusters.md, wave 49). Returns the rounds. */
+ * connection's first post, on none (its proxy has handed the GPU its
+ * buffers ahead and isends the step once its data is there: NVIDIA/nccl
+ * v2.30.4-1 src/transport/net.cc l. 1279-1357; docs/clusters.md, wave
+ * 49). Returns the rounds. */
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
                           uint32_t slots, bool paced);
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
