@@ -292,7 +292,8 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         rounds = s->kind == STRATA_OP_ALL_REDUCE ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain,
                                                                           slices, orders, groups, ar_slots,
                                                                           shape->tune.ring_own_channel)
-                                                 : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p));
+                                                 : coll_ring_groups(s, b, orders, groups, coll_nccl_ring_slots(p),
+                                                                    wire.net_proxy_s > 0);
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && (orders = mesh_rings(s, shape, &groups))) {
         /* the mesh's rings in lockstep (unslotted) as the one ring's below, each step paying Simple's
@@ -300,7 +301,7 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         rounds = s->kind == STRATA_OP_ALL_REDUCE
                      ? coll_ring_loops_groups(s, b, channels, chunk, shape->tune.ring_grain, slices, orders, groups, 0,
                                               false)
-                     : coll_ring_groups(s, b, orders, groups, 0);
+                     : coll_ring_groups(s, b, orders, groups, 0, false);
         for (guint i = from; i < s->steps->len; i++)
             g_array_index(s->steps, strata_coll_step, i).pipelined = false;
         g_free(orders);

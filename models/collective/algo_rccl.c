@@ -154,7 +154,7 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
                                               coll_nccl_ring_slices(p), orders, groups, 0, false)
                      /* a round a slot, 8 in flight on every protocol: RCCL's chunk steps not
                       * read for this (NCCL's Simple holds 2: coll_nccl_ring_slots) */
-                     : coll_ring_groups(s, shape->in_bytes, orders, groups, STRATA_COLL_NCCL_STEPS);
+                     : coll_ring_groups(s, shape->in_bytes, orders, groups, STRATA_COLL_NCCL_STEPS, false);
         g_free(orders);
     }
     coll_wire wire = rccl_wire(shape);

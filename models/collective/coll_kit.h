@@ -192,9 +192,16 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
  * for its predecessor's step and a credit, as the all-gather's
  * recvCopySend: NVIDIA/nccl v2.30.4-1 src/device/reduce_scatter.h runRing,
  * all_gather.h runRing); 0: unslotted, ring g on lane 2g, its
- * rounds in lockstep; returns the rounds. */
+ * rounds in lockstep. With slots and `paced` (NCCL's own network
+ * transport: coll_wire net_proxy_s), a step across domains past round 0
+ * on its ring's connection lane past the slots' (coll_sched.h conn_lane:
+ * its proxy's posts in order, at least the pace apart); round 0, the
+ * connection's first post, on none (its proxy has handed the GPU its
+ * buffers ahead and isends the step once its data is there: NVIDIA/nccl
+ * v2.30.4-1 src/transport/net.cc l. 1279-1357; docs/clusters.md, wave
+ * 49). Returns the rounds. */
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
-                          uint32_t slots);
+                          uint32_t slots, bool paced);
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
  * the root) and whether it is the parent's child 0 or 1. */
 int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t *child_type);

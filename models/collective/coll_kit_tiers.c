@@ -197,7 +197,7 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
 }
 
 uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups,
-                          uint32_t slots)
+                          uint32_t slots, bool paced)
 {
     uint32_t n = s->n;
     bool ag = s->kind == STRATA_OP_ALL_GATHER;
@@ -224,6 +224,10 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                  * before wave 48 one lane a ring: one step in flight, each network
                  * step's flight in series, docs/clusters.md) */
                 uint32_t lane = slots ? 2 * (1 + g + groups * (step % slots)) : 2 * g;
+                /* across domains, paced: the connection's lane past the slots' from its second
+                 * post (coll_kit.h; its first waits for its data alone) */
+                bool cross = !coll_same_domain(s, src, q);
+                uint32_t conn = paced && slots && step > 0 && cross ? 2 * (1 + groups * slots) + g : 0;
                 strata_coll_step st = {.round = step, .lane = lane, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
@@ -231,7 +235,7 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .dst_off = ag ? owner * c + glo : last ? glo : owner * c + glo,
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
                                        .fused = !ag,
-                                       .pipelined = chunk != critical || coll_same_domain(s, src, q),
+                                       .pipelined = chunk != critical || !cross, .conn_lane = conn,
                                        .slotted = slots > 0, .recv_lane = !ag && slots ? 2 * (1 + g) : 0};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */

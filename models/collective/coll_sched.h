@@ -107,8 +107,11 @@ typedef struct strata_coll_step {
      * the unsliced rounds (docs/validation.md, "Simple's fixed network
      * round", wave 29). */
     bool slotted;
-    /* A slotted step across domains of NCCL's ring all-reduce (LL, LL128):
-     * its connection's lane at the receiver (0: none), on which the steps'
+    /* A slotted step across domains of NCCL's ring all-reduce (LL, LL128)
+     * and, on NCCL's own network transport, of its ring all-gather and
+     * reduce-scatter past the connection's first step (every protocol,
+     * wave 49: coll_kit.h coll_ring_groups): its connection's lane at the
+     * receiver (0: none), on which the steps'
      * fixed costs (delay_s) run one after the other, and whose last record
      * the step's copy waits for, as NCCL's proxy serves a connection's
      * steps in order: it posts step s + 1's isend only after step s's

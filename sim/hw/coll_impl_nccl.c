@@ -715,10 +715,13 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     net_step_s += strata_nccl_proxy_pass_step_s(p->net_proto, ch.proto, ch.algo, comm.ranks, comm.nodes,
                                                 ch.run_channels, p->nic_group, p->gdr_flush_s > 0);
     /* and, on NCCL's own transport (no library row), the pace of a
-     * connection's steps: its proxy's work for every connection it serves
-     * (nccl_proxy_floor.h) */
-    double proxy_s = comm.nodes > 1 && !p->net_proto ? strata_nccl_proxy_floor_s(&comm, ch.proto, ch.algo,
-                                                                                 ch.run_channels) : 0;
+     * connection's steps: on an all-reduce its proxy's work for every
+     * connection it serves, on an all-gather or reduce-scatter ring one
+     * post overhead a connection (nccl_proxy_floor.h) */
+    double proxy_s = 0;
+    if (comm.nodes > 1 && !p->net_proto)
+        proxy_s = kind == STRATA_OP_ALL_REDUCE ? strata_nccl_proxy_floor_s(&comm, ch.proto, ch.algo, ch.run_channels)
+                                               : strata_nccl_post_pace_s(&comm, ch.proto);
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],

@@ -15,3 +15,8 @@ double strata_nccl_proxy_floor_s(const strata_nccl_comm *c, strata_nccl_proto pr
     uint32_t ops = strata_nccl_proxy_pass_ops(algo, c->ranks, nodes, channels);
     return (double)ops * strata_nccl_net_overhead_us(c, proto) * 1e-6; /* x 3 on Simple */
 }
+
+double strata_nccl_post_pace_s(const strata_nccl_comm *c, strata_nccl_proto proto)
+{
+    return MAX(1u, c->nodes) < 2 ? 0 : strata_nccl_net_overhead_us(c, proto) * 1e-6; /* x 3 on Simple */
+}

@@ -51,9 +51,28 @@
  * tuning.cc getNetOverhead l. 294-301, the ring's floor l. 446-452). The
  * floor is computed for every protocol and ring or tree, but the schedule
  * applies it only where a step has a connection lane: the LL and LL128
- * ring all-reduce across nodes (coll_kit_tiers.c); Simple rings, trees,
- * all-gather and reduce-scatter rings, and RCCL's rings, have no
- * connection lane and are not paced (docs/clusters.md, wave 47).
+ * ring all-reduce across nodes (coll_kit_tiers.c); Simple all-reduce
+ * rings, trees and RCCL's rings have no connection lane and are not paced
+ * (docs/clusters.md, wave 47).
+ *
+ * Ring all-gather and reduce-scatter (wave 49, strata_nccl_post_pace_s):
+ * one post overhead a connection, not scaled by the connections a proxy
+ * serves, and the connection's first post unpaced. NCCL's ring model
+ * charges every step of a ring spanning nodes max(intraLat, netOverhead)
+ * with no channel term (NVIDIA/nccl v2.30.4-1 src/graph/tuning.cc l.
+ * 379-387, getNetOverhead l. 222-227; latencies are set per algorithm and
+ * protocol, the channel count cut later from the bytes: src/enqueue.cc
+ * topoGetAlgoInfo l. 1985-2020). On a 2 x 8 ring all 15 steps cross the
+ * one connection between the nodes, one isend each in order (src/transport/
+ * net.cc sendProxyProgress l. 1301-1357: step `transmitted` once its data
+ * is there, then `transmitted` advances a step), so the ring ends no
+ * sooner than 14 spacings and one flight after its first isend: NCCL's
+ * 14 x netOverhead + interLat term for term (docs/clusters.md, "The ring's
+ * step across nodes", wave 48). The first isend waits for its data alone:
+ * the proxy has handed the GPU its buffers ahead (l. 1279-1299, up to
+ * maxDepth steps). ESTIMATE: that NCCL's post overhead is the time between
+ * two isends of one connection (no source times one). Every protocol: the
+ * isend path serves Simple, LL and LL128 alike (l. 1306-1340).
  *
  * Invariant: a pure function; 0 for one node.
  */
@@ -68,5 +87,9 @@
  * (x 3 on Simple); 0 on one node. */
 double strata_nccl_proxy_floor_s(const strata_nccl_comm *c, strata_nccl_proto proto, strata_nccl_algo algo,
                                  uint32_t channels);
+/* The least time (s) between two posts of one network connection of a
+ * ring all-gather or reduce-scatter: NCCL's network post overhead (x 3 on
+ * Simple), whatever the channels; 0 on one node (wave 49, above). */
+double strata_nccl_post_pace_s(const strata_nccl_comm *c, strata_nccl_proto proto);
 
 #endif
