@@ -196,7 +196,7 @@ static bool p6_all_reduce(const strata_nccl_comm *c, strata_op_kind kind)
     return kind == STRATA_OP_ALL_REDUCE && c->ranks == 8 * nodes;
 }
 
-/* region_init_internal_p6, v1.15.0 (34e79f1d) l. 940-1010: nRanks == 8 x
+/* region_init_internal_p6, v1.15.0 (34e79f1d) l. 940-1001: nRanks == 8 x
  * nNodes, ncclFuncAllReduce, in its order. M = TUNER_MAX_SIZE, R =
  * TUNER_MAX_RANKS written out as the source has them. */
 static size_t p6_b200_v115(const strata_nccl_comm *c, strata_op_kind kind, coord_plane pl, region *out,
@@ -225,7 +225,7 @@ static size_t p6_b200_v115(const strata_nccl_comm *c, strata_op_kind kind, coord
     return copy_regions(r, G_N_ELEMENTS(r), out, max);
 }
 
-/* v1.16.0 to v1.16.3 (b9e4cc42 l. 944-1016): v1.15.0's, but the second
+/* v1.16.0 to v1.16.3 (b9e4cc42 l. 944-1006): v1.15.0's, but the second
  * NVLS_TREE region is the segment at 16 ranks from 87031808 B (2 nodes:
  * never read) and Ring/Simple takes the strip from 16 to 32 ranks beyond
  * the line 87031808 B @16 - 562036736 B @32. */
@@ -243,8 +243,8 @@ static size_t p6_b200_v116(const strata_nccl_comm *c, strata_op_kind kind, coord
     return n;
 }
 
-/* v1.17.0 to v1.18.0 (93fa84ca l. 950-1024) and, with the same vertices in
- * log2, v1.19.0 to v1.21.1 (4afc89b7 l. 967-1044). */
+/* v1.17.0 to v1.18.0 (93fa84ca l. 950-1025) and, with the same vertices in
+ * log2, v1.19.0 to v1.21.1 (4afc89b7 l. 967-1042). */
 static size_t p6_b200_v117(const strata_nccl_comm *c, strata_op_kind kind, coord_plane pl, region *out,
                            size_t max)
 {
@@ -274,8 +274,8 @@ static size_t p6_b200_v117(const strata_nccl_comm *c, strata_op_kind kind, coord
 }
 
 /* region_init_internal_p6_b300 (p6-b300.48xlarge, from v1.18.0: 86ebeaf5
- * l. 1300-1420; the same vertices in log2 from v1.19.0, 4afc89b7 l.
- * 1324-1444), nRanks == 8 x nNodes, ncclFuncAllReduce. */
+ * l. 1309-1414; the same vertices in log2 from v1.19.0, 4afc89b7 l.
+ * 1333-1438), nRanks == 8 x nNodes, ncclFuncAllReduce. */
 static size_t p6_b300(const strata_nccl_comm *c, strata_op_kind kind, coord_plane pl, region *out, size_t max)
 {
     if (!p6_all_reduce(c, kind))
