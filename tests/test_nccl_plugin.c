@@ -202,7 +202,9 @@ START_TEST(hw_key_names_the_plugin)
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p9\n",
                                 "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
-                                "the choices of: aws-ofi-p5, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m, got 'aws-ofi-p9'");
+                                "the choices of: aws-ofi-p5, aws-ofi-p6-b200-v1.15, aws-ofi-p6-b200-v1.16, "
+                                "aws-ofi-p6-b200-v1.17, aws-ofi-p6-b200-v1.19, aws-ofi-p6-b300-v1.18, "
+                                "aws-ofi-p6-b300-v1.19, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m, got 'aws-ofi-p9'");
 }
 END_TEST
 

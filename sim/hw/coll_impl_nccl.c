@@ -142,6 +142,8 @@ static const strata_coll_impl_key nccl_keys[] = {
                              "rings, trees and NVLS, 1 to 32 (default: unset)"},
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
                                  "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e), "
+                                 "aws-ofi-p6-b200-v1.15, -v1.16, -v1.17, -v1.19, aws-ofi-p6-b300-v1.18, -v1.19 "
+                                 "(its p6 tables by release), "
                                  "gcp-gib-a3u, gcp-gib-a4 or gcp-tcpxo-a3m (Google's tuner tables on A3 "
                                  "Ultra, A4 and A3 Mega; nccl_plugin.h); default: none"},
     {"nccl_nic_group", false, "collectives = nccl: the NICs NCCL's net plugin shows as one network device of "

@@ -11,6 +11,17 @@
  *               polygons in the (bytes, ranks) plane, picked by
  *               region_get_coll_info_internal_v3 (the v3 API NCCL 2.28
  *               loads, src/plugin/tuner/tuner_v3.cc).
+ *   aws-ofi-p6-b200-v1.15, -v1.16, -v1.17, -v1.19  the same tuner's
+ *               p6-b200.48xlarge table (region_init_internal_p6) as it
+ *               stood in v1.15.0, v1.16.0-v1.16.3, v1.17.0-v1.18.0 and
+ *               v1.19.0-v1.21.1 (the last two the same vertices, v1.19's
+ *               in the log-log plane);
+ *   aws-ofi-p6-b300-v1.18, -v1.19  its p6-b300.48xlarge table
+ *               (region_init_internal_p6_b300): v1.18.0, and v1.19.0-v1.21.1
+ *               in the log-log plane. The p6 rows hold the all-reduce with
+ *               8 ranks a node only (the tables' other collectives and
+ *               shapes, and the p6-b200's nChannels for Tree/LL128 from 4 to
+ *               32 MiB, are not here: NCCL's own choice there).
  *   gcp-gib-a3u, gcp-gib-a4  the tuner in Google's gIB net plugin with
  *               its A3 Ultra and A4 tables (nccl_plugin_gib.h), which
  *               set a channel count besides the pair.
