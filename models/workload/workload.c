@@ -322,9 +322,30 @@ static strata_params *apply_preset(const strata_workload_type *type, strata_para
     return p;
 }
 
+/* A model key kv gives whose parent p leaves 0 (strata_model_key_parent): read by nothing, it was taken at exit
+ * 0 with the trace unchanged (the twenty-ninth hardening pass). Only the keys given: a config.json's (with_config)
+ * may carry such a key beside a parent it leaves unset (a dense Qwen 3's layer_types). */
+static bool given_keys_read(const strata_workload_type *type, const strata_params *p, const char *kv, GError **err)
+{
+    for (const strata_param_def *d = type->params; d->name; d++) {
+        const char *what = NULL, *parent = strata_model_key_parent(d->name, &what);
+        if (!parent || !declares(type, parent) || !kv_has_key(kv, d->name))
+            continue;
+        int64_t v = strata_params_is_set(p, parent) ? strata_params_int(p, parent) : 0;
+        if (v > 0)
+            continue;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s: expected %s > 0 beside it (it is read only with "
+                    "%s: %s), got %s %" G_GINT64_FORMAT ": it changes nothing", type->name, d->name, parent, parent,
+                    what, parent, v);
+        return false;
+    }
+    return true;
+}
+
 strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err)
 {
     strata_params *p = strata_params_new(type->name, type->params, kv, err);
+    const char *given = kv;
     char *all = NULL;
     if (p && declares(type, "config") && strata_params_is_set(p, "config")) {
         all = with_config(type->name, p, kv, err);
@@ -334,6 +355,8 @@ strata_params *strata_workload_params(const strata_workload_type *type, const ch
     }
     if (p && type->presets)
         p = apply_preset(type, p, kv, err);
+    if (p && !given_keys_read(type, p, given, err))
+        g_clear_pointer(&p, strata_params_free);
     g_free(all);
     return p;
 }
