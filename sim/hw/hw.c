@@ -787,11 +787,17 @@ static char *fingerprint_of(const strata_keyfile *k)
 static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
 {
+    /* the file given, not its base: the merged keyfile is the base's (hw_base.c), whose name messages quoted
+     * for a derived file (`check --hw h100-2x8-ib.ini` printed dgx-h100.ini) */
+    char *origin = k ? g_strdup(strata_keyfile_origin(k)) : NULL;
     k = hw_resolve_base(k, err);
-    if (!k)
+    if (!k) {
+        g_free(origin);
         return NULL;
+    }
     hw_load_ctx ctx = {.k = k, .check_allocator = check_allocator};
-    strata_hw *hw = hw_new(strata_keyfile_origin(k));
+    strata_hw *hw = hw_new(origin);
+    g_free(origin);
     bool ok = true;
     for (const char *const *o = overrides; ok && o && *o; o++)
         ok = apply_override(&ctx, *o, err);
