@@ -465,7 +465,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
                                "nccl_net_plugin", "nccl_p2p_net_chunksize", "nccl_ib_link_layer",
                                "nccl_ib_mtu", "nccl_net_protocol", "nccl_ring_wait", "nccl_cpu",
-                               "nccl_net_path", NULL}, err) &&
+                               "nccl_net_path", "nccl_nvlstree_max_chunksize", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */
