@@ -120,6 +120,24 @@ STRATA_ROWS_TEST(rccl_algo_names_rccl_runs,
     {MI300_ALGO("Tree,Ring") " && test -s out.json", 0, NULL},
 )
 
+/* algo=nccl and algo=rccl pin a library's own choice, but the rows tuned by whichever library the hardware declares
+ * (coll_kit.c coll_library_tune): algo=rccl on dgx-h100 ran RCCL's schedule (MSCCL's, its rings) over NCCL's
+ * tuning, algo=nccl on mi300x-8 NCCL's schedule over RCCL's, each at exit 0. Refused naming both
+ * (coll_library_is); each on its own library's hardware taken. The nccl-* pins (nccl-tree, nccl-nvls-tree) stay
+ * the algorithm of either library, as the seventeenth pass names them. */
+#define PIN(algo, hw) "\"$S\" gen -o c.trace collective op=all-reduce bytes=1MiB devices=8 algo=" algo \
+    " >/dev/null && \"$S\" run -q --trace c.trace --json out.json --hw \"$H/" hw "\""
+STRATA_ROWS_TEST(library_pin_on_the_other_library,
+    {PIN("rccl", "dgx-h100.ini"), 2, "c.trace:6: algo=rccl: expected a hardware model whose [interconnect] declares "
+     "collectives = rccl (the op pins that library's choice), got collectives = nccl on dgx-h100; give no algo= "
+     "for the hardware's own library"},
+    {PIN("nccl", "mi300x-8.ini"), 2, "c.trace:6: algo=nccl: expected a hardware model whose [interconnect] declares "
+     "collectives = nccl (the op pins that library's choice), got collectives = rccl on mi300x-8"},
+    {PIN("rccl", "mi300x-8.ini") " && test -s out.json", 0, NULL},
+    {PIN("nccl", "dgx-h100.ini") " && test -s out.json", 0, NULL},
+    {PIN("nccl-tree", "mi300x-8.ini") " && test -s out.json", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -129,6 +147,7 @@ int main(void)
         serve_logits_gather_no_algorithm,
         nvlstree_chunk_on_one_node,
         rccl_algo_names_rccl_runs,
+        library_pin_on_the_other_library,
         NULL,
     };
     return strata_hardening_main("twentyninth", tests);
