@@ -47,6 +47,22 @@ STRATA_ROWS_TEST(gen_model_key_without_its_parent,
      "shared_experts=1 && test -s out.trace", 0, NULL},
 )
 
+/* dense_layers and moe_every place the MoE layers (layer l >= dense_layers is one where moe_every divides l,
+ * strata_model_layer_is_moe); given so that none of the layers is one, the experts were read nowhere at exit 0
+ * (left by the sixth pass "because a config.json family's defaults set them so": only the keys given are checked
+ * now, as serve's model files are, serve_model.c placed_keys). 1 layer, dense_layers 1: none; 3 layers from 1,
+ * moe_every 4: the multiples of 4 below 3 are 0 only, under 1: none; moe_every 2 on 1 layer: layer 0 (0 = 0 x 2). */
+#define GEN3(kv) "\"$S\" gen -o out.trace transformer layers=3 d_model=64 heads=4 seq=16 batch=1 vocab=100 " kv
+STRATA_ROWS_TEST(gen_moe_layers_placed_nowhere,
+    {GEN("experts=4 top_k=2 dense_layers=1"), 2, "transformer: dense_layers: expected an MoE layer among the 1 "
+     "(those from dense_layers 1 that moe_every 1 divides), got none: the 4 experts would be read nowhere"},
+    {GEN3("experts=4 top_k=2 moe_every=4 dense_layers=1"), 2, "transformer: dense_layers: expected an MoE layer "
+     "among the 3 (those from dense_layers 1 that moe_every 4 divides), got none"},
+    {GEN("experts=4 top_k=2 moe_every=2 && test -s out.trace"), 0, NULL},
+    {GEN3("experts=4 top_k=2 moe_every=4 dense_layers=0 && test -s out.trace"), 0, NULL},
+    {GEN3("experts=4 top_k=2 moe_every=2 dense_layers=1 && test -s out.trace"), 0, NULL},
+)
+
 /* fp8 (Transformer Engine's scaling recipe) and dist_opt (Megatron's distributed optimizer) are read by the
  * pipeline's step only (transformer.c transformer_pipeline), fp8 only at dtype=f8: without a pipe axis, or fp8
  * beside bf16, each was taken at exit 0, the trace unchanged. Refused as schedule and microbatches are. */
@@ -138,16 +154,49 @@ STRATA_ROWS_TEST(library_pin_on_the_other_library,
     {PIN("nccl-tree", "mi300x-8.ini") " && test -s out.json", 0, NULL},
 )
 
+/* nccl_net_path = c2c is a GPU joined to a Grace CPU by NVLink-C2C (nccl_tuning.h strata_nccl_net_path), whose
+ * NCCL reads its host as ARM; beside nccl_cpu's default intel (or amd) it ran at exit 0 with an x86 host's LL cap
+ * and network post overhead. Refused naming both; beside nccl_cpu = arm (as the GH200 file gives) taken. */
+#define IB2X8(sets) HR_TRACE "\"$S\" run -q --trace t.trace --json out.json --hw \"$H/h100-2x8-ib.ini\" " sets
+STRATA_ROWS_TEST(c2c_path_beside_an_x86_host,
+    {IB2X8("--set interconnect.nvlink.nccl_net_path=c2c"), 2, "[interconnect nvlink] nccl_net_path: expected "
+     "nccl_cpu = arm beside c2c (NVLink-C2C joins the GPUs to Grace CPUs), got nccl_cpu = intel"},
+    {IB2X8("--set interconnect.nvlink.nccl_net_path=c2c --set interconnect.nvlink.nccl_cpu=amd"), 2,
+     "got nccl_cpu = amd"},
+    {IB2X8("--set interconnect.nvlink.nccl_net_path=c2c --set interconnect.nvlink.nccl_cpu=arm && test -s out.json"),
+     0, NULL},
+    {IB2X8("--set interconnect.nvlink.nccl_net_path=phb && test -s out.json"), 0, NULL},
+)
+
+/* export chakra writes PREFIX.0.et to PREFIX.{N-1}.et for a mesh of N devices; an 8-device export over the files
+ * of a 16-device one left et.8.et to et.15.et, and `import chakra et` then read the 16 files as one program's ranks
+ * at exit 0 ("16 rank files ... mesh rank:16"). Refused before any file is written (chakra_export.c no_file_past),
+ * the earlier files kept; with them removed taken. */
+#define EXPORTS "\"$S\" gen -o c16.trace collective op=all-reduce bytes=1MiB devices=16 >/dev/null && " \
+    "\"$S\" gen -o c8.trace collective op=all-reduce bytes=1MiB devices=8 >/dev/null && " \
+    "\"$S\" export chakra -t c16.trace -o et 2>/dev/null && "
+STRATA_ROWS_TEST(chakra_export_over_a_larger_one,
+    {EXPORTS "\"$S\" export chakra -t c8.trace -o et", 2, "strata export chakra: -o 'et': expected no et.8.et beside "
+     "the 8 files this export writes (et.0.et to et.7.et): another export's, which 'strata import chakra et' would "
+     "read as one more rank of this one; remove it and those above it, or choose another prefix"},
+    {EXPORTS "! \"$S\" export chakra -t c8.trace -o et 2>/dev/null; test -s et.15.et", 0, NULL},
+    {EXPORTS "rm et.8.et et.9.et et.1[0-5].et && \"$S\" export chakra -t c8.trace -o et 2>/dev/null && "
+     "\"$S\" import chakra et -o out.trace 2>/dev/null && grep -q 'mesh=data:8' out.trace", 0, NULL},
+)
+
 int main(void)
 {
     const TTest *const tests[] = {
         gen_model_key_without_its_parent,
+        gen_moe_layers_placed_nowhere,
         gen_pipeline_keys_without_a_pipe,
         derived_file_named_as_given,
         serve_logits_gather_no_algorithm,
         nvlstree_chunk_on_one_node,
         rccl_algo_names_rccl_runs,
         library_pin_on_the_other_library,
+        c2c_path_beside_an_x86_host,
+        chakra_export_over_a_larger_one,
         NULL,
     };
     return strata_hardening_main("twentyninth", tests);
