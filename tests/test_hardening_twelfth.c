@@ -95,12 +95,14 @@ STRATA_ROWS_TEST(gen_message_names_read_keys,
     {"\"$S\" gen collective op=collective-permute bytes=0 -o out.trace", 2,
      "got op=collective-permute bytes=0 devices=8 dtype=f32 axis=data shift=1"},
     /* a width on a model that reads none: moe_ffn without experts, the MLA widths without kv_lora_rank, each
-     * taken at -1 */
-    {"\"$S\" gen transformer moe_ffn=-1 -o out.trace", 2, "transformer: expected moe_ffn >= 1 (moe_ffn, experts), "
-     "got -1 and 0"},
-    {"\"$S\" gen transformer v_head_dim=-1 -o out.trace", 2, "expected qk_nope_head_dim and v_head_dim >= 1, got 64 "
-     "and -1"},
-    {"\"$S\" gen transformer qk_nope_head_dim=0 -o out.trace", 2, "expected qk_nope_head_dim and v_head_dim >= 1"},
+     * taken at -1 (the twenty-ninth pass refuses such a key at any value: test_hardening_twentyninth; here the
+     * widths where read) */
+    {"\"$S\" gen transformer experts=4 top_k=2 moe_ffn=-1 -o out.trace", 2, "transformer: expected moe_ffn >= 1 "
+     "(moe_ffn, experts), got -1 and 4"},
+    {"\"$S\" gen transformer kv_lora_rank=16 v_head_dim=-1 -o out.trace", 2, "expected qk_nope_head_dim and "
+     "v_head_dim >= 1, got 64 and -1"},
+    {"\"$S\" gen transformer kv_lora_rank=16 qk_nope_head_dim=0 -o out.trace", 2, "expected qk_nope_head_dim and "
+     "v_head_dim >= 1"},
     /* what stays taken: the widths given where read, or not given */
     {"\"$S\" gen transformer experts=4 top_k=2 moe_ffn=512 -o out.trace", 0, NULL},
 )

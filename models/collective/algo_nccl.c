@@ -317,7 +317,7 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
 
 static bool nccl_tune(strata_coll_shape *shape, const strata_hw *hw, GError **err)
 {
-    return coll_library_tune(shape, hw, 0, err);
+    return coll_library_is(shape, hw, "nccl", err) && coll_library_tune(shape, hw, 0, err);
 }
 
 const strata_coll_algo_ops strata_coll_ops_nccl = {.schedule = nccl_schedule, .tune = nccl_tune};

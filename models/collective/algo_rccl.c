@@ -177,7 +177,7 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
 
 static bool rccl_tune(strata_coll_shape *shape, const strata_hw *hw, GError **err)
 {
-    return coll_library_tune(shape, hw, 0, err);
+    return coll_library_is(shape, hw, "rccl", err) && coll_library_tune(shape, hw, 0, err);
 }
 
 const strata_coll_algo_ops strata_coll_ops_rccl = {.schedule = rccl_schedule, .tune = rccl_tune};

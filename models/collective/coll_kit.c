@@ -31,6 +31,7 @@
  */
 #include "collective/coll_kit.h"
 #include <assert.h>
+#include <string.h>
 #include "core/error.h"
 #include "hw/coll_impl.h"
 
@@ -391,6 +392,18 @@ uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes)
     return 2 * levels;
 }
 
+
+bool coll_library_is(const strata_coll_shape *shape, const strata_hw *hw, const char *library, GError **err)
+{
+    const strata_coll_impl *impl = strata_hw_coll_impl(hw);
+    if (!impl->tune || strcmp(impl->name, library) == 0) /* no tuning model: coll_library_tune says so */
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "algo=%s: expected a hardware model whose [interconnect] "
+                "declares collectives = %s (the op pins that library's choice), got collectives = %s on %s; give "
+                "no algo= for the hardware's own library", shape->algo->name, library, impl->name,
+                strata_hw_name(hw));
+    return false;
+}
 
 bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t algos, GError **err)
 {

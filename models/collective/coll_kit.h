@@ -119,6 +119,11 @@ uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, ui
  * strata_nccl_algo bits; 0: its own choice); false with err where the
  * implementation has no tune or runs none of them. */
 bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t algos, GError **err);
+/* Whether the hardware's collective implementation is `library` ("nccl",
+ * "rccl"), for the rows that pin that library's own choice (algo=nccl,
+ * algo=rccl): false with err naming both where it tunes as another (an
+ * RCCL schedule over NCCL's tuning, or the reverse, ran at exit 0). */
+bool coll_library_is(const strata_coll_shape *shape, const strata_hw *hw, const char *library, GError **err);
 
 /* A protocol's wire format: a copy inside a domain carries num/den of its
  * bytes, with a flag after it where handshake; one between domains

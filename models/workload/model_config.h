@@ -102,6 +102,12 @@ typedef struct strata_model_shape {
  * when the keys do not make a model (kv_heads not dividing heads, experts
  * without top_k, top_k above experts, ...). */
 bool strata_model_shape_of(const strata_params *p, const char *owner, strata_model_shape *s, GError **err);
+/* The key a model key is read only beside, for keys read only where
+ * another is above 0 (MLA's beside kv_lora_rank, an MoE's beside experts,
+ * global_every beside sliding_window), with what that parent makes (*what);
+ * NULL for the others. A generator refuses such a key given without its
+ * parent (workload.c): alone it changed nothing at exit 0. */
+const char *strata_model_key_parent(const char *key, const char **what);
 /* The sliding window of layer l's attention (0: global). */
 int64_t strata_model_layer_window(const strata_model_shape *s, int64_t l);
 /* Whether layer l's MLP is a mixture of experts. */

@@ -14,6 +14,7 @@
  * published models has one).
  */
 #include "workload/model_config.h"
+#include <string.h>
 #include "core/error.h"
 
 static int64_t int_or(const strata_params *p, const char *name, int64_t fallback)
@@ -105,6 +106,28 @@ bool strata_model_shape_of(const strata_params *p, const char *owner, strata_mod
     s->sliding_window = int_or(p, "sliding_window", 0);
     s->global_every = int_or(p, "global_every", 0);
     return shape_check(s, owner, err);
+}
+
+/* The keys strata_model_shape_of resolves but reads only beside another (as serve_model.c's orphan table for a
+ * served model): qk_nope_head_dim and v_head_dim, defaulting to head_dim, are read by mla_params only. */
+static const struct {
+    const char *key, *parent, *what;
+} key_parents[] = {
+    {"q_lora_rank", "kv_lora_rank", "an MLA model"},     {"qk_nope_head_dim", "kv_lora_rank", "an MLA model"},
+    {"qk_rope_head_dim", "kv_lora_rank", "an MLA model"}, {"v_head_dim", "kv_lora_rank", "an MLA model"},
+    {"shared_experts", "experts", "an MoE model"},        {"moe_ffn", "experts", "an MoE model"},
+    {"dense_layers", "experts", "an MoE model"},          {"moe_every", "experts", "an MoE model"},
+    {"global_every", "sliding_window", "windowed attention"},
+};
+
+const char *strata_model_key_parent(const char *key, const char **what)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(key_parents); i++)
+        if (strcmp(key, key_parents[i].key) == 0) {
+            *what = key_parents[i].what;
+            return key_parents[i].parent;
+        }
+    return NULL;
 }
 
 int64_t strata_model_layer_window(const strata_model_shape *s, int64_t l)

@@ -221,9 +221,17 @@ static bool transformer_pipe_params(const strata_params *p, wl_shard_plan *plan,
                       : (virt || vp) && plan->schedule != WL_PIPE_INTERLEAVED     ? "virtual (vp) needs schedule=interleaved"
                       : plan->p == 1 && (strata_params_is_set(p, "schedule") || strata_params_is_set(p, "microbatches"))
                           ? "schedule and microbatches need a pipe axis in the mesh (e.g. mesh=pipe:4,data:2)"
+                      /* read by transformer_pipeline only: without a pipe axis each was taken, the trace unchanged */
+                      : plan->p == 1 && (strata_params_is_set(p, "fp8") || strata_params_is_set(p, "dist_opt"))
+                          ? "fp8 and dist_opt are the pipeline step's (Megatron's): expected a pipe axis in the mesh "
+                            "(e.g. mesh=pipe:4,data:2) beside them, got none: they change nothing"
+                      : strata_params_is_set(p, "fp8") && strata_workload_dtype(p, "dtype") != STRATA_DTYPE_F8
+                          ? "fp8 is the scaling recipe of FP8 casts: expected dtype=f8 beside it, got dtype="
                           : NULL;
     if (why) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "transformer: %s", why);
+        bool dt = g_str_has_suffix(why, "dtype=");
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "transformer: %s%s%s", why,
+                    dt ? strata_params_string(p, "dtype") : "", dt ? ": it changes nothing" : "");
         return false;
     }
     plan->m = (uint64_t)m;

@@ -250,13 +250,21 @@ static bool ring_wait(const hw_load_ctx *ctx, const char *group, nccl_params *p,
 /* nccl_net_path: the GPUs' path to their NICs as NCCL's topology dump
  * prints it (GPU/... NET/... (hops/bw/TYPE)); pxb where unset, the NICs on
  * the GPUs' PCIe switches as every file was read before the key. */
-static bool net_path(const hw_load_ctx *ctx, const char *group, strata_nccl_net_path *out, GError **err)
+static bool net_path(const hw_load_ctx *ctx, const char *group, strata_nccl_cpu cpu, strata_nccl_net_path *out,
+                     GError **err)
 {
     static const char *const names[] = {"pix", "pxb", "c2c", "pxn", "phb", "sys"};
     unsigned i;
     bool ok = hw_coll_impl_word(ctx, group, "nccl_net_path", names, G_N_ELEMENTS(names), STRATA_NCCL_PATH_PXB,
                                 "pix, pxb, pxn, phb, sys or c2c", &i, err);
     *out = (strata_nccl_net_path)i;
+    /* NVLink-C2C joins a GPU to a Grace CPU (nccl_tuning.h), whose NCCL reads cpuArch ARM: c2c beside an intel
+     * or amd host (nccl_cpu's default intel) ran with the other host's LL cap and post overhead */
+    if (ok && *out == STRATA_NCCL_PATH_C2C && cpu != STRATA_NCCL_ARM) {
+        hw_fail(ctx, err, group, "nccl_net_path", "expected nccl_cpu = arm beside c2c (NVLink-C2C joins the GPUs to "
+                "Grace CPUs), got nccl_cpu = %s", cpu == STRATA_NCCL_AMD ? "amd" : "intel");
+        ok = false;
+    }
     return ok;
 }
 
@@ -444,7 +452,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
     }
     g_free(plugin);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
-         net_path(ctx, group, &p->net_path, err) &&
+         net_path(ctx, group, p->cpu, &p->net_path, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
@@ -467,7 +475,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
          hw_network_keys_unset(ctx, group, (const char *const[]){"nccl_net_latency", "nccl_nic_group",
                                "nccl_net_plugin", "nccl_p2p_net_chunksize", "nccl_ib_link_layer",
                                "nccl_ib_mtu", "nccl_net_protocol", "nccl_ring_wait", "nccl_cpu",
-                               "nccl_net_path", NULL}, err) &&
+                               "nccl_net_path", "nccl_nvlstree_max_chunksize", NULL}, err) &&
          /* ncclLaunchPrepare's ncclStrongStreamWaitStream(launchStream, deviceStream) and ncclLaunchFinish's
           * (deviceStream, launchStream): a cudaEventRecord and a cudaStreamWaitEvent each (v2.18.3-1 to
           * v2.27.3-1 src/enqueue.cc, src/misc/strongstream.cc; v2.26 ncclStreamWaitStream, the same pair) */

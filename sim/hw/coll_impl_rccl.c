@@ -334,13 +334,32 @@ static bool check_ring_len(const hw_load_ctx *ctx, const char *group, const char
     return false;
 }
 
+/* rccl_algo: NCCL's list (hw_coll_impl_list), of the algorithms this row runs, Ring and Tree (RCCL enables no
+ * NVLS, NVLS_TREE or PAT here: named, each collective was refused at run time, and a file whose trace had none
+ * was taken); a ^ list keeps of those the ones it does not name, and one that leaves neither is refused. */
+static bool rccl_algos(const hw_load_ctx *ctx, const char *group, uint32_t *mask, GError **err)
+{
+    const uint32_t runs = 1u << STRATA_NCCL_RING | 1u << STRATA_NCCL_TREE;
+    if (!hw_coll_impl_list(ctx, group, "rccl_algo", true, mask, err))
+        return false;
+    char *v = hw_get_text(ctx, group, "rccl_algo");
+    if (v && g_strstrip(v)[0] == '^')
+        *mask &= runs;
+    bool ok = !v || (*mask && !(*mask & ~runs));
+    if (!ok)
+        hw_fail(ctx, err, group, "rccl_algo", "expected a list of Ring, Tree (the algorithms RCCL runs here), or ^ "
+                "then those it leaves out, leaving one, got '%s'", v);
+    g_free(v);
+    return ok;
+}
+
 static void *rccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domain, GError **err)
 {
     rccl_params *p = g_new0(rccl_params, 1);
     bool ok = hw_get_count(ctx, group, "rccl_channels", 1, MAX_RINGS, 1, NULL, &p->channels, err) &&
               hw_get_bandwidth(ctx, group, "rccl_channel_bandwidth", &p->channel_bandwidth, err) &&
               hw_coll_impl_cpu(ctx, group, "rccl_cpu", STRATA_NCCL_AMD, &p->cpu, err) &&
-              hw_coll_impl_list(ctx, group, "rccl_algo", true, &p->algos, err) &&
+              rccl_algos(ctx, group, &p->algos, err) &&
               hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err) &&
               get_release(ctx, group, p, err) &&
               hw_get_time(ctx, group, "rccl_scratch_reclaim", &p->scratch_reclaim_s, err);

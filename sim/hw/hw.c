@@ -787,11 +787,13 @@ static char *fingerprint_of(const strata_keyfile *k)
 static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
 {
+    char *origin = k ? g_strdup(strata_keyfile_origin(k)) : NULL; /* the file given: k becomes its base's */
     k = hw_resolve_base(k, err);
+    strata_hw *hw = k ? hw_new(origin) : NULL;
+    g_free(origin);
     if (!k)
         return NULL;
     hw_load_ctx ctx = {.k = k, .check_allocator = check_allocator};
-    strata_hw *hw = hw_new(strata_keyfile_origin(k));
     bool ok = true;
     for (const char *const *o = overrides; ok && o && *o; o++)
         ok = apply_override(&ctx, *o, err);

@@ -251,12 +251,29 @@ static bool prefix_ok(const char *prefix, GError **err)
     return ok;
 }
 
+/* No PREFIX.N.et for the N devices written: a file left by an earlier export of more devices, which `import chakra
+ * PREFIX` reads with these as one program's ranks (an 8-device export over a 16-device one's files was imported as
+ * 16 rank files at exit 0). Refused, not removed: the file is the user's. */
+static bool no_file_past(const char *prefix, uint32_t devices, GError **err)
+{
+    char *path = g_strdup_printf("%s.%u.et", prefix, devices);
+    bool ok = !g_file_test(path, G_FILE_TEST_EXISTS);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "-o '%s': expected no %s beside the %u files this export "
+                    "writes (%s.0.et to %s.%u.et): another export's, which 'strata import chakra %s' would read as "
+                    "one more rank of this one; remove it and those above it, or choose another prefix", prefix, path,
+                    devices, prefix, prefix, devices - 1, prefix);
+    g_free(path);
+    return ok;
+}
+
 bool strata_chakra_export(strata_source *src, const char *prefix, strata_outfile_set *set, uint32_t *n_files,
                           GError **err)
 {
     export_ctx x = {0};
     *n_files = 0;
-    bool ok = prefix_ok(prefix, err) && strata_outfile_set_lock(set, prefix, err) && export_read(src, &x, err);
+    bool ok = prefix_ok(prefix, err) && strata_outfile_set_lock(set, prefix, err) && export_read(src, &x, err) &&
+              no_file_past(prefix, x.devices, err);
     GPtrArray *files = g_ptr_array_new();
     for (uint32_t d = 0; ok && d < x.devices; d++) {
         char *path = g_strdup_printf("%s.%u.et", prefix, d);

@@ -373,8 +373,26 @@ static int step_kinds(bool attention_dp, strata_op_kind kinds[2])
     return attention_dp ? 2 : 1;
 }
 
-bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, GError **err)
+/* Whether the hardware's collective row tunes `kind` over tp ranks (its NCCL_ALGO / NCCL_PROTO may leave none), the
+ * ranks 0 to tp - 1 as the step's group places them: min(tp, domain) a scale-up domain, as spmd_classes.c's
+ * group_domain_ranks gives a contiguous group (tp, one domain, read NVLS as allowed on 2 x 8 GPUs). */
+static bool tuned(const strata_hw *hw, strata_op_kind kind, uint32_t tp, GError **err)
 {
+    const strata_coll_impl *row = strata_hw_coll_impl(hw);
+    strata_coll_tuning tu;
+    uint32_t per = MIN(tp, strata_hw_domain(hw));
+    if (tp < 2 || !row->tune || row->tune(hw, kind, tp, per && tp % per == 0 ? per : 1, 1u << 20, 0, &tu, err))
+        return true;
+    g_prefix_error(err, "--tp %u on %s: ", tp, strata_hw_origin(hw));
+    return false;
+}
+
+bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, bool gather_logits, GError **err)
+{
+    /* the logits' all-gather, checked by the row's tuning (no simulation: the spans stay as they were): where the
+     * row runs none (nccl_algo = ^Ring across nodes) each step's was charged a closed form at exit 0 */
+    if (gather_logits && !tuned(c->hw, STRATA_OP_ALL_GATHER, c->ranks, err))
+        return false;
     double t = 0;
     strata_op_kind kinds[2];
     int n = step_kinds(attention_dp, kinds);
@@ -388,17 +406,10 @@ bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, GError **e
 
 bool strata_serve_coll_check_tuned(const strata_hw *hw, uint32_t tp, bool attention_dp, GError **err)
 {
-    const strata_coll_impl *row = strata_hw_coll_impl(hw);
-    if (tp < 2 || !row->tune)
-        return true;
     strata_op_kind kinds[2];
     int n = step_kinds(attention_dp, kinds);
-    for (int i = 0; i < n; i++) {
-        strata_coll_tuning tu;
-        if (!row->tune(hw, kinds[i], tp, tp, 1u << 20, 0, &tu, err)) {
-            g_prefix_error(err, "--tp %u on %s: ", tp, strata_hw_origin(hw));
+    for (int i = 0; i < n; i++)
+        if (!tuned(hw, kinds[i], tp, err))
             return false;
-        }
-    }
     return true;
 }

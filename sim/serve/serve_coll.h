@@ -81,8 +81,10 @@ double strata_serve_coll_charge(strata_serve_coll *c, strata_op_kind kind, uint6
                                 double ring_lat);
 /* Simulates the collectives a step runs (an all-reduce; under attention
  * DP an all-gather and a reduce-scatter) at one size, 1 MiB: false with
- * err ("--tp N: ...") where the model cannot run them. */
-bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, GError **err);
+ * err ("--tp N: ...") where the model cannot run them. gather_logits: the
+ * step all-gathers the logits too, checked by the row's tuning (as
+ * strata_serve_coll_check_tuned; no simulation). */
+bool strata_serve_coll_check(strata_serve_coll *c, bool attention_dp, bool gather_logits, GError **err);
 /* Whether the hardware's collective row (its NCCL_ALGO / NCCL_PROTO may
  * leave none) tunes those collectives over tp ranks: its error
  * ("--tp N on FILE: ..."). */

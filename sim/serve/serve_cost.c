@@ -310,8 +310,7 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
                                              bool embed_allreduce)
 {
-    c->logits_to_root = to_root;
-    c->gather_logits = gather_logits;
+    c->logits_to_root = to_root, c->gather_logits = gather_logits;
     c->embed_allreduce = embed_allreduce;
 }
 
@@ -464,7 +463,8 @@ static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64
 
 bool strata_serve_cost_check_collectives(strata_serve_cost *c, GError **err)
 {
-    return c->tp < 2 || !c->coll || strata_serve_coll_check(c->coll, c->dp > 1, err);
+    return c->tp < 2 || !c->coll || /* the logits' all-gather not sent to the root (vocab_collectives) */
+           strata_serve_coll_check(c->coll, c->dp > 1, c->gather_logits && !c->logits_to_root, err);
 }
 
 /* An all-reduce of `bytes` a rank, t rows: the engine's kernel (serve_allreduce.h) where it runs its own, else NCCL's.
