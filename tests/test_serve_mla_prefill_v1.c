@@ -108,6 +108,30 @@ START_TEST(chunk_gains_by_hand)
 }
 END_TEST
 
+/* V1 runs the kernels once a step over every prefill token (one _forward_prefill, varlen): two prompts of 1,600
+ * tokens in one step gain exactly what one of 3,200 does (the same sums of tokens and keys, the same launches), and
+ * the same 21,708,800 elements (chunk_gains_by_hand); were they launched per chunk, the two would pay 5 x 61 more
+ * launches. */
+START_TEST(kernels_once_a_step)
+{
+    strata_hw *hw = strata_test_load_hw("hgx-h200", NULL);
+    strata_serve_model m = strata_test_deepseek_v3(true, true);
+    strata_serve_chunk one = {.id = 0, .tokens = 3200, .context = 3200, .samples = true};
+    strata_serve_chunk two[2] = {{.id = 0, .tokens = 1600, .context = 1600, .samples = true},
+                                 {.id = 1, .tokens = 1600, .context = 1600, .samples = true}};
+    strata_serve_cost *c = strata_test_tp8_cost(hw, &m);
+    strata_serve_work w_off, w_on;
+    double one_off = strata_serve_cost_step(c, &one, 1), two_off = strata_serve_cost_step_work(c, two, 2, &w_off);
+    strata_serve_cost_set_mla_prefill_v1(c, true);
+    double one_on = strata_serve_cost_step(c, &one, 1), two_on = strata_serve_cost_step_work(c, two, 2, &w_on);
+    ck_assert_double_gt(one_on - one_off, 0.0);
+    ck_assert_double_eq_tol(two_on - two_off, one_on - one_off, 1e-12);
+    ck_assert_double_eq_tol(w_on.flops - w_off.flops, 21708800.0, 1.0);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The default row (no --engine: vLLM V1) takes it; vllm-v0 (its own 0.7.3 kernels) and none do not. */
 START_TEST(rows_that_take_it)
 {
@@ -128,6 +152,7 @@ int main(void)
     tcase_add_test(tc, passes_by_hand);
     tcase_add_test(tc, pads_v_by_release_and_part);
     tcase_add_test(tc, chunk_gains_by_hand);
+    tcase_add_test(tc, kernels_once_a_step);
     tcase_add_test(tc, rows_that_take_it);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -622,12 +622,9 @@ static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *
     const strata_model_shape *s = &c->s;
     uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + (c->pad_v ? nope + r : v)) / 2, heads};
-    strata_serve_mla_v1_chunk v1 = {ch->tokens, ch->context, heads, nope, r, v, (uint64_t)s->kv_lora_rank, act_bytes(c),
-                                    strata_serve_dtype_bytes(kv), c->pad_v, !strata_hw_rocm(c->hw)}; /* v1.h */
     return linear(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, 1) +
            (c->mla_absorb ? strata_serve_mla_v07_prefill_passes_s(pass_cb, c, ch->tokens, ch->context, heads, nope, r,
-                                                                  v, act_bytes(c), c->pad_v) /* v07.h */
-                          : c->mla_v1 ? strata_serve_mla_v1_prefill_passes_s(pass_cb, c, &v1) : 0);
+                                                                  v, act_bytes(c), c->pad_v) : 0); /* v07.h */
 }
 
 static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
@@ -770,6 +767,9 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
             contexts += chunks[i].context;
         }
     }
+    if (mla && c->mla_v1) /* V1's kernels around its flash calls, once over the step's prefills (batched; v1.h) */
+        t += strata_serve_mla_v1_step_s(pass_cb, c, &c->s, prefill, contexts, heads, act_bytes(c),
+                                        strata_serve_dtype_bytes(kv), c->pad_v, !strata_hw_rocm(c->hw));
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
     if (!mla && c->aux)

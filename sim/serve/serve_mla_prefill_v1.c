@@ -42,6 +42,16 @@ double strata_serve_mla_v1_prefill_passes_s(strata_serve_pass_fn pass, const voi
     return s;
 }
 
+double strata_serve_mla_v1_step_s(strata_serve_pass_fn pass, const void *ctx, const strata_model_shape *s,
+                                  uint64_t tokens, uint64_t contexts, uint64_t heads, double act, double kv_bytes,
+                                  bool pad_v, bool fused_rope)
+{
+    strata_serve_mla_v1_chunk ch = {tokens, contexts, heads, (uint64_t)s->qk_nope_head_dim,
+                                    (uint64_t)s->qk_rope_head_dim, (uint64_t)s->v_head_dim,
+                                    (uint64_t)s->kv_lora_rank, act, kv_bytes, pad_v, fused_rope};
+    return strata_serve_mla_v1_prefill_passes_s(pass, ctx, &ch);
+}
+
 bool strata_serve_mla_v1_pads_v(const char *release_row, const strata_hw *hw)
 {
     return strata_serve_mla_v07_pads_v(release_row ? release_row : "unless-fa3-hopper", hw);

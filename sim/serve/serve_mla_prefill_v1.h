@@ -23,6 +23,9 @@
  *   where pad_v. kv_b_proj over new and gathered tokens (:799, :742: context rows in all) and the two flash calls
  *   (causal over the new tokens, :811-822; unmasked over the prior ones, :756-767: together the caller's one op over
  *   t queries and context keys) are serve_cost.c's.
+ * - One _forward_prefill runs every prefill token of the step (varlen, cu_seqlens over the requests): each kernel
+ *   above is launched once a step over the chunks' sums (strata_serve_mla_v1_step_s); the merge covers every prefill
+ *   token where any has prior context (has_context, :798, :824-835), the gather the prior tokens of all.
  * - The context is gathered in chunks of the workspace, min(max(8 max_model_len, 4 max_num_seqs block_size), 128 Ki)
  *   tokens (:354-368) shared equally among the step's prefills with context (:492-494): one iteration where prior
  *   fits that share (DeepSeek-R1 at max_model_len 163,840: 131,072 tokens a step), the case priced here; more
@@ -43,6 +46,7 @@
 #include <stdint.h>
 #include "hw/hw.h"
 #include "serve/serve_pass.h"
+#include "workload/model_config.h"
 
 /* One prefill chunk on one rank: t new tokens, context keys in all (context >= t), heads a rank, the widths, and the
  * bytes of an activation and of a cache element. */
@@ -56,6 +60,12 @@ typedef struct {
 /* One layer's kernels above on the chunk (the sum of pass's times). */
 double strata_serve_mla_v1_prefill_passes_s(strata_serve_pass_fn pass, const void *ctx,
                                             const strata_serve_mla_v1_chunk *ch);
+
+/* The same over a step's prefills, batched as V1 runs them (one _forward_prefill over every prefill token): tokens
+ * and contexts the chunks' sums, the widths from the model's shape s (kv_lora_rank > 0). */
+double strata_serve_mla_v1_step_s(strata_serve_pass_fn pass, const void *ctx, const strata_model_shape *s,
+                                  uint64_t tokens, uint64_t contexts, uint64_t heads, double act, double kv_bytes,
+                                  bool pad_v, bool fused_rope);
 
 /* Whether V1's MLA prefill pads v on hw under --engine-release's mla_pad_v row (NULL: none given: 0.8.5's rule,
  * "unless-fa3-hopper"). */
