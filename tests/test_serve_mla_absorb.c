@@ -54,7 +54,7 @@ END_TEST
  * concatenation, v padded) + 3200 x 16 x 128 (the output's slice) = 614,400 + 14,745,600 + 921,600 + 3,276,800 +
  * 19,660,800 + 6,553,600 = 45,772,800; the flash op at head width 192 instead of (192 + 128) / 2 = 160: 4 x 16 x
  * (3200 x 3200 / 2) x 32 = 10,485,760,000. In all 22,937,600 + 45,772,800 + 10,485,760,000 = 10,554,470,400 FLOPs
- * more, and a longer step. Unpadded (0.8.0 on, FA3 on Hopper: strata_serve_cost_set_mla_pad_v off): no padding
+ * more, and a longer step. Unpadded (0.8.5 on, FA3 on Hopper: strata_serve_cost_set_mla_pad_v off): no padding
  * (3200 x 16 x 192 = 9,830,400) nor slice (6,553,600), the flash op at 160: 22,937,600 + 45,772,800 - 9,830,400 -
  * 6,553,600 = 52,326,400 FLOPs more, and a step between the two. */
 START_TEST(prefill_takes_v07_kernels)

@@ -139,7 +139,7 @@ START_TEST(prefill_passes_bytes)
 {
     ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
                             38400.0, 1e-9);
-    /* unpadded (0.8's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
+    /* unpadded (0.8.5's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
     ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
                             29184.0, 1e-9);
     ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
@@ -148,7 +148,7 @@ START_TEST(prefill_passes_bytes)
 }
 END_TEST
 
-/* _pad_v: 0.7.x's row ("always") and no release pad everywhere; 0.8's ("unless-fa3-hopper") does not on an H200
+/* _pad_v: 0.4-0.8.4's row ("always") and no release pad everywhere; 0.8.5's ("unless-fa3-hopper") not on an H200
  * (compute_capability 9.0: FA3), does on an A100 (8.0: FA2) and on ROCm (mi300x-8: no vllm_flash_attn). */
 START_TEST(pads_v_by_release_and_part)
 {

@@ -29,9 +29,9 @@ static bool same(const char *a, const char *b) { return a == b || (a && b && !st
 
 /* The table by hand (serve_release.c): engine vllm-v0.5 from 0.4.0, vllm-v0 from 0.6.0 (PR #7049), V1 (NULL) from
  * 0.8.0 (PR #13726); fp8_linear_rocm vllm-0.6-rocm-scaled-mm from 0.4.0, vllm-rocm-fork-0.6 from 0.6.3 (v0.6.3+rocm),
- * vllm-rocm-fork from 0.7.3 (PR #411); async scheduling on from 0.14.0 (PR #27614); the V0 MLA prefill's v padded
- * always to 0.7.x, unless FA3 on Hopper from 0.8.0 (MLACommonImpl._pad_v). Each boundary read on its last release
- * before and its first. */
+ * vllm-rocm-fork from 0.7.3 (PR #411); async scheduling on from 0.14.0 (PR #27614); the MLA prefill's v padded
+ * always to 0.8.4 (the 0.8.4 wheel pads in V0 and V1), unless FA3 on Hopper from 0.8.5 (MLACommonImpl._pad_v, first
+ * in the 0.8.5 wheel). Each boundary read on its last release before and its first. */
 START_TEST(each_boundary_picks_its_row)
 {
     const struct { const char *release, *knob, *row; } want[] = {
@@ -46,7 +46,8 @@ START_TEST(each_boundary_picks_its_row)
         {"0.7.3", "fp8_linear_rocm", "vllm-rocm-fork"},
         {"0.9.1", "fp8_linear_rocm", "vllm-rocm-fork"},
         {"0.13.9", "async_scheduling", NULL},    {"0.14.0", "async_scheduling", "on"},
-        {"0.7.3", "mla_pad_v", "always"},        {"0.8.0", "mla_pad_v", "unless-fa3-hopper"},
+        {"0.7.3", "mla_pad_v", "always"},        {"0.8.4", "mla_pad_v", "always"},
+        {"0.8.5", "mla_pad_v", "unless-fa3-hopper"},
         {"0.6.6", "no-such-knob", NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++)

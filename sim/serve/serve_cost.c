@@ -13,6 +13,7 @@
 #include "serve/serve_triton_gemm.h"
 #include "serve/serve_qk_norm.h"
 #include "serve/serve_mla_prefill_v07.h"
+#include "serve/serve_mla_prefill_v1.h"
 #include "serve/serve_mla_kernels.h"
 
 struct strata_serve_cost {
@@ -46,7 +47,7 @@ struct strata_serve_cost {
     bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
     strata_serve_coll *coll;                  /* the library collectives' simulated times (tp > 1) */
     const strata_serve_mla_kernels *mla_k;    /* the engine's MLA-layer kernels beyond these ops (NULL: none) */
-    bool mla_absorb, pad_v;                   /* V0's absorbed MLA weights; its MLA prefill's v padded (serve_cost.h) */
+    bool mla_absorb, pad_v, mla_v1;           /* V0's absorbed MLA weights; MLA prefill's v padded; V1's (.h) */
     bool coll_owned;                          /* coll is this model's own (else borrowed) */
 };
 
@@ -58,11 +59,9 @@ static bool fa2_runs(const strata_serve_cost *c, strata_dtype kv)
     return c->fa2 && strata_serve_dtype_bytes(kv) >= 2 && !c->m.sliding_window;
 }
 
-/* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
- * bytes the kernel model says it moves (at the model's stream
- * efficiency), for a kernel that moves fewer than its row assumes (MLA
- * decode reads one latent as K and V); window > 0 (with causal) is the
- * flash row's mask=window-W, a causal sliding window of W keys. */
+/* An op's kernel cost, its nominal work counted; bytes > 0 replaces the bytes the kernel model says it moves (at the
+ * model's stream efficiency), for a kernel that moves fewer than its row assumes (MLA decode reads one latent as K and
+ * V); window > 0 (with causal) is the flash row's mask=window-W, a causal sliding window of W keys. */
 static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
                         const uint64_t *dims, uint32_t n_dims, bool causal, uint64_t window, double bytes,
                         strata_kernel_cost *kc)
@@ -294,17 +293,15 @@ void strata_serve_cost_set_triton_gemm(strata_serve_cost *c, const strata_serve_
     forget_dense(c);
 }
 void strata_serve_cost_set_fp8_linear(strata_serve_cost *c, const strata_serve_fp8_linear *r)
-{
-    c->fp8_lin = c->m.dtype == STRATA_DTYPE_F8 && !c->m.weight_block ? r : NULL; /* per-tensor FP8 only */
-    forget_dense(c);
-}
+{ c->fp8_lin = c->m.dtype == STRATA_DTYPE_F8 && !c->m.weight_block ? r : NULL; forget_dense(c); } /* per-tensor FP8 */
 void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a) { c->aux = a; }
 void strata_serve_cost_set_sampler(strata_serve_cost *c, const strata_serve_sampler *s) { c->sampler = s; }
 void strata_serve_cost_set_moe_gate(strata_serve_cost *c, const strata_serve_moe_gate *g)
 { c->gate = g; forget_dense(c); }
 void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_mla_kernels *k) { c->mla_k = k; }
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on) { c->mla_absorb = c->pad_v = on; forget_dense(c); }
-void strata_serve_cost_set_mla_pad_v(strata_serve_cost *c, bool on) { c->pad_v = c->mla_absorb && on; }
+void strata_serve_cost_set_mla_prefill_v1(strata_serve_cost *c, bool on) { c->mla_v1 = on; }
+void strata_serve_cost_set_mla_pad_v(strata_serve_cost *c, bool on) { c->pad_v = (c->mla_absorb || c->mla_v1) && on; }
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
 { c->ar = a; forget_dense(c); } /* they hold the all-reduces */
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
@@ -614,7 +611,8 @@ static double dense_time(strata_serve_cost *c, uint32_t t, uint64_t d)
 
 /* MLA's attention in one layer as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py): a prefill
  * chunk in the expanded form, kv_b up-projecting its whole context (Skv x kv_lora x heads (nope + v)) and an MHA of
- * q/k width nope + rope and v width v (one flash op of head width (qk + v) / 2: the same products and bytes); the
+ * q/k width nope + rope and v width v (one flash op of head width (qk + v) / 2: the same products and bytes; qk where
+ * v is padded; the kernels around it V0's serve_mla_prefill_v07.h and V1's serve_mla_prefill_v1.h); the
  * decodes with absorbed weights: q_nope times W_UK (T x nope x heads kv_lora, a bmm of one product per head), an MQA
  * over the latent cache (the heads as query rows of one KV head, q/k width kv_lora + rope, v width kv_lora: head
  * width (2 kv_lora + rope) / 2 for the products; the bytes are the latent read once per token, K and V alike, and q
@@ -769,6 +767,9 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
             contexts += chunks[i].context;
         }
     }
+    if (mla && c->mla_v1) /* V1's kernels around its flash calls, once over the step's prefills (batched; v1.h) */
+        t += strata_serve_mla_v1_step_s(pass_cb, c, &c->s, prefill, contexts, heads, act_bytes(c),
+                                        strata_serve_dtype_bytes(kv), c->pad_v, !strata_hw_rocm(c->hw));
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
     if (!mla && c->aux)
@@ -783,11 +784,9 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     return t;
 }
 
-/* The collectives joining the vocabulary split over tp ranks (no
- * attention DP), where the engine runs them (serve_cost.h): the sampled
- * rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the
- * activations' dtype (TensorRT-LLM's LMHead keeps config.torch_dtype,
- * bf16 under FP8 weights); the step's tokens x hidden embedding rows
+/* The collectives joining the vocabulary split over tp ranks (no attention DP), where the engine runs them
+ * (serve_cost.h): the sampled rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the activations' dtype
+ * (TensorRT-LLM's LMHead keeps config.torch_dtype, bf16 under FP8 weights); the step's tokens x hidden embedding rows
  * all-reduced by the engine's all-reduce. */
 static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uint64_t sampled)
 {

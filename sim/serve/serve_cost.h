@@ -187,9 +187,14 @@ void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_
  * Triton block GEMM on CUDA) with a quantization each, the PyTorch RoPE, k's concatenation, v padded to q's width
  * for the flash op (its PV at nope + rope wide) and the output's slice copied, on the prefill tokens. */
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on);
+/* vLLM V1's MLA prefill (MLACommonImpl of vllm/v1/attention/backends/mla/common.py; serve_mla_prefill_v1.h): once a
+ * step over its prefill chunks, the fused RoPE on CUDA, the cache write, k's concatenation, the prior context gathered from the cache
+ * and the two attention outputs merged, and where v is padded (set_mla_pad_v) the padding and the output's slice. */
+void strata_serve_cost_set_mla_prefill_v1(strata_serve_cost *c, bool on);
 /* Whether that prefill pads v to q's width (its PV at nope + rope wide, the output's slice copied): on with
  * set_mla_absorb (0.7.3's MLA backend always pads), off where the release's backend runs FlashAttention 3 on Hopper
- * (serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v). Only under mla_absorb; set it after set_mla_absorb. */
+ * (serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v); under V1's (set_mla_prefill_v1, off until this is set:
+ * serve_mla_prefill_v1.h strata_serve_mla_v1_pads_v). Only under either; set it after them. */
 void strata_serve_cost_set_mla_pad_v(strata_serve_cost *c, bool on);
 /* The simulated collectives' times (serve_coll.h) to use, borrowed (it
  * outlives c), in place of the model's own: one object shared by the cost

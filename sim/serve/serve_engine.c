@@ -583,6 +583,7 @@ static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
                                             .triton_moe = true,
                                             .fused_moe_bf16 = "vllm-0.11-rocm", /* ROCm only (its row) */
                                             .mla_kernels = "vllm-0.8-mla",
+                                            .mla_prefill_v1 = true, /* serve_mla_prefill_v1.h */
                                             .allreduce_rocm = "vllm-custom-rocm",
                                             .decode_rocm = "triton-unified-attention",
                                             .decode_rocm_pd = "paged-attention-rocm",

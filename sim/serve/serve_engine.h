@@ -132,6 +132,8 @@ typedef struct strata_serve_engine {
     const char *moe_gate; /* its MoE routing kernels beyond one fused top-k kernel (serve_moe_gate.h; NULL: none) */
     bool mla_absorb;       /* an MLA model's decodes run V0's absorbed weights W_Q_UK and W_UV_O (serve_cost.h's
                             * strata_serve_cost_set_mla_absorb); false: q_b, W_UK, W_UV and o_proj */
+    bool mla_prefill_v1;   /* an MLA model's prefill chunks run vLLM V1's MLACommonImpl kernels around the flash op
+                            * (serve_cost.h's strata_serve_cost_set_mla_prefill_v1) */
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */

@@ -196,6 +196,7 @@ bool strata_serve_engine_set_kernels_env(const strata_serve_engine *e, const str
     strata_serve_cost_set_triton_moe(cost, e->triton_moe && triton_moe_tiles(hw, rocm),
                                      strata_serve_triton_moe_configs_on(moe_cfg, strata_hw_device_name(hw)));
     strata_serve_cost_set_mla_absorb(cost, e->mla_absorb);
+    strata_serve_cost_set_mla_prefill_v1(cost, e->mla_prefill_v1);
     const strata_serve_triton_gemm *tg = NULL; /* the ROCm build's block-FP8 Linears (serve_triton_gemm.h) */
     if (rocm && e->gemm_rocm && !(tg = strata_serve_triton_gemm_find(e->gemm_rocm, err)))
         return false;

@@ -65,8 +65,9 @@ static const release_row rows[] = {
     {"chat_template_parse", {0, 4, 0}, NULL},
     {"chat_template_parse", {0, 11, 0}, "per-request"}, /* PR #25794; cached in 0.11.1 (serve_chat.c) */
     {"chat_template_parse", {0, 11, 1}, NULL},
-    {"mla_pad_v", {0, 4, 0}, "always"},                /* v0.7.3 attention/backends/mla/utils.py:497-498 */
-    {"mla_pad_v", {0, 8, 0}, "unless-fa3-hopper"},     /* v0.8.0 attention/backends/mla/common.py MLACommonImpl */
+    {"mla_pad_v", {0, 4, 0}, "always"}, /* v0.7.3 attention/backends/mla/utils.py:497-498; v0.8.4 wheel: V0's
+                                         * attention/backends/mla/common.py:1181-1183, 1257-1258, V1's :751-753, :808 */
+    {"mla_pad_v", {0, 8, 5}, "unless-fa3-hopper"}, /* v0.8.5 wheel: V1's common.py:650-652, V0's :1077 (_pad_v) */
     {NULL, {0, 0, 0}, NULL},
 };
 

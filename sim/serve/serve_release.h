@@ -17,9 +17,10 @@
  *                     --engine nor --scheduler is given;
  *   chat_template_parse  the chat template parsed on every chat
  *                     request (0.11.0 only; serve_chat.h);
- *   mla_pad_v         the V0 MLA prefill's v padded to q's width: always
- *                     (0.4.0-0.7.x), unless FA3 on Hopper (0.8.0 on;
- *                     serve_mla_prefill_v07.h strata_serve_mla_v07_pads_v).
+ *   mla_pad_v         the MLA prefill's v padded to q's width (V0's and
+ *                     V1's): always (0.4.0-0.8.4), unless FA3 on Hopper
+ *                     (0.8.5 on; serve_mla_prefill_v07.h
+ *                     strata_serve_mla_v07_pads_v, serve_mla_prefill_v1.h).
  * An option the user gives (--engine, --fp8-linear-rocm, --scheduler) wins
  * over the release's row.
  *

@@ -33,6 +33,7 @@
 #include "serve/serve_fields.h"
 #include "serve/serve_links.h"
 #include "serve/serve_mla_prefill_v07.h"
+#include "serve/serve_mla_prefill_v1.h"
 #include "serve/serve_run.h"
 #include "serve/serve_sampler.h"
 
@@ -579,7 +580,9 @@ static bool clock_costs(serve_state *st, const strata_hw *hw, const strata_serve
         if (!*costs[i] ||
             !strata_serve_engine_set_kernels_env(c->engine, hw, *costs[i], c->prefill_decode_attention, err))
             return false;
-        strata_serve_cost_set_mla_pad_v(*costs[i], strata_serve_mla_v07_pads_v(c->release_mla_pad_v, hw));
+        bool v1 = strata_serve_engine_row(c->engine)->mla_prefill_v1; /* V1: no release is 0.8.5's rule (v1.h) */
+        strata_serve_cost_set_mla_pad_v(*costs[i], v1 ? strata_serve_mla_v1_pads_v(c->release_mla_pad_v, hw)
+                                                      : strata_serve_mla_v07_pads_v(c->release_mla_pad_v, hw));
         if (c->fp8_linear_rocm) /* in place of the engine row's ROCm default (serve_engine.c) */
             strata_serve_cost_set_fp8_linear(*costs[i], c->fp8_linear_rocm);
     }
