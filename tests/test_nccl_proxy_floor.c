@@ -84,6 +84,11 @@ START_TEST(tuning_carries_it_on_nccls_own_transport)
     strata_coll_tuning ag = tune_op("configs/hw/h100-2x8-ib.ini", ring, STRATA_OP_ALL_GATHER, 1u << 20);
     ck_assert_uint_gt(ag.channels, 8);
     ck_assert_double_eq_tol(ag.net_proxy_s, 1e-6, 1e-15);
+    /* and none over a network library's row: its proxy is the row's
+     * passes, as the all-reduce's above (coll_impl_nccl.c nccl_tune) */
+    strata_coll_tuning ag_efa = tune_op("tests/data/hw/h100-2x8-efa.ini", efa, STRATA_OP_ALL_GATHER, 1u << 20);
+    ck_assert_uint_gt(ag_efa.channels, 8);
+    ck_assert_double_eq_tol(ag_efa.net_proxy_s, 0, 1e-15);
 }
 END_TEST
 
