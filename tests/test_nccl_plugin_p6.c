@@ -35,6 +35,21 @@
  *   {603979776,32}: linear 333447168 B, log-log 62914560 x (9.6)^0.58496 =
  *   236234324.7 B: 256 MiB (268435456) v1.18 Ring/LL128, v1.19
  *   NVLS_TREE/Simple.
+ * Off the vertex rows at 48 ranks (6 nodes; log2 48 - 5 = 0.58496 of the way
+ *   from 32 to 64 ranks in log-log, 0.5 in linear), p6-b200: NVLS_TREE's
+ *   right edge {435159040,32}-{1072693248,64}: linear 753926144 B, log-log
+ *   435159040 x 2.46506^0.58496 = 737653531.4 B, so 745000000 B v1.17
+ *   NVLS_TREE/Simple, v1.19 Ring/Simple; Ring/LL128's left edge
+ *   {18350080,32}-{50855936,64}: linear 34603008 B, log-log 18350080 x
+ *   2.77143^0.58496 = 33312177.3 B, so 34000000 B v1.17 NVLS_TREE/Simple
+ *   (the strip between it and Tree/LL128's edge {18350080,32}-
+ *   {40370176,64}, 29360128 / 29103310.3 B), v1.19 Ring/LL128.
+ *   p6-b300 at 40 ranks (5 nodes; log2 40 - 5 = 0.32193): Ring/LL128's
+ *   right edge {603979776,32}-{1006632960,64}: linear 704643072 B,
+ *   log-log 603979776 x 1.66667^0.32193 = 711937291.5 B (the log-log edge
+ *   lies right of the straight one here); NVLS_TREE's strip beyond it ends
+ *   at {603979776,32}-{2013265920,64} (956301312 / 889921614.4 B). So
+ *   708000000 B v1.18 NVLS_TREE/Simple, v1.19 Ring/LL128.
  * Every table: 2 nodes none (the v3 call skips num_nodes <= 2), 4 ranks a
  * node none, all-gather none (not held here).
  */
@@ -105,6 +120,18 @@ START_TEST(p6_b200_log2_edges_at_24_ranks)
 }
 END_TEST
 
+/* between the vertex rows at 48 and 40 ranks (header: the edges there) */
+START_TEST(p6_log2_edges_off_the_vertex_rows)
+{
+    expect("aws-ofi-p6-b200-v1.17", 6, 745000000, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE);
+    expect("aws-ofi-p6-b200-v1.19", 6, 745000000, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE);
+    expect("aws-ofi-p6-b200-v1.17", 6, 34000000, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE);
+    expect("aws-ofi-p6-b200-v1.19", 6, 34000000, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+    expect("aws-ofi-p6-b300-v1.18", 5, 708000000, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE);
+    expect("aws-ofi-p6-b300-v1.19", 5, 708000000, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+}
+END_TEST
+
 START_TEST(p6_b200_v115_and_v116)
 {
     expect("aws-ofi-p6-b200-v1.15", 4, 64u << 20, STRATA_NCCL_TREE, STRATA_NCCL_LL128);
@@ -148,6 +175,7 @@ static Suite *nccl_plugin_p6_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, p6_b200_v117_at_32_ranks);
     tcase_add_test(tc, p6_b200_log2_edges_at_24_ranks);
+    tcase_add_test(tc, p6_log2_edges_off_the_vertex_rows);
     tcase_add_test(tc, p6_b200_v115_and_v116);
     tcase_add_test(tc, p6_b300_tables);
     tcase_add_test(tc, p6_no_choice);

@@ -447,7 +447,12 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, uint32_t domai
     g_free(version);
     char *plugin = ok ? hw_get_text(ctx, group, "nccl_tuner_plugin") : NULL;
     if (plugin && !(p->plugin = strata_nccl_plugin_find(g_strstrip(plugin)))) {
-        ok = refuse_unknown_row(ctx, err, group, "nccl_tuner_plugin", "a tuner plugin strata has the choices of",
+        /* the p6 rows are named by the release whose table they hold first: a release between two rows takes
+         * the earlier one's (nccl_plugin.h) */
+        ok = refuse_unknown_row(ctx, err, group, "nccl_tuner_plugin",
+                                "a tuner plugin strata has the choices of (an aws-ofi-p6 row holds its release to "
+                                "the next row's: b200 -v1.16 for v1.16.0-v1.16.3, -v1.17 for v1.17.0-v1.18.0, "
+                                "-v1.19 for v1.19.0-v1.21.1; b300 -v1.18 for v1.18.0, -v1.19 from v1.19.0)",
                                 strata_nccl_plugin_list(), plugin);
     }
     g_free(plugin);

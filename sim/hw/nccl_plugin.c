@@ -28,8 +28,10 @@
  * aws-ofi-p6-*: the p6-b200 and p6-b300 tables, each release's where it
  * changed (the functions' text compared tag by tag, v1.15.0 to v1.21.1):
  * region_init_internal_p6 differs at v1.15.0, v1.16.0, v1.17.0 and v1.19.0
- * (v1.19.0's all-reduce vertices are v1.17.0's: it changed the 1-rank
- * tables only); region_init_internal_p6_b300 is new in v1.18.0 and
+ * (v1.19.0's all-reduce vertices are v1.17.0's: it changed the
+ * reduce-scatter's Ring/Simple region at 8 ranks a node, one vertex
+ * {8589934592, 512} more, and the 1-rank tables, none of which is here);
+ * region_init_internal_p6_b300 is new in v1.18.0 and
  * unchanged since. From v1.19.0 the vertices and the point are taken to
  * log2 before the test (coord_plane below), so the same vertices draw
  * other edges: a region's bound between two vertices is the straight line
@@ -243,8 +245,9 @@ static size_t p6_b200_v116(const strata_nccl_comm *c, strata_op_kind kind, coord
     return n;
 }
 
-/* v1.17.0 to v1.18.0 (93fa84ca l. 950-1025) and, with the same vertices in
- * log2, v1.19.0 to v1.21.1 (4afc89b7 l. 967-1042). */
+/* v1.17.0 to v1.18.0 (l. 950-1025, the same text and lines at v1.17.0
+ * 9a68289c, v1.17.3 93fa84ca and v1.18.0 86ebeaf5) and, with the same
+ * vertices in log2, v1.19.0 to v1.21.1 (4afc89b7 l. 967-1042). */
 static size_t p6_b200_v117(const strata_nccl_comm *c, strata_op_kind kind, coord_plane pl, region *out,
                            size_t max)
 {
