@@ -346,6 +346,12 @@ START_TEST(release_names)
         ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
     g_strfreev(names);
     g_free(list);
+    /* the kernels' figures (nvlsEfficiency, perChMaxNVLSTreeBws): v2.28.7-1's for every older table (found by its
+     * rule, so the 2.22 row, added before it, does not move it), each release's own from 2.28 */
+    static const char *const older[] = {"2.8", "2.19", "2.22", "2.25", "2.26", "2.27"};
+    for (size_t i = 0; i < G_N_ELEMENTS(older); i++)
+        ck_assert_str_eq(strata_nccl_version_kernels(strata_nccl_version_find(older[i]))->name, "2.28");
+    ck_assert_ptr_eq(strata_nccl_version_kernels(strata_nccl_version_find("2.30")), strata_nccl_version_find("2.30"));
 }
 END_TEST
 

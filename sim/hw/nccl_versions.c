@@ -206,8 +206,6 @@ static const strata_nccl_version versions[] = {
      .p2c_path = true, SM100_SPEEDS(intra_229, inter_230)},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
-/* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 7
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {
@@ -230,7 +228,14 @@ const strata_nccl_version *strata_nccl_version_default(void) { return &versions[
 
 char *strata_nccl_version_list(void) { return strata_rows_names(versions, N_VERSIONS, sizeof versions[0]); }
 
+/* The first table with NVLS_EFFICIENCY (v2.28.7-1, the first release with perChMaxNVLSTreeBws), found by its
+ * rule, not its index: a row added before it (2.22 in wave 49) moves the index. */
 const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v)
 {
-    return v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY ? v : &versions[FIRST_PACE];
+    if (v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY)
+        return v;
+    size_t i = 0;
+    while (i + 1 < N_VERSIONS && versions[i].nvls_rule != STRATA_NCCL_NVLS_EFFICIENCY)
+        i++;
+    return &versions[i];
 }
