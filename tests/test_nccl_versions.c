@@ -113,6 +113,16 @@ START_TEST(nvls_on_one_node_by_release)
     c.version = strata_nccl_version_find("2.28");
     ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
     ck_assert_double_eq_tol(bw, 272.0, 1e-9);
+    /* v2.19.3-1 (tuning.cc l. 196-201) and v2.22.3-1 (l. 210-217) convert NVLS's all-gather and reduce-scatter
+     * too: 320 x 5/6 = 266.667 GB/s, where v2.25 on leave the bus figure (320 above) */
+    static const char *const old_ratio[] = {"2.19", "2.22"};
+    static const strata_op_kind gathers[] = {STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    for (size_t i = 0; i < G_N_ELEMENTS(old_ratio); i++)
+        for (size_t k = 0; k < G_N_ELEMENTS(gathers); k++) {
+            c.version = strata_nccl_version_find(old_ratio[i]);
+            ck_assert(strata_nccl_model(&c, gathers[k], STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+            ck_assert_double_eq_tol(bw, 320.0 * 5 / 6, 1e-9);
+        }
 }
 END_TEST
 
@@ -346,6 +356,12 @@ START_TEST(release_names)
         ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
     g_strfreev(names);
     g_free(list);
+    /* the kernels' figures (nvlsEfficiency, perChMaxNVLSTreeBws): v2.28.7-1's for every older table (found by its
+     * rule, so the 2.22 row, added before it, does not move it), each release's own from 2.28 */
+    static const char *const older[] = {"2.8", "2.19", "2.22", "2.25", "2.26", "2.27"};
+    for (size_t i = 0; i < G_N_ELEMENTS(older); i++)
+        ck_assert_str_eq(strata_nccl_version_kernels(strata_nccl_version_find(older[i]))->name, "2.28");
+    ck_assert_ptr_eq(strata_nccl_version_kernels(strata_nccl_version_find("2.30")), strata_nccl_version_find("2.30"));
 }
 END_TEST
 

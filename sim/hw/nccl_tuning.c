@@ -474,10 +474,11 @@ bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nc
     double bus = bus_bandwidth(c, kind, a, p);
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
     /* bus to algorithm bandwidth (not for non-ring all-gather /
-     * reduce-scatter): NVLS's ratio is the ring's from v2.28, 5/6 before */
+     * reduce-scatter from v2.25: nvls_gather_ratio): NVLS's ratio is the
+     * ring's from v2.28, 5/6 before */
     bool nvls = a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE;
     bool ring_ratio = a == STRATA_NCCL_RING || (nvls && ver(c)->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY);
-    if (a == STRATA_NCCL_RING || ar)
+    if (a == STRATA_NCCL_RING || ar || (nvls && ver(c)->nvls_gather_ratio))
         bus *= ring_ratio ? n / nsteps : nvls ? 5.0 / 6.0 : .5;
     *lat_us = latency(c, kind, a, p);
     *bw_gbs = bus;

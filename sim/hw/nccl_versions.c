@@ -140,6 +140,7 @@ static const strata_nccl_version versions[] = {
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3, .ring_ll_quarter = true,
      .ring_chunk_grain = true, .one_node = true, .nodes_pre_hopper = true,
      .ring_inter_steps_all = true, .ppn1_old_rules = true, .tree_pattern_cut = true, .nvls_chunk_fixed = true,
+     .nvls_gather_ratio = true,
      /* its grouped sends and receives: src/enqueue.cc scheduleP2pTasksToPlan l. 602-705 (nccl_p2p.h) */
      .p2p_rules = STRATA_NCCL_P2P_219},
     /* v2.22.3-1 (2024-06-25; the release held-out set 30's Perlmutter
@@ -170,7 +171,8 @@ static const strata_nccl_version versions[] = {
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .nvls_min_gpus = 3,
      .nvls_raises_ring = true, .one_node = true, .nodes_pre_hopper = true, .ring_inter_steps_all = true,
-     .ppn1_old_rules = true, .tree_pattern_cut = true, .cell_traffic = 512, .cell_fixed16 = true},
+     .ppn1_old_rules = true, .tree_pattern_cut = true, .cell_traffic = 512, .cell_fixed16 = true,
+     .nvls_gather_ratio = true},
     /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
      * without v2.26's x 4 (l. 557). The tree's x .85 with one GPU a node
      * is its tuning.cc l. 260 ("if (a == NCCL_ALGO_TREE &&
@@ -206,8 +208,6 @@ static const strata_nccl_version versions[] = {
      .p2c_path = true, SM100_SPEEDS(intra_229, inter_230)},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
-/* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 7
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {
@@ -230,7 +230,14 @@ const strata_nccl_version *strata_nccl_version_default(void) { return &versions[
 
 char *strata_nccl_version_list(void) { return strata_rows_names(versions, N_VERSIONS, sizeof versions[0]); }
 
+/* The first table with NVLS_EFFICIENCY (v2.28.7-1, the first release with perChMaxNVLSTreeBws), found by its
+ * rule, not its index: a row added before it (2.22 in wave 49) moves the index. */
 const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v)
 {
-    return v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY ? v : &versions[FIRST_PACE];
+    if (v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY)
+        return v;
+    size_t i = 0;
+    while (i + 1 < N_VERSIONS && versions[i].nvls_rule != STRATA_NCCL_NVLS_EFFICIENCY)
+        i++;
+    return &versions[i];
 }

@@ -176,6 +176,13 @@ typedef struct strata_nccl_version {
     /* trafficPerChannel = divUp(traffic / nChannels, 16) x 16 (from
      * v2.29), else max(MinTrafficPerChannel, traffic / nChannels) */
     bool cell_round16;
+    /* tuning.cc to v2.22.3-1 converts NVLS's all-gather and reduce-scatter
+     * bus bandwidth to algorithm bandwidth (x 5/6) as its all-reduce's:
+     * v2.19.3-1 l. 196-201 converts every algorithm, v2.22.3-1 l. 210-217
+     * all but CollNet Direct's all-gather and reduce-scatter; from
+     * v2.25.1-1 (l. 288-289) only the ring's all-gather and reduce-scatter
+     * are converted */
+    bool nvls_gather_ratio;
     /* v2.22.3-1's cells (src/enqueue.cc scheduleCollTasksToPlan l.
      * 614-671): a fixed cellSize of 16 bytes, the plan's traffic
      * task->trafficBytes without v2.25's max(MinTrafficPerChannel, .), and

@@ -511,20 +511,29 @@ static double mmha_v06_time(const strata_hw *hw, uint32_t unit, const strata_ser
     return p.time_s;
 }
 
-/* The xqa row's dispatch (TensorRT-LLM after v0.11: the JIT XQA path).
- * DecoderXQARunner::getImplFromXQAParams takes the JIT implementation
- * unless TRTLLM_ENABLE_XQA_JIT says otherwise (NVIDIA/TensorRT-LLM
- * @02947a22, decoderXQARunner.cpp), and the JIT's shouldUse refuses a
- * vanilla MHA (query heads = KV heads) at beam 1: jit::supportConfigCommon,
- * "Do not use XQA kernel for vanilla MHA case for performance reasons"
- * (decoderXQAImplJIT/kernelUtils.cpp @029e0a7c; the same test in the
- * oldest stored version of the file, before kROPE_M). Refused, the GPT
- * attention op runs its masked MHA: the mmha row's kernel (mmha_v06_time:
- * a CTA per query head and sequence; with an FP8 cache on a unit with FP8
- * tensor cores no less than its instruction issue). ESTIMATE: the masked
- * MHA template of these releases issues v0.6.1's loops a cached token (the
- * later template was not compiled). Every other GQA shape runs XQA as
- * xqa_launch_time gives it, with multi-block mode. */
+/* The xqa row's dispatch (TensorRT-LLM v0.11 on: trtllm-cpp-0.11, trtllm-cpp,
+ * trtllm). DecoderXQARunner::getImplFromXQAParams takes the JIT
+ * implementation unless TRTLLM_ENABLE_XQA_JIT says otherwise (NVIDIA/
+ * TensorRT-LLM @02947a22, decoderXQARunner.cpp; v0.11's own tree was not
+ * read), and either implementation refuses a vanilla MHA (query heads = KV
+ * heads) at beam 1. The JIT's shouldUse: jit::supportConfigCommon, "Do not
+ * use XQA kernel for vanilla MHA case for performance reasons"
+ * (decoderXQAImplJIT/kernelUtils.cpp @029e0a7c; the same test in the oldest
+ * stored version of the file, before kROPE_M). The precompiled one:
+ * XQAKernelList::supportConfig looks the shape up among its cubins
+ * (decoderXQAImplPrecompiled.cpp @000a01de), and the stored list declares
+ * beam-1 single-token kernels for 8 query heads a KV head only, one query
+ * head a KV head only at beam 4 ("MHA with beamWidth=4", head 256;
+ * cubin/xqa_kernel_cubin.h @03cff08f; nqpkv_0 names the multi-token ones).
+ * Refused, the GPT attention op runs its masked MHA: the mmha row's kernel
+ * (mmha_v06_time: a CTA per query head and sequence; with an FP8 cache on a
+ * unit with FP8 tensor cores no less than its instruction issue). ESTIMATE:
+ * the masked MHA template of these releases issues v0.6.1's loops a cached
+ * token (the later template was not compiled), and no multi-block split is
+ * charged (ESTIMATE: the grid, a CTA per query head and sequence, already
+ * fills the SMs at these rows' batches; the later launch's split was not
+ * read). Every other GQA shape runs XQA as xqa_launch_time gives it, with
+ * multi-block mode. */
 static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                        strata_serve_decode_plan *plan)
 {

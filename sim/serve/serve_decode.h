@@ -13,8 +13,9 @@
  *                    multi-block mode's share of a long context
  *                    (computeMultiBlockCount, decoderXQAImplCommon.h).
  *                    A vanilla MHA (one query head a KV head) is refused
- *                    by the JIT's supportConfigCommon and runs the masked
- *                    MHA, as the mmha row (serve_decode.c xqa_time).
+ *                    by the JIT's supportConfigCommon, and the precompiled
+ *                    cubins have no beam-1 kernel for it: it runs the
+ *                    masked MHA, as the mmha row (serve_decode.c xqa_time).
  *   xqa-v0.9         TensorRT-LLM v0.9.0's generation dispatch: xqa where
  *                    its runner takes the shape (8 query heads a KV head,
  *                    head 128 or 256, kv heads x batch x 4 >= SMs), launched
