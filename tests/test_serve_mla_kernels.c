@@ -21,12 +21,15 @@
 
 /* vllm-0.8-mla, by where they run: every layer 1 (the second add +
  * RMSNorm) + 1 (kv_a's GEMM) + 2 (two quantizations) + 1 (the second
- * latent norm) + RoPE 3 + 5 + 5 + 2 + 1 (concat_and_cache_mla) + 1 (cat) +
+ * latent norm) + RoPE 3 (q_pe's .contiguous() copy, forward_cuda's one
+ * ops.rotary_embedding, the rotated q copied back; k_pe's copy back is a
+ * self-copy, no kernel) + 1 (concat_and_cache_mla) + 1 (cat) +
  * 1 (FlashMLA's combine) + 1 (W_UV's reshape copy) + 1 (the output copy)
- * = 25; an MoE layer 7 (grouped_topk) + 1 + 1 = 9 more; a dense layer 1
+ * = 13; an MoE layer 7 (grouped_topk) + 1 + 1 = 9 more; a dense layer 1
  * (gate_up's quantization); a step 1 (get_mla_metadata). One MoE layer:
- * 25 + 9 + 1 = 35; one dense: 25 + 1 + 1 = 27. DeepSeek-V3 (61 layers,
- * 58 MoE): 25 x 61 + 9 x 58 + 1 x 3 + 1 = 1,525 + 522 + 3 + 1 = 2,051.
+ * 13 + 9 + 1 = 23; one dense: 13 + 1 + 1 = 15. DeepSeek-V3 (61 layers,
+ * 58 MoE): 13 x 61 + 9 x 58 + 1 x 3 + 1 = 793 + 522 + 3 + 1 = 1,319 (wave
+ * 34's PyTorch-ops RoPE, 3 + 5 + 5 + 2 = 15 a layer, gave 2,051).
  * sglang-0.4.5-mla: every layer 1 + 1 + 1 (kv_a's quantization only) + 1
  * + 2 (the latent's copies) + 12 + 12 (input_to_float8 twice) + 1
  * (q_input) + 3 + 5 + 5 + 2 (RoPE and its copies) + 1 (set_kv_buffer) + 1
@@ -38,13 +41,13 @@ START_TEST(kernels_a_layer_and_a_step_by_hand)
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
     const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", &err);
     ck_assert_msg(v && s, "%s", err ? err->message : "");
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 1, true), 35);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 0, true), 27);
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, true), 2051);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 1, true), 23);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 1, 0, true), 15);
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, true), 1319);
     ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58, true), 3511);
-    /* a BF16 model runs no FP8 input quantization: vLLM's two a layer and a dense layer's one, 2,051 - 122 - 3
-     * = 1,926; SGLang 0.4.5's kv_a quantization and the two input_to_float8, 3,511 - 25 x 61 = 1,986 */
-    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, false), 1926);
+    /* a BF16 model runs no FP8 input quantization: vLLM's two a layer and a dense layer's one, 1,319 - 122 - 3
+     * = 1,194; SGLang 0.4.5's kv_a quantization and the two input_to_float8, 3,511 - 25 x 61 = 1,986 */
+    ck_assert_uint_eq(strata_serve_mla_kernels_count(v, 61, 58, false), 1194);
     ck_assert_uint_eq(strata_serve_mla_kernels_count(s, 61, 58, false), 1986);
     ck_assert_ptr_null(strata_serve_mla_kernels_find("vllm-0.9-mla", &err));
     ck_assert_msg(err && strstr(err->message, "vllm-0.8-mla"), "the error lists the known rows");
@@ -53,38 +56,41 @@ START_TEST(kernels_a_layer_and_a_step_by_hand)
 END_TEST
 
 /* vLLM V1's eager attention op, a layer: its call and the next piece's
- * graph replay 2 x 10 us, two Triton quantizations 2 x 11 us, and 24
+ * graph replay 2 x 10 us, two Triton quantizations 2 x 11 us, and 13
  * PyTorch operators at 4 us (q_b's and o's GEMMs, two bmm and
- * flash_mla_with_kvcache: 5; RoPE 3 + 5 + 5 + 2 = 15; the cache write, the
- * cat, the reshape and the output copy: 4): 20 + 22 + 96 = 138 us; 61
- * layers and get_mla_metadata's 4 us: 8,418 + 4 = 8,422 us. SGLang's
+ * flash_mla_with_kvcache: 5; RoPE 4: .contiguous(), ops.rotary_embedding
+ * through the dispatcher, and the two [...] = assignments, the k one
+ * dispatched though it launches nothing; the cache write, the cat, the
+ * reshape and the output copy: 4): 20 + 22 + 52 = 94 us; 61 layers and
+ * get_mla_metadata's 4 us: 5,734 + 4 = 5,738 us. SGLang's
  * decode runs in one CUDA graph: 0. */
 START_TEST(host_chain_by_hand)
 {
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", NULL);
     const strata_serve_mla_kernels *s = strata_serve_mla_kernels_find("sglang-0.4.5-mla", NULL);
-    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, true), 8.422e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, true), 5.738e-3, 1e-12);
     ck_assert_double_eq_tol(strata_serve_mla_kernels_host(s, 61, 58, true), 0.0, 1e-15);
-    /* BF16 weights: no Triton quantization before q_b and o, 8.422 - 61 x 22 us = 7.080 ms */
-    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, false), 7.080e-3, 1e-12);
+    /* BF16 weights: no Triton quantization before q_b and o, 5.738 - 61 x 22 us = 4.396 ms */
+    ck_assert_double_eq_tol(strata_serve_mla_kernels_host(v, 61, 58, false), 4.396e-3, 1e-12);
 }
 END_TEST
 
 /* One decode (context 2,000) of DeepSeek-V3 FP8 at TP8 on hgx-h200
  * (kernel_launch 3 us, HBM 4.8 TB/s at stream_efficiency 0.9, bf16
- * activations): vLLM's row adds its 2,051 kernels at 3 us, 6.153 ms, plus
+ * activations): vLLM's row adds its 1,319 kernels at 3 us, 3.957 ms, plus
  * their bytes at one token (16 heads a rank; each entry's kernels x its
  * width x (2 + 2 B, or 2 + 1 into FP8)): the norms 61 x 7,168 x 4 =
  * 1,748,992; the quantizations 122 x 7,168 x 3 = 2,623,488; the latent
  * norms 61 x 512 x 4 = 124,928; grouped_topk 406 x 256 x 4 = 415,744;
  * scaling and sum 116 x 28,672 = 3,325,952; the dense quantizations 3 x
- * 21,504 = 64,512; RoPE 183 x 256 + 305 x 4,096 + 305 x 256 + 122 x 4,096
- * = 46,848 + 1,249,280 + 78,080 + 499,712 = 1,873,920; the cache write 61
+ * 21,504 = 64,512; RoPE: q_pe's copy 61 x 1,024 x 4 = 249,856, the fused
+ * kernel on q and k 61 x (16 + 1) x 64 x 4 = 265,472, the copy back
+ * 249,856: 765,184; the cache write 61
  * x 576 x 4 = 140,544; the cat 61 x 9,216 x 4 = 2,248,704; the combine 61 x
  * 8,192 x 4 = 1,998,848; the reshape 61 x 2,048 x 4 = 499,712; the output
- * copy 1,748,992: 16,814,336 B / (0.9 x 4.8e12 B/s) = 3.892 us; 6.156892
+ * copy 1,748,992: 15,705,600 B / (0.9 x 4.8e12 B/s) = 3.635 us; 3.960635
  * ms in all (the two launch-only entries' one vector op each, 15 fs, below
- * the tolerance). The host's 8.422 ms is shorter than the GPU's step, so
+ * the tolerance). The host's 5.738 ms is shorter than the GPU's step, so
  * the step is the GPU's: with the row less without it is that sum. */
 START_TEST(deepseek_step_at_batch_one_by_hand)
 {
@@ -97,7 +103,7 @@ START_TEST(deepseek_step_at_batch_one_by_hand)
     const strata_serve_mla_kernels *v = strata_serve_mla_kernels_find("vllm-0.8-mla", &err);
     strata_serve_cost_set_mla_kernels(c, v);
     double with = strata_serve_cost_step(c, &d, 1);
-    ck_assert_double_eq_tol(with - without, 2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
+    ck_assert_double_eq_tol(with - without, 1319 * 3e-6 + 15705600.0 / (0.9 * 4.8e12), 1e-10);
     ck_assert(with > strata_serve_mla_kernels_host(v, 61, 58, true));
     strata_serve_cost_free(c);
     strata_hw_free(hw);
@@ -108,8 +114,8 @@ END_TEST
  * branch the step above does not reach): the same decode on hgx-h200 with
  * no launch cost (kernel_launch = 0) and HBM at 1 PB/s, so the GPU's step
  * (its weights' bytes at 0.9 PB/s, the all-reduces' latencies; asserted
- * below the chain) is under the host's 8,422 us (host_chain_by_hand): the
- * step with vLLM's row is that chain, 8.422 ms, whatever the GPU's time;
+ * below the chain) is under the host's 5,738 us (host_chain_by_hand): the
+ * step with vLLM's row is that chain, 5.738 ms, whatever the GPU's time;
  * without the row (no eager chain) it is the GPU's, below it. A step that
  * added the chain to the GPU's, or took the GPU's alone, fails. */
 START_TEST(host_chain_binds_on_a_fast_gpu)
@@ -122,8 +128,8 @@ START_TEST(host_chain_binds_on_a_fast_gpu)
     double without = strata_serve_cost_step(c, &d, 1);
     strata_serve_cost_set_mla_kernels(c, strata_serve_mla_kernels_find("vllm-0.8-mla", NULL));
     double with = strata_serve_cost_step(c, &d, 1);
-    ck_assert_double_lt(without, 8.422e-3);
-    ck_assert_double_eq_tol(with, 8.422e-3, 1e-12);
+    ck_assert_double_lt(without, 5.738e-3);
+    ck_assert_double_eq_tol(with, 5.738e-3, 1e-12);
     strata_serve_cost_free(c);
     strata_hw_free(hw);
 }
@@ -150,7 +156,7 @@ END_TEST
 
 /* A DeepSeek-V3 decode of one request (context 2,000, TP8) under an
  * engine's row, less the same with its MLA kernels taken off again. vLLM
- * V1 (no --engine) on hgx-h200: 6.156892 ms, as above. sglang-v0.4: 3,511
+ * V1 (no --engine) on hgx-h200: 3.960635 ms, as above. sglang-v0.4: 3,511
  * kernels at 3 us and, at one token, every layer's 654,592 B (the norm
  * 28,672, kv_a's quantization 21,504, the latent norms 2,048 and copies
  * 4,096, input_to_float8 before W_UK on q_nope 12 x 16 x 128 x 4 = 98,304
@@ -166,7 +172,7 @@ END_TEST
 START_TEST(engine_rows_name_their_kernels)
 {
     ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), NULL),
-                            2051 * 3e-6 + 16814336.0 / (0.9 * 4.8e12), 1e-10);
+                            1319 * 3e-6 + 15705600.0 / (0.9 * 4.8e12), 1e-10);
     ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("hgx-h200.ini"), "sglang-v0.4"),
                             3511 * 3e-6 + 43671808.0 / (0.9 * 4.8e12), 1e-10);
     ck_assert_double_eq_tol(ROW_ADDS(HW_FILE("mi300x-8.ini"), NULL), 0.0, 1e-15);

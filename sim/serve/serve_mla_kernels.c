@@ -34,11 +34,23 @@
  *   routed_scaling_factor and the shared expert's output added; in a dense
  *   layer the quantization before gate_up_proj. Eagerly in the attention
  *   op (MLACommonImpl.forward): q_b_proj (Triton quantization, GEMM),
- *   q_nope times W_UK_T (torch.bmm), RoPE as DeepseekScalingRotaryEmbedding
- *   .forward runs it in PyTorch ops (cos_sin_cache[positions], two
- *   repeat_interleave, and for q_pe and for k_pe _rotate_gptj's negation
- *   and stack with the two products and their sum: 13 kernels) and its
- *   results copied back (decode_q_pe[...] =, decode_k_pe[...] =),
+ *   q_nope times W_UK_T (torch.bmm), RoPE through the rotary embedding's
+ *   forward_cuda, which MLACommonImpl.__init__ takes on CUDA in place of
+ *   the module's call ("Hack for V1 ... pull out the forward method";
+ *   vllm 0.8.0 and 0.8.4 wheels, v1/attention/backends/mla/common.py
+ *   :616-622 in both, called at 0.8.4 :903-905):
+ *   DeepseekScalingRotaryEmbedding overrides forward only, so the base
+ *   RotaryEmbedding.forward_cuda (model_executor/layers/rotary_embedding.py
+ *   :155-181 at 0.8.4) runs ops.rotary_embedding, one kernel rotating
+ *   decode_q_pe.contiguous() (a copy: q_pe is a split of q_proj's output,
+ *   :648-658) and k_pe in place; the rotated q copied back
+ *   (decode_q_pe[...] =), while decode_k_pe[...] = k_pe copies a tensor
+ *   onto itself, which PyTorch's copy_impl returns from at once
+ *   (aten/src/ATen/native/Copy.cpp, self.is_same(src)). Wave 34 priced
+ *   DeepseekScalingRotaryEmbedding.forward's 13 PyTorch ops and two copies,
+ *   which V0 runs (serve_mla_kernels_v07.c), not V1 on CUDA, this row's
+ *   only platform (serve_engine_apply.c; on ROCm, is_cuda() false, V1
+ *   takes the base class's forward_native instead);
  *   ops.concat_and_cache_mla, torch.cat of q_nope and q_pe,
  *   flash_mla_with_kvcache (the split-KV kernel and its combine), W_UV's
  *   bmm and the transpose(0, 1).reshape copy after it, o_proj (Triton
@@ -138,6 +150,8 @@ static uint64_t width_elements(serve_mla_width w, const strata_serve_mla_shape *
         return s->heads * s->kv_lora * s->v_head;
     case SERVE_MLA_W_KV_SPLITS4_F32:
         return s->heads * 4 * (s->kv_lora + 1);
+    case SERVE_MLA_W_ROPE_QK:
+        return (s->heads + 1) * s->rope;
     }
     return 0;
 }
@@ -176,13 +190,13 @@ static const strata_serve_mla_kernel vllm_08[] = {
      SERVE_MLA_W_NONE, false, T, 2, true},
     {"q_b_proj's and o_proj's GEMM, the W_UK and W_UV bmm, flash_mla_with_kvcache (priced in serve_cost.c)",
      SERVE_MLA_EVERY, 0, SERVE_MLA_W_NONE, false, A, 5, false},
-    {"RoPE: cos_sin_cache[positions] and the two repeat_interleave", SERVE_MLA_EVERY, 3, SERVE_MLA_W_ROPE_K, false,
-     A, 3, false},
-    {"RoPE on q_pe: -x2, stack, x * cos, rotated * sin, their sum", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_Q, false, A,
-     5, false},
-    {"RoPE on k_pe: the same five", SERVE_MLA_EVERY, 5, SERVE_MLA_W_ROPE_K, false, A, 5, false},
-    {"decode_q_pe[...] = , decode_k_pe[...] = : RoPE's results copied back", SERVE_MLA_EVERY, 2, SERVE_MLA_W_ROPE_Q,
-     false, A, 2, false},
+    {"decode_q_pe.contiguous(): q_pe (a split of q_proj's output) copied before RoPE", SERVE_MLA_EVERY, 1,
+     SERVE_MLA_W_ROPE_Q, false, A, 1, false},
+    {"RoPE: RotaryEmbedding.forward_cuda's ops.rotary_embedding, q_pe and k_pe rotated in place", SERVE_MLA_EVERY, 1,
+     SERVE_MLA_W_ROPE_QK, false, A, 1, false},
+    {"decode_q_pe[...] = q: the rotated copy back (decode_k_pe[...] = k_pe itself: copy_ of a tensor onto itself "
+     "launches nothing)",
+     SERVE_MLA_EVERY, 1, SERVE_MLA_W_ROPE_Q, false, A, 2, false},
     {"ops.concat_and_cache_mla: the token's latent and RoPE key into the cache", SERVE_MLA_EVERY, 1,
      SERVE_MLA_W_CACHE_ROW, false, A, 1, false},
     {"torch.cat([q_nope, q_pe]) before flash_mla_with_kvcache", SERVE_MLA_EVERY, 1, SERVE_MLA_W_LATENT_Q, false, A,

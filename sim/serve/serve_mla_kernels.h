@@ -62,7 +62,8 @@ typedef enum { SERVE_MLA_EVERY, SERVE_MLA_MOE, SERVE_MLA_DENSE, SERVE_MLA_STEP }
  * whatever the batch; and the rank's split-KV partials of Triton MLA
  * decode at 4 splits (heads x 4 x (kv_lora + 1), in fp32 whatever the
  * activations' dtype: stage 1 writes them, stage 2 reads them, 8 B an
- * element, priced on the stage-2 kernel's entry). */
+ * element, priced on the stage-2 kernel's entry); and the RoPE query and
+ * key rotated together in place by one kernel ((heads + 1) x rope). */
 typedef enum {
     SERVE_MLA_W_NONE,
     SERVE_MLA_W_HIDDEN,
@@ -77,7 +78,8 @@ typedef enum {
     SERVE_MLA_W_NOPE_Q,
     SERVE_MLA_W_UK_WEIGHT,
     SERVE_MLA_W_UV_WEIGHT,
-    SERVE_MLA_W_KV_SPLITS4_F32
+    SERVE_MLA_W_KV_SPLITS4_F32,
+    SERVE_MLA_W_ROPE_QK
 } serve_mla_width;
 
 /* How an entry is launched: replayed in a CUDA graph (no host time), or
