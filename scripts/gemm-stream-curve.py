@@ -18,12 +18,14 @@ reads. Nothing here looks at a serving case.
 @095f58a5 collector/trtllm/collect_gemm.py l. 176-179, 217-235; the same lines at dec5f4cd2, the commit that
 added the 1.3.0rc20 tables) loops over min(5, ceil(L2 / weight)) copies of the weight, weight = n k e, so a
 weight of at least L2 / 5 spans the L2 while a smaller one's five copies fit in it and repeat from it: such
-rows are dropped (L2 as cudaDevAttrL2CacheSize, 50 MiB on H100 and H200 SXM). The smallest octave left
-is the smallest the table holds of an HBM stream.
+rows are dropped (L2 as cudaDevAttrL2CacheSize, 50 MiB on H100 and H200 SXM, 40 MiB on A100). The A100
+table (a100_sxm/gemm/trtllm/1.0.0, added at e46d9089f) came from the older collector (collect_gemm.py at
+e46d9089f l. 61-63, 103-118: 5 copies for every weight, one graph replayed), the same criterion. The
+smallest octave left is the smallest the table holds of an HBM stream.
 
 Needs pyarrow (`python3 -m venv V && V/bin/pip install pyarrow`).
 Usage: gemm-stream-curve.py TABLE.parquet --bandwidth 2039e9 --kernel-launch 5e-6 [--dtype bfloat16] [--max-m 16]
-A100 (configs/hw/a100.ini): a100_sxm/gemm/trtllm/1.0.0/gemm_perf.parquet, 2039e9, 5e-6.
+A100 (configs/hw/a100.ini): a100_sxm/gemm/trtllm/1.0.0/gemm_perf.parquet, 2039e9, 5e-6, --l2 41943040.
 H100 (dgx-h100.ini, h100.ini): h100_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet, 3.35e12, 3e-6, --l2 52428800.
 H200 (h200.ini): h200_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet, 4.8e12, 3e-6, --l2 52428800."""
 import argparse, math, statistics
