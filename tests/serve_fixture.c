@@ -79,3 +79,18 @@ double strata_test_deepseek_row_adds(const char *hw_file, const char *engine)
     strata_hw_free(hw);
     return with - without;
 }
+
+double strata_test_bytes_pass(const void *ctx, uint64_t elements, double bytes)
+{
+    (void)ctx;
+    (void)elements;
+    return bytes;
+}
+
+double strata_test_one_pass(const void *ctx, uint64_t elements, double bytes)
+{
+    (void)ctx;
+    (void)elements;
+    (void)bytes;
+    return 1.0;
+}

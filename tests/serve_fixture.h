@@ -54,4 +54,9 @@ strata_serve_chunk strata_test_decode_2000(void);
  * test_serve_mla_rocm). */
 double strata_test_deepseek_row_adds(const char *hw_file, const char *engine);
 
+/* Pass pricers for the MLA prefill suites (test_serve_mla_prefill_v07, _v1): a pass's bytes as its time, or one a
+ * pass, so a sum of passes reads as bytes or as a kernel count. */
+double strata_test_bytes_pass(const void *ctx, uint64_t elements, double bytes);
+double strata_test_one_pass(const void *ctx, uint64_t elements, double bytes);
+
 #endif

@@ -6,6 +6,7 @@
 #include "serve/serve_mla_prefill_v07.h"
 #include "serve/serve_triton_moe.h"
 #include "testutil.h"
+#include "serve_fixture.h"
 
 /* configs/N=576,K=7168,device_name=NVIDIA_H200,...json (the 0.7.3 wheel): the nearest key to M. 12,800 -> 4096:
  * 64 x 64 x 128; 3,200 -> 3072: 64 x 128; 1 -> 1: 64 x 32; 1,280 is 256 from 1024 and from 1536: the smaller key,
@@ -114,21 +115,6 @@ START_TEST(a_proj_split_counts_nothing_more)
 }
 END_TEST
 
-static double bytes_pass(const void *ctx, uint64_t elements, double bytes)
-{
-    (void)ctx;
-    (void)elements;
-    return bytes;
-}
-
-static double one_pass(const void *ctx, uint64_t elements, double bytes)
-{
-    (void)ctx;
-    (void)elements;
-    (void)bytes;
-    return 1.0;
-}
-
 /* t = context = 4 tokens, 2 heads, nope 128, rope 64, v 128, bf16 (2 B). Bytes: cos/sin gather and two
  * repeat_interleave 3 x 2 x (4 x 64) x 2 = 3,072; q_pe (n = 4 x 2 x 64 = 512): x * cos 3 x 512 x 2 = 3,072, -x2
  * 512 x 2 = 1,024, stack 2 x 512 x 2 = 2,048, times sin and the sum 2 x 3,072: 12,288; k_pe (n = 256): half of
@@ -137,14 +123,14 @@ static double one_pass(const void *ctx, uint64_t elements, double bytes)
  * 3 + 5 + 5 + 1 + 3 = 17 kernels. */
 START_TEST(prefill_passes_bytes)
 {
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
                             38400.0, 1e-9);
     /* unpadded (0.8.5's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
                             29184.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
 }
 END_TEST
 

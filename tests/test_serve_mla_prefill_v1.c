@@ -10,21 +10,6 @@
 #include "testutil.h"
 #include "serve_fixture.h"
 
-static double bytes_pass(const void *ctx, uint64_t elements, double bytes)
-{
-    (void)ctx;
-    (void)elements;
-    return bytes;
-}
-
-static double one_pass(const void *ctx, uint64_t elements, double bytes)
-{
-    (void)ctx;
-    (void)elements;
-    (void)bytes;
-    return 1.0;
-}
-
 /* t = 4 new tokens, context 10 (6 prior in the cache), 2 heads, nope 128, rope 64, v 128, kv_lora 512, bf16
  * activations and cache (2 B). RoPE: q_pe 4 x 2 x 64 = 512 elements, k_pe 4 x 64 = 256: q_pe made contiguous
  * 2 x 512 x 2 = 2,048, the kernel (2 x (512 + 256) + 256 cos/sin) x 2 = 3,584, q_pe copied back 2,048: 7,680 in 3
@@ -35,25 +20,25 @@ static double one_pass(const void *ctx, uint64_t elements, double bytes)
 START_TEST(passes_by_hand)
 {
     strata_serve_mla_v1_chunk ch = {4, 10, 2, 128, 64, 128, 512, 2.0, 2.0, true, true};
-    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(bytes_pass, NULL, &ch), 70976.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(one_pass, NULL, &ch), 9.0);
+    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(strata_test_bytes_pass, NULL, &ch), 70976.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(strata_test_one_pass, NULL, &ch), 9.0);
     /* ROCm (no fused RoPE priced): 70,976 - 7,680 = 63,296 B in 6 kernels */
     ch.fused_rope = false;
-    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(bytes_pass, NULL, &ch), 63296.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(one_pass, NULL, &ch), 6.0);
+    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(strata_test_bytes_pass, NULL, &ch), 63296.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(strata_test_one_pass, NULL, &ch), 6.0);
     /* unpadded (0.8.5 on, FA3 on Hopper): no padding nor slice, the merge at v's width 4 x 2 x 128 = 1,024:
      * 3 x 1,024 x 2 + 64 = 6,208; 7,680 + 9,216 + 14,080 + 13,824 + 6,208 = 51,008 B in 7 kernels */
     ch.fused_rope = true;
     ch.pad_v = false;
-    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(bytes_pass, NULL, &ch), 51008.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(one_pass, NULL, &ch), 7.0);
+    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(strata_test_bytes_pass, NULL, &ch), 51008.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(strata_test_one_pass, NULL, &ch), 7.0);
     /* no prior context (context = t = 4): no gather, no merge; k over 8 key rows (8 x 128 + 4 x 64 + 8 x 192) x 2 =
      * 5,632: 7,680 + 9,216 + 5,632 = 22,528 B in 5 kernels */
     ch.context = 4;
-    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(bytes_pass, NULL, &ch), 22528.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(one_pass, NULL, &ch), 5.0);
+    ck_assert_double_eq_tol(strata_serve_mla_v1_prefill_passes_s(strata_test_bytes_pass, NULL, &ch), 22528.0, 1e-9);
+    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(strata_test_one_pass, NULL, &ch), 5.0);
     ch.tokens = 0;
-    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(one_pass, NULL, &ch), 0.0);
+    ck_assert_double_eq(strata_serve_mla_v1_prefill_passes_s(strata_test_one_pass, NULL, &ch), 0.0);
 }
 END_TEST
 
