@@ -123,14 +123,19 @@ END_TEST
  * 3 + 5 + 5 + 1 + 3 = 17 kernels. */
 START_TEST(prefill_passes_bytes)
 {
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass,
+                                                                NULL, 4, 4, 2, 128, 64, 128, 2.0, true),
                             38400.0, 1e-9);
     /* unpadded (0.8.5's FA3 on Hopper): no padding nor slice copy, 38,400 - 5,120 - 4,096 = 29,184 B in 15 kernels */
-    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
+    ck_assert_double_eq_tol(strata_serve_mla_v07_prefill_passes_s(strata_test_bytes_pass,
+                                                                NULL, 4, 4, 2, 128, 64, 128, 2.0, false),
                             29184.0, 1e-9);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
-    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass, NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass,
+                                                                NULL, 4, 4, 2, 128, 64, 128, 2.0, false), 15.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass,
+                                                                NULL, 4, 4, 2, 128, 64, 128, 2.0, true), 17.0);
+    ck_assert_double_eq(strata_serve_mla_v07_prefill_passes_s(strata_test_one_pass,
+                                                                NULL, 0, 0, 2, 128, 64, 128, 2.0, true), 0.0);
 }
 END_TEST
 

@@ -357,8 +357,8 @@ static bool given_keys_read(const strata_workload_type *type, const strata_param
     if (every < 1 || dense < 0 || layers < 1 || (layers - 1) / every * every >= dense)
         return true; /* a value below range: strata_model_shape_of refuses it; else the last multiple placed */
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s: expected an MoE layer among the %" G_GINT64_FORMAT
-                " (those from dense_layers %" G_GINT64_FORMAT " that moe_every %" G_GINT64_FORMAT " divides), got none: "
-                "the %" G_GINT64_FORMAT " experts would be read nowhere", type->name, placing, layers, dense, every,
+                " (those from dense_layers %" G_GINT64_FORMAT " that moe_every %" G_GINT64_FORMAT " divides), "
+                "got none: the %" G_GINT64_FORMAT " experts would be read nowhere", type->name, placing, layers, dense, every,
                 strata_params_int(p, "experts"));
     return false;
 }

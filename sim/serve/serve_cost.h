@@ -188,8 +188,9 @@ void strata_serve_cost_set_mla_kernels(strata_serve_cost *c, const strata_serve_
  * for the flash op (its PV at nope + rope wide) and the output's slice copied, on the prefill tokens. */
 void strata_serve_cost_set_mla_absorb(strata_serve_cost *c, bool on);
 /* vLLM V1's MLA prefill (MLACommonImpl of vllm/v1/attention/backends/mla/common.py; serve_mla_prefill_v1.h): once a
- * step over its prefill chunks, the fused RoPE on CUDA, the cache write, k's concatenation, the prior context gathered from the cache
- * and the two attention outputs merged, and where v is padded (set_mla_pad_v) the padding and the output's slice. */
+ * step over its prefill chunks, the fused RoPE on CUDA, the cache write, k's concatenation, the prior context
+ * gathered from the cache and the two attention outputs merged, and where v is padded (set_mla_pad_v) the padding and
+ * the output's slice. */
 void strata_serve_cost_set_mla_prefill_v1(strata_serve_cost *c, bool on);
 /* Whether that prefill pads v to q's width (its PV at nope + rope wide, the output's slice copied): on with
  * set_mla_absorb (0.7.3's MLA backend always pads), off where the release's backend runs FlashAttention 3 on Hopper
