@@ -139,7 +139,8 @@
  * as its bytes at that link's rate in NCCL's topology
  * (strata_nccl_pci_gbs), with the local read's fixed time as efa-rdm-cuda's
  * (an RDMA read the plugin posts to its own device: handle_eager_recv's
- * "initiate eager read when receiver calls recv()"). Larger messages wait for the receiver's control
+ * comment: the eager read is initiated when the receiver calls its
+ * recv). Larger messages wait for the receiver's control
  * message (l. 3196-3222), sent when NCCL posts the receive, which NCCL
  * posts ahead (a connection's 8 slots): in a pipeline it is there before
  * the data, and the RDMA write lands in one flight. Where the receive is
@@ -175,7 +176,8 @@
  * send of the collective before, where the receiver's next post takes that
  * send's flight, a pass and its own flight back: eager where small, as
  * before (and, the step model pricing a ring's steps alike, every ring
- * step of at most 8192 B: an ESTIMATE, net_protocol.h); a larger one's wait for that flight is not built (docs/clusters.md,
+ * step of at most 8192 B: an ESTIMATE, net_protocol.h); a larger one's
+ * wait for that flight is not built (docs/clusters.md,
  * "aws-ofi-nccl's control message first (wave 38)"). efa-rdm-cuda sends
  * eagerly whatever the receive (libfabric's RDM eager packet lands in the
  * provider's bounce buffer either way).
