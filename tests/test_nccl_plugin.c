@@ -185,6 +185,15 @@ START_TEST(net_latency_adds_to_the_inter_steps)
 }
 END_TEST
 
+/* The refusal of an nccl_tuner_plugin value that names no row, on STRATA_TEST_NCCL_HW_HEAD's line 15: the row
+ * list, with the p6 rows' release ranges. */
+#define PLUGIN_REFUSED(got) \
+    "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has the choices of (an aws-ofi-p6 " \
+    "row holds its release to the next row's: b200 -v1.16 for v1.16.0-v1.16.3, -v1.17 for v1.17.0-v1.18.0, -v1.19 " \
+    "for v1.19.0-v1.21.1; b300 -v1.18 for v1.18.0, -v1.19 from v1.19.0): aws-ofi-p5, aws-ofi-p6-b200-v1.15, " \
+    "aws-ofi-p6-b200-v1.16, aws-ofi-p6-b200-v1.17, aws-ofi-p6-b200-v1.19, aws-ofi-p6-b300-v1.18, " \
+    "aws-ofi-p6-b300-v1.19, gcp-gib-a3u, gcp-gib-a4, gcp-tcpxo-a3m, got '" got "'"
+
 /* The hardware key reaches the choice (4 nodes of h100-16x8-ib, 32 MiB:
  * Tree/LL128, as above), and an unknown name is refused at its line. */
 START_TEST(hw_key_names_the_plugin)
@@ -201,22 +210,10 @@ START_TEST(hw_key_names_the_plugin)
     ck_assert_ptr_null(strata_nccl_plugin_find("aws-ofi-p6"));
     static const char head[] = STRATA_TEST_NCCL_HW_HEAD;
     strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p9\n",
-                                "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
-                                "the choices of (an aws-ofi-p6 row holds its release to the next row's: b200 -v1.16 "
-                                "for v1.16.0-v1.16.3, -v1.17 for v1.17.0-v1.18.0, -v1.19 for v1.19.0-v1.21.1; b300 "
-                                "-v1.18 for v1.18.0, -v1.19 from v1.19.0): aws-ofi-p5, aws-ofi-p6-b200-v1.15, "
-                                "aws-ofi-p6-b200-v1.16, aws-ofi-p6-b200-v1.17, aws-ofi-p6-b200-v1.19, "
-                                "aws-ofi-p6-b300-v1.18, aws-ofi-p6-b300-v1.19, gcp-gib-a3u, gcp-gib-a4, "
-                                "gcp-tcpxo-a3m, got 'aws-ofi-p9'");
+                                PLUGIN_REFUSED("aws-ofi-p9"));
     /* a release between two rows (v1.18.0's p6-b200 table is v1.17.0's) is not a row: refused, the hint names it */
     strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p6-b200-v1.18\n",
-                                "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
-                                "the choices of (an aws-ofi-p6 row holds its release to the next row's: b200 -v1.16 "
-                                "for v1.16.0-v1.16.3, -v1.17 for v1.17.0-v1.18.0, -v1.19 for v1.19.0-v1.21.1; b300 "
-                                "-v1.18 for v1.18.0, -v1.19 from v1.19.0): aws-ofi-p5, aws-ofi-p6-b200-v1.15, "
-                                "aws-ofi-p6-b200-v1.16, aws-ofi-p6-b200-v1.17, aws-ofi-p6-b200-v1.19, "
-                                "aws-ofi-p6-b300-v1.18, aws-ofi-p6-b300-v1.19, gcp-gib-a3u, gcp-gib-a4, "
-                                "gcp-tcpxo-a3m, got 'aws-ofi-p6-b200-v1.18'");
+                                PLUGIN_REFUSED("aws-ofi-p6-b200-v1.18"));
 }
 END_TEST
 
