@@ -74,7 +74,7 @@ static const char *collective_algo(const strata_params *p)
  * an op that reads none is refused, not ignored). */
 static int64_t collective_shift(const strata_params *p)
 {
-    return strata_params_is_set(p, "shift") ? strata_params_int(p, "shift") : 1;
+    return strata_params_int_or(p, "shift", 1);
 }
 
 /* The checks: sizes divide as the op requires, shift != 0 modulo devices,

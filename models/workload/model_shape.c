@@ -17,11 +17,6 @@
 #include <string.h>
 #include "core/error.h"
 
-static int64_t int_or(const strata_params *p, const char *name, int64_t fallback)
-{
-    return strata_params_is_set(p, name) ? strata_params_int(p, name) : fallback;
-}
-
 static bool bool_or(const strata_params *p, const char *name, bool fallback)
 {
     return strata_params_is_set(p, name) ? strata_params_bool(p, name) : fallback;
@@ -78,9 +73,9 @@ bool strata_model_shape_of(const strata_params *p, const char *owner, strata_mod
     s->d_model = strata_params_int(p, "d_model");
     s->heads = strata_params_int(p, "heads");
     s->vocab = strata_params_int(p, "vocab");
-    s->kv_heads = int_or(p, "kv_heads", s->heads);
-    s->head_dim = int_or(p, "head_dim", s->heads > 0 ? s->d_model / s->heads : 0);
-    s->ffn = int_or(p, "ffn", 4 * s->d_model);
+    s->kv_heads = strata_params_int_or(p, "kv_heads", s->heads);
+    s->head_dim = strata_params_int_or(p, "head_dim", s->heads > 0 ? s->d_model / s->heads : 0);
+    s->ffn = strata_params_int_or(p, "ffn", 4 * s->d_model);
     const char *mlp = string_or(p, "mlp", "gelu");
     s->mlp = g_str_equal(mlp, "relu") ? STRATA_MLP_RELU : g_str_equal(mlp, "swiglu") ? STRATA_MLP_SWIGLU
              : g_str_equal(mlp, "geglu")                 ? STRATA_MLP_GEGLU
@@ -92,19 +87,19 @@ bool strata_model_shape_of(const strata_params *p, const char *owner, strata_mod
     s->qkv_bias = bool_or(p, "qkv_bias", false);
     s->qk_norm = bool_or(p, "qk_norm", false);
     s->post_norms = bool_or(p, "post_norms", false);
-    s->experts = int_or(p, "experts", 0);
-    s->top_k = int_or(p, "top_k", 0);
-    s->shared_experts = int_or(p, "shared_experts", 0);
-    s->moe_ffn = int_or(p, "moe_ffn", s->ffn);
-    s->dense_layers = int_or(p, "dense_layers", 0);
-    s->moe_every = int_or(p, "moe_every", 1);
-    s->q_lora_rank = int_or(p, "q_lora_rank", 0);
-    s->kv_lora_rank = int_or(p, "kv_lora_rank", 0);
-    s->qk_nope_head_dim = int_or(p, "qk_nope_head_dim", s->head_dim);
-    s->qk_rope_head_dim = int_or(p, "qk_rope_head_dim", 0);
-    s->v_head_dim = int_or(p, "v_head_dim", s->head_dim);
-    s->sliding_window = int_or(p, "sliding_window", 0);
-    s->global_every = int_or(p, "global_every", 0);
+    s->experts = strata_params_int_or(p, "experts", 0);
+    s->top_k = strata_params_int_or(p, "top_k", 0);
+    s->shared_experts = strata_params_int_or(p, "shared_experts", 0);
+    s->moe_ffn = strata_params_int_or(p, "moe_ffn", s->ffn);
+    s->dense_layers = strata_params_int_or(p, "dense_layers", 0);
+    s->moe_every = strata_params_int_or(p, "moe_every", 1);
+    s->q_lora_rank = strata_params_int_or(p, "q_lora_rank", 0);
+    s->kv_lora_rank = strata_params_int_or(p, "kv_lora_rank", 0);
+    s->qk_nope_head_dim = strata_params_int_or(p, "qk_nope_head_dim", s->head_dim);
+    s->qk_rope_head_dim = strata_params_int_or(p, "qk_rope_head_dim", 0);
+    s->v_head_dim = strata_params_int_or(p, "v_head_dim", s->head_dim);
+    s->sliding_window = strata_params_int_or(p, "sliding_window", 0);
+    s->global_every = strata_params_int_or(p, "global_every", 0);
     return shape_check(s, owner, err);
 }
 

@@ -213,7 +213,7 @@ static bool transformer_pipe_params(const strata_params *p, wl_shard_plan *plan,
         if (strcmp(sched, names[i]) == 0)
             plan->schedule = (wl_pipe_schedule)i;
     bool virt = strata_params_is_set(p, "virtual"), vp = strata_params_is_set(p, "vp");
-    int64_t m = strata_params_is_set(p, "microbatches") ? strata_params_int(p, "microbatches") : (int64_t)plan->p;
+    int64_t m = strata_params_int_or(p, "microbatches", (int64_t)plan->p);
     int64_t v = virt ? strata_params_int(p, "virtual") : vp ? strata_params_int(p, "vp") : 2;
     const char *why = virt && vp                                                  ? "give virtual or vp, not both"
                       : m < 1                                                     ? "expected microbatches >= 1"

@@ -322,11 +322,6 @@ static strata_params *apply_preset(const strata_workload_type *type, strata_para
     return p;
 }
 
-static int64_t int_param_or(const strata_params *p, const char *name, int64_t fallback)
-{
-    return strata_params_is_set(p, name) ? strata_params_int(p, name) : fallback;
-}
-
 /* A model key kv gives whose parent p leaves 0 (strata_model_key_parent): read by nothing, it was taken at exit
  * 0 with the trace unchanged (the twenty-ninth hardening pass). Only the keys given: a config.json's (with_config)
  * may carry such a key beside a parent it leaves unset (a dense Qwen 3's layer_types). */
@@ -336,7 +331,7 @@ static bool given_keys_read(const strata_workload_type *type, const strata_param
         const char *what = NULL, *parent = strata_model_key_parent(d->name, &what);
         if (!parent || !declares(type, parent) || !kv_has_key(kv, d->name))
             continue;
-        int64_t v = strata_params_is_set(p, parent) ? strata_params_int(p, parent) : 0;
+        int64_t v = strata_params_int_or(p, parent, 0);
         if (v > 0)
             continue;
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s: expected %s > 0 beside it (it is read only with "
@@ -352,14 +347,14 @@ static bool given_keys_read(const strata_workload_type *type, const strata_param
     if (!placing || !declares(type, "experts") || !strata_params_is_set(p, "experts") ||
         strata_params_int(p, "experts") < 1)
         return true;
-    int64_t layers = strata_params_int(p, "layers"), every = int_param_or(p, "moe_every", 1),
-            dense = int_param_or(p, "dense_layers", 0);
+    int64_t layers = strata_params_int(p, "layers"), every = strata_params_int_or(p, "moe_every", 1),
+            dense = strata_params_int_or(p, "dense_layers", 0);
     if (every < 1 || dense < 0 || layers < 1 || (layers - 1) / every * every >= dense)
         return true; /* a value below range: strata_model_shape_of refuses it; else the last multiple placed */
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s: expected an MoE layer among the %" G_GINT64_FORMAT
                 " (those from dense_layers %" G_GINT64_FORMAT " that moe_every %" G_GINT64_FORMAT " divides), "
-                "got none: the %" G_GINT64_FORMAT " experts would be read nowhere", type->name, placing, layers, dense, every,
-                strata_params_int(p, "experts"));
+                "got none: the %" G_GINT64_FORMAT " experts would be read nowhere", type->name, placing, layers, dense,
+                every, strata_params_int(p, "experts"));
     return false;
 }
 

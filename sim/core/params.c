@@ -308,6 +308,11 @@ int64_t strata_params_int(const strata_params *p, const char *name)
     return slot_of(p, name, STRATA_PARAM_INT)->v.integer;
 }
 
+int64_t strata_params_int_or(const strata_params *p, const char *name, int64_t fallback)
+{
+    return strata_params_is_set(p, name) ? strata_params_int(p, name) : fallback;
+}
+
 double strata_params_double(const strata_params *p, const char *name)
 {
     return slot_of(p, name, STRATA_PARAM_DOUBLE)->v.real;

@@ -67,6 +67,9 @@ bool strata_params_bool(const strata_params *p, const char *name);
 const char *strata_params_string(const strata_params *p, const char *name);
 double strata_params_time(const strata_params *p, const char *name);
 bool strata_params_is_set(const strata_params *p, const char *name);
+/* An integer parameter's value where set, else fallback (a parameter whose absence means something other than
+ * its declared default). */
+int64_t strata_params_int_or(const strata_params *p, const char *name, int64_t fallback);
 /* "k=v,k=v" of every value in declaration order (g_free). */
 char *strata_params_to_string(const strata_params *p);
 
